@@ -1,0 +1,34 @@
+"""Where numba keeps compiled kernels: a folder keyed by the kernels' source.
+
+numba invalidates a cached function when its own file changes, but not when a function
+it calls (and compiled into itself) changes in another file: a stale whole-game loop
+would then run against a new state layout. Keying the cache folder by a digest of every
+source file of both packages makes any change start from a clean cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+_ROOTS = ("marrakech_sim", "strategies")
+
+
+def source_digest() -> str:
+    """A short digest of the .py files of marrakech_sim and strategies."""
+    here = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for root in _ROOTS:
+        for path in sorted((here / root).rglob("*.py")):
+            digest.update(path.relative_to(here).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def configure() -> None:
+    """Point NUMBA_CACHE_DIR at the folder for this source, unless the user chose one."""
+    if "NUMBA_CACHE_DIR" in os.environ:
+        return
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    os.environ["NUMBA_CACHE_DIR"] = str(base / "marrakech_sim" / f"numba-{source_digest()}")

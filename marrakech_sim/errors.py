@@ -1,0 +1,43 @@
+"""The errors marrakech_sim raises.
+
+    MarrakechError
+     ├── ConfigError (ValueError)          a bad rule option, study config key or value
+     ├── NotationError (ValueError)        position text that is malformed or impossible
+     ├── IllegalActionError (ValueError)   an action the current phase does not allow
+     ├── StrategyNotFound (LookupError)    a strategy reference that names nothing
+     ├── StrategyError                     a strategy that misbehaved (raised, illegal, too slow)
+     └── RunFolderError                    a run folder that is missing, corrupt or incomplete
+
+Messages quote the bad value and say what is allowed. The library never prints or
+exits; the CLI turns these into click errors.
+"""
+
+from __future__ import annotations
+
+
+class MarrakechError(Exception):
+    """Base class of every error marrakech_sim raises on purpose."""
+
+
+class ConfigError(MarrakechError, ValueError):
+    """A rule option, study config key or value is unknown or impossible."""
+
+
+class NotationError(MarrakechError, ValueError):
+    """Position notation (RULES.md section 9) that is malformed or impossible."""
+
+
+class IllegalActionError(MarrakechError, ValueError):
+    """An action that is not legal in the current phase of a game."""
+
+
+class StrategyNotFound(MarrakechError, LookupError):
+    """A strategy reference that does not name a loadable strategy."""
+
+
+class StrategyError(MarrakechError):
+    """A strategy raised, chose an illegal option or exceeded its time budget."""
+
+
+class RunFolderError(MarrakechError):
+    """A run folder that is missing, corrupt or does not match its manifest."""

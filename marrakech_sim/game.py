@@ -1,0 +1,381 @@
+"""The game loop: rolls the die, asks the strategies, applies their choices, records.
+
+This is the one Python loop that plays a game. It keeps one mutable packed state and
+hands each strategy a read-only `GameView` of it; chance comes from the game's own
+seeded streams (`rng.py`), through the same compiled turn steps (`turns.py`) as the
+compiled whole-game loops use, so both give the same game for the same seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import numbers
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from marrakech_sim import turns as t
+from marrakech_sim.rng import STREAM_STRATEGY, Rng
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
+from marrakech_sim.rules.state import (
+    ROTATIONS,
+    GameState,
+    Outcome,
+    Placement,
+    _placement_codes,
+    outcome_of,
+    placements_of,
+)
+
+if TYPE_CHECKING:
+    from marrakech_sim.strategy import Strategy
+
+END_ERROR = "error"
+
+
+class GameView:
+    """What a strategy sees of a running game: read-only, live, with fast rule queries.
+
+    Squares are (x, y). Queries call the compiled core; none of them changes the game.
+    """
+
+    __slots__ = ("_s", "rng", "rules", "seat")
+
+    def __init__(self, rules: Rules, packed: np.ndarray, seat: int, rng: Rng) -> None:
+        self.rules = rules
+        self._s = packed
+        self.seat = seat  # the seat this view belongs to
+        self.rng = rng  # this seat's own seeded random stream
+
+    # ------------------------------------------------------------ the position
+
+    @property
+    def to_move(self) -> int:
+        return int(self._s[k.SEAT_])
+
+    @property
+    def phase(self) -> str:
+        return ("draw", "orient", "roll", "place", "over")[self._s[k.PHASE_]]
+
+    @property
+    def orient_for_next(self) -> bool:
+        """True when the rotation asked for sets the next player's walk (the variant)."""
+        return bool(self._s[k.FLAGS_] & k.FLAG_ORIENT_AT_END)
+
+    @property
+    def colour(self) -> str | None:
+        """The letter of the rug to place this turn (None before the draw)."""
+        c = int(self._s[k.COLOUR_])
+        return COLOUR_LETTERS[c] if c >= 0 else None
+
+    @property
+    def assam(self) -> tuple[int, int, str]:
+        return int(self._s[k.X_]), int(self._s[k.Y_]), FACINGS[self._s[k.FACING_]]
+
+    def dirhams(self, seat: int | None = None) -> int:
+        return int(self._s[self._s[k.DIRHAMS_AT] + (self.seat if seat is None else seat)])
+
+    def rugs_left(self, seat: int | None = None) -> int:
+        return int(k.seat_rugs_left(self._s, self.seat if seat is None else seat))
+
+    def is_eliminated(self, seat: int) -> bool:
+        return bool(self._s[self._s[k.OUT_AT] + seat])
+
+    def square(self, x: int, y: int) -> tuple[str, int] | None:
+        """The visible rug half at (x, y) as (colour letter, rug number), or None."""
+        n = self.rules.board_size
+        c = int(self._s[self._s[k.COLOUR_AT] + y * n + x])
+        if c < 0:
+            return None
+        return COLOUR_LETTERS[c], int(self._s[self._s[k.RUG_AT] + y * n + x])
+
+    def owner(self, x: int, y: int) -> int | None:
+        """The seat owning the visible rug half at (x, y), or None when empty."""
+        c = int(self._s[self._s[k.COLOUR_AT] + y * self.rules.board_size + x])
+        return None if c < 0 else c % self.rules.players
+
+    def board(self) -> np.ndarray:
+        """Visible colour index per square as an (N, N) array indexed [y, x]; -1 empty."""
+        n = self.rules.board_size
+        o = self._s[k.COLOUR_AT]
+        return self._s[o : o + n * n].reshape(n, n).copy()
+
+    def state(self) -> GameState:
+        """An independent GameState copy of the position (for search strategies)."""
+        return GameState.from_packed(self.rules, self._s)
+
+    # ------------------------------------------------------------ queries
+
+    def landing(self, rotation: int, roll: int) -> tuple[int, int, str]:
+        """Where Assam stops if turned by `rotation` now and walking `roll` steps."""
+        s = self._s
+        x, y, f = k.walk(s[k.X_], s[k.Y_], (s[k.FACING_] + rotation) % 4, roll, s[k.N_])
+        return int(x), int(y), FACINGS[f]
+
+    def landing_distribution(self, rotation: int) -> list[tuple[tuple[int, int, str], float]]:
+        """[((x, y, facing), probability), ...] over the die for a rotation."""
+        faces = self.rules.die_faces
+        dist: dict[tuple[int, int, str], float] = {}
+        for face in faces:
+            spot = self.landing(rotation, face)
+            dist[spot] = dist.get(spot, 0.0) + 1 / len(faces)
+        return list(dist.items())
+
+    def payment_at(self, x: int, y: int, seat: int | None = None) -> tuple[int, int | None]:
+        """(amount due, payee) if `seat` (default: this view's) stopped on (x, y) now."""
+        due, payee = k.payment_at(
+            self._s, y * self.rules.board_size + x, self.seat if seat is None else seat
+        )
+        return int(due), (int(payee) if payee >= 0 else None)
+
+    def expected_payment(self, rotation: int, seat: int | None = None) -> float:
+        """The payment `seat` can expect over the die after `rotation` (before bankruptcy)."""
+        return sum(
+            p * self.payment_at(x, y, seat)[0]
+            for (x, y, _), p in self.landing_distribution(rotation)
+        )
+
+    def region_size(self, x: int, y: int) -> int:
+        """Squares of the 4-connected region of the colour at (x, y); 0 when empty."""
+        return int(k.region_size(self._s, y * self.rules.board_size + x))
+
+    def placement_effect(self, placement: Placement) -> dict[str, Any]:
+        """What a placement would change: what it covers and the placed colour's region.
+
+        Returns {'covered': [(letter, number) or None, ...], 'region': squares of the new
+        rug's colour region after placing, 'covered_seats': seats whose halves it covers}.
+        """
+        s = self._s.copy()
+        s[k.PHASE_] = k.PHASE_PLACE
+        if s[k.COLOUR_] < 0:
+            raise ValueError("no rug is drawn yet: placements come after the draw")
+        (x1, y1), (x2, y2) = placement
+        covered = [self.square(x1, y1), self.square(x2, y2)]
+        code = _placement_codes(self.rules.board_size)[placement]
+        if k.k_apply(s, code) < 0:
+            raise ValueError(f"{placement!r} is not a legal placement now")
+        n = self.rules.board_size
+        seats = sorted({COLOUR_LETTERS.index(c[0]) % self.rules.players for c in covered if c})
+        return {
+            "covered": covered,
+            "covered_seats": seats,
+            "region": int(k.region_size(s, y1 * n + x1)),
+        }
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclasses.dataclass(slots=True)
+class GameRecord:
+    """One game as LOG_FORMAT.md records it (moves and seats as compiled-core arrays)."""
+
+    seed: int
+    players: int
+    turns: int
+    end_reason: str  # 'rugs_exhausted', 'one_left' or 'error'
+    winners: tuple[int, ...]
+    tie_broken: bool
+    moves: np.ndarray  # (turns, MOVE_COLUMNS + players) int32, NULL for missing
+    seats: np.ndarray  # (players, SEAT_COLUMNS) int32
+    error: str | None = None
+    outcome: Outcome | None = None
+
+    @property
+    def win_shares(self) -> tuple[float, ...]:
+        share = 1 / len(self.winners) if self.winners else 0.0
+        return tuple(share if i in self.winners else 0.0 for i in range(self.players))
+
+
+class _DecisionTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Interrupt a decision that runs past `seconds` (main thread, POSIX only)."""
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def _alarm(signum: int, frame: Any) -> None:
+        raise _DecisionTimeout
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def play_game(
+    rules: Rules,
+    strategies: Sequence[Strategy],
+    seed: int,
+    *,
+    names: Sequence[str] | None = None,
+    time_budgets: Sequence[float | None] | None = None,
+) -> GameRecord:
+    """Play one game; strategies[i] sits in seat i.
+
+    A strategy that raises, chooses an illegal option or exceeds its seat's time budget
+    (seconds per decision; None for none) ends the game with end_reason 'error': the
+    faulty seat loses (ranked last), the others share the win, and the record says why.
+    """
+    p = rules.players
+    if len(strategies) != p:
+        raise ValueError(f"{len(strategies)} strategies for {p} seats")
+    names = list(names) if names is not None else [type(x).__name__ for x in strategies]
+    budgets = list(time_budgets) if time_budgets is not None else [None] * p
+    s = k.initial_state(rules)
+    moves = t.new_moves(rules)
+    streams = t.new_streams(rules, seed)
+    views = [GameView(rules, s, i, Rng(seed, STREAM_STRATEGY + i)) for i in range(p)]
+    n = rules.board_size
+    codes = _placement_codes(n)
+    fault: str | None = None
+    faulty = -1
+    code: int | None
+
+    for i, strategy in enumerate(strategies):
+        hook = getattr(strategy, "on_game_start", None)
+        if hook is not None:
+            try:
+                hook(views[i])
+            except Exception as exc:
+                fault, faulty = _fault(i, names[i], f"on_game_start raised {exc!r}", seed), i
+                break
+
+    result = t.k_advance(s, streams, moves) if fault is None else 0
+    while fault is None:
+        phase = result & 7
+        if phase == k.PHASE_OVER:
+            break
+        seat = int(s[k.SEAT_])
+        options = ROTATIONS if phase == k.PHASE_ORIENT else placements_of(n, result >> 3)
+        budget = budgets[seat]
+        try:
+            if budget is None:
+                choice = _decide(strategies[seat], views[seat], options)
+            else:
+                choice = _decide_timed(strategies[seat], views[seat], options, budget)
+            code = _action_code(choice, options, codes)
+        except _DecisionTimeout:
+            fault = f"exceeded its time budget of {budget} s per decision"
+        except Exception as exc:
+            fault = f"raised {exc!r}"
+        else:
+            if code is not None:
+                result = t.k_decide(s, code, streams, moves)
+                if result >= 0:
+                    continue
+            fault = f"chose {choice!r}, not one of the legal options {list(options)!r}"
+        fault, faulty = _fault(seat, names[seat], fault, seed), seat
+
+    turns = int(s[k.TURN_]) + 1
+    seats = np.zeros((p, t.SEAT_COLUMNS), dtype=np.int32)
+    tie_broken = bool(t.k_summary(s, seats))
+    if fault is not None:
+        record = GameRecord(
+            seed=seed,
+            players=p,
+            turns=int(np.count_nonzero(moves[:, t.M_SEAT] != t.NULL)),
+            end_reason=END_ERROR,
+            winners=(),
+            tie_broken=False,
+            moves=moves,
+            seats=seats,
+            error=fault,
+        )
+        _score_fault(record, faulty)
+        return record
+    outcome = outcome_of(s)
+    assert outcome is not None
+    record = GameRecord(
+        seed=seed,
+        players=p,
+        turns=turns,
+        end_reason=outcome.reason.value,
+        winners=outcome.winners,
+        tie_broken=tie_broken,
+        moves=moves[:turns],
+        seats=seats,
+        outcome=outcome,
+    )
+    for i, strategy in enumerate(strategies):
+        hook = getattr(strategy, "on_game_end", None)
+        if hook is not None:
+            try:
+                hook(views[i], outcome)
+            except Exception as exc:
+                record.error = _fault(i, names[i], f"on_game_end raised {exc!r}", seed)
+                record.end_reason = END_ERROR
+                _score_fault(record, i)
+                break
+    return record
+
+
+def _decide(strategy: Strategy, view: GameView, options: tuple[Any, ...]) -> Any:
+    if options is ROTATIONS:
+        return strategy.choose_rotation(view)
+    return strategy.choose_placement(view, options)
+
+
+def _decide_timed(
+    strategy: Strategy, view: GameView, options: tuple[Any, ...], budget: float
+) -> Any:
+    """_decide, interrupted or failed when it takes longer than `budget` seconds."""
+    started = time.perf_counter()
+    with _time_limit(budget):
+        choice = _decide(strategy, view, options)
+    if time.perf_counter() - started > budget:
+        raise _DecisionTimeout
+    return choice
+
+
+def _action_code(choice: Any, options: tuple[Any, ...], codes: dict[Placement, int]) -> int | None:
+    """The kernel code of a strategy's choice, or None when it is not an option's form."""
+    if options is ROTATIONS:
+        if type(choice) is int or (
+            isinstance(choice, numbers.Integral) and not isinstance(choice, bool)
+        ):
+            return int(choice)
+        return None
+    try:
+        return codes.get(choice)
+    except TypeError:  # unhashable
+        return None
+
+
+def _fault(seat: int, name: str, what: str, seed: int) -> str:
+    return f"seat {seat} (strategy {name}): {what} (game seed {seed})"
+
+
+def _score_fault(record: GameRecord, faulty: int) -> None:
+    """A faulty seat loses: ranked last; the other seats still in the game share the win."""
+    seats = record.seats
+    record.moves = record.moves[: record.turns]
+    others = tuple(
+        i for i in range(record.players) if i != faulty and seats[i, t.S_ELIMINATED_TURN] < 0
+    )
+    record.winners = others
+    record.tie_broken = False
+    for i in range(record.players):
+        seats[i, t.S_WINNER] = 1 if i in others else 0
+        if i == faulty:
+            seats[i, t.S_RANK] = record.players
+        else:
+            seats[i, t.S_RANK] = 1 if i in others else len(others) + 1

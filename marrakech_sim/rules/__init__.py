@@ -1,0 +1,17 @@
+"""The rules core: RULES.md as data and compiled kernels. No I/O, no randomness."""
+
+from marrakech_sim.rules.options import COLOUR_LETTERS, DIE_FACES, FACINGS, Rules
+from marrakech_sim.rules.perft import perft, perft_divide
+from marrakech_sim.rules.state import EndReason, GameState, Outcome
+
+__all__ = [
+    "COLOUR_LETTERS",
+    "DIE_FACES",
+    "FACINGS",
+    "EndReason",
+    "GameState",
+    "Outcome",
+    "Rules",
+    "perft",
+    "perft_divide",
+]

@@ -1,0 +1,684 @@
+"""The compiled rules: one packed state array and the kernels that read and change it.
+
+Everything that decides a rule lives here, once; the Python face (`state.py`), the
+Python game loop and the compiled whole-game loops all call these kernels.
+
+A game state is one int32 array. Its header holds the rule options the kernels need
+and the scalar state; the per-seat, per-colour and board sections follow at offsets
+that depend on the board size N, the players P and the colours K = P * C:
+
+    [0, HEADER)                 header (the *_ constants below), with the offsets *_AT
+                                of the sections:
+    DIRHAMS  .. +P              dirhams per seat
+    OUT      .. +P              0 while in the game, else the elimination order 1, 2, ...
+    ELIM_TURN.. +P              turn of the bankruptcy, -1 while in the game
+    PAID     .. +P              total dirhams paid
+    RECEIVED .. +P              total dirhams received
+    RUGS_LEFT.. +K              rugs left per colour
+    PLACED   .. +K              rugs placed per colour (the next rug is number PLACED + 1)
+    COLOUR   .. +N*N            visible colour per square (y * N + x), -1 when empty
+    RUG      .. +N*N            rug number of the visible half (RULES.md section 9)
+    SCRATCH  .. +3*N*N          work space for the flood fill (not part of the position)
+    FACES    .. +NFACES         the die's faces (rule option die_faces)
+
+Squares are indices y * N + x. Facings are 0 N, 1 E, 2 S, 3 W.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# header layout
+N_ = 0  # board size
+P_ = 1  # players
+C_ = 2  # colours per player
+FLAGS_ = 3  # FLAG_* bits
+RUGS_ = 4  # rugs per colour at the start
+STARTING_DIRHAMS_ = 5
+X_ = 6
+Y_ = 7
+FACING_ = 8
+SEAT_ = 9  # seat to move; after the end, RULES.md section 9's seat for phase x
+PHASE_ = 10
+COLOUR_ = 11  # colour being placed this turn, -1 before the draw
+TURN_ = 12  # index of the current turn (0, 1, ...)
+NOUT_ = 13  # seats out of the game
+END_ = 14  # END_* reason, END_NONE while the game runs
+# what the last roll did, for the game records
+LAST_PAYMENT_ = 15
+LAST_PAID_TO_ = 16
+LAST_BANKRUPT_ = 17
+NFACES_ = 18  # number of die faces
+# where each section starts (set by blank_state: reading an offset is one load)
+DIRHAMS_AT = 20
+OUT_AT = 21
+ELIM_TURN_AT = 22
+PAID_AT = 23
+RECEIVED_AT = 24
+RUGS_LEFT_AT = 25
+PLACED_AT = 26
+COLOUR_AT = 27
+RUG_AT = 28
+SCRATCH_AT = 29
+FACES_AT = 30
+HEADER = 32
+
+FLAG_ORIENT_AT_END = 1
+FLAG_OWN_COVERABLE = 2
+FLAG_TIE_VISIBLE = 4
+FLAG_END_ONE_LEFT = 8
+
+PHASE_DRAW = 0
+PHASE_ORIENT = 1
+PHASE_ROLL = 2
+PHASE_PLACE = 3
+PHASE_OVER = 4
+
+END_NONE = 0
+END_RUGS_EXHAUSTED = 1
+END_ONE_LEFT = 2
+
+# k_apply's error codes (it returns the new phase, >= 0, on success)
+OK = 0
+ERR_PHASE = -1  # the game is over
+ERR_DRAW = -2  # not a colour of the seat with rugs left
+ERR_ROTATION = -3  # not -1, 0 or 1
+ERR_ROLL = -4  # not a positive number of steps
+ERR_PLACEMENT_SHAPE = -5  # squares off the board, not adjacent, or not next to Assam
+ERR_PLACEMENT_ASSAM = -6  # covers Assam's square
+ERR_PLACEMENT_COVER = -7  # covers both visible halves of one rug (RULES.md section 6.3)
+
+# A placement travels as one integer: x1 | y1 << 7 | x2 << 14 | y2 << 21 (coordinates
+# < 128), decoded with shifts: integer division by the board size is slow in hot loops.
+COORD_BITS = 7
+COORD_MASK = 127
+
+
+def state_size(board_size: int, players: int, colours_per_player: int, faces: int) -> int:
+    """Length of the packed state array for these dimensions."""
+    squares = board_size * board_size
+    return HEADER + 5 * players + 2 * players * colours_per_player + 5 * squares + faces
+
+
+# ---------------------------------------------------------------- geometry
+
+
+@njit(cache=True)
+def step(x, y, f, n):  # type: ignore[no-untyped-def]
+    """One step of Assam, edge arcs included (RULES.md section 4): returns (x, y, f)."""
+    if f == 0:
+        if y > 0:
+            return x, y - 1, f
+        # top edge: columns {0,1} {2,3} ... joined, the last column is the corner arc
+        if x == n - 1:
+            return x, y, 3
+        return x ^ 1, y, 2
+    if f == 2:
+        if y < n - 1:
+            return x, y + 1, f
+        # bottom edge: columns {1,2} {3,4} ... joined, column 0 is the corner arc
+        if x == 0:
+            return x, y, 1
+        return (x + 1 if x % 2 == 1 else x - 1), y, 0
+    if f == 3:
+        if x > 0:
+            return x - 1, y, f
+        # left edge: rows {0,1} {2,3} ... joined, the last row is the corner arc
+        if y == n - 1:
+            return x, y, 0
+        return x, y ^ 1, 1
+    if x < n - 1:
+        return x + 1, y, f
+    # right edge: rows {1,2} {3,4} ... joined, row 0 is the corner arc
+    if y == 0:
+        return x, y, 2
+    return x, (y + 1 if y % 2 == 1 else y - 1), 3
+
+
+@njit(cache=True)
+def walk(x, y, f, steps, n):  # type: ignore[no-untyped-def]
+    """Where Assam stops after `steps` steps: (x, y, f)."""
+    for _ in range(steps):
+        x, y, f = step(x, y, f, n)
+    return x, y, f
+
+
+@njit(cache=True)
+def dx(d):  # type: ignore[no-untyped-def]
+    """Column change of direction d (0 N, 1 E, 2 S, 3 W)."""
+    return (d == 1) - (d == 3)
+
+
+@njit(cache=True)
+def dy(d):  # type: ignore[no-untyped-def]
+    """Row change of direction d (0 N, 1 E, 2 S, 3 W)."""
+    return (d == 2) - (d == 0)
+
+
+@njit(cache=True)
+def pack_placement(x1, y1, x2, y2):  # type: ignore[no-untyped-def]
+    """The integer code of placement ((x1, y1), (x2, y2))."""
+    return x1 | (y1 << COORD_BITS) | (x2 << 2 * COORD_BITS) | (y2 << 3 * COORD_BITS)
+
+
+@njit(cache=True)
+def unpack_placement(code):  # type: ignore[no-untyped-def]
+    """(x1, y1, x2, y2) of a placement code."""
+    return (
+        code & COORD_MASK,
+        (code >> COORD_BITS) & COORD_MASK,
+        (code >> 2 * COORD_BITS) & COORD_MASK,
+        (code >> 3 * COORD_BITS) & COORD_MASK,
+    )
+
+
+@njit(cache=True)
+def touching(x1, y1, x2, y2):  # type: ignore[no-untyped-def]
+    """Whether squares (x1, y1) and (x2, y2) share an edge."""
+    return abs(x1 - x2) + abs(y1 - y2) == 1
+
+
+@njit(cache=True)
+def owner(s, colour):  # type: ignore[no-untyped-def]
+    """The seat owning a colour index (RULES.md section 1: seat s owns s, s+P, ...)."""
+    return colour % s[P_]
+
+
+# ---------------------------------------------------------------- queries
+
+
+@njit(cache=True)
+def region_size(s, sq):  # type: ignore[no-untyped-def]
+    """Squares in the 4-connected region of the visible colour at `sq` (RULES.md section 5).
+
+    Zero for an empty square. Uses the scratch section as the queue and clears its marks.
+    """
+    n = s[N_]
+    col = s[COLOUR_AT]
+    colour = s[col + sq]
+    if colour < 0:
+        return 0
+    q = s[SCRATCH_AT]
+    # a queued square is marked by shifting its colour out of the colour range; the
+    # marks are undone at the end, so the position is unchanged. The queue holds
+    # squares and their coordinates (no division by n in the loop).
+    squares = n * n
+    mark = squares
+    head = 0
+    tail = 1
+    s[q] = sq
+    s[q + squares] = sq % n
+    s[q + 2 * squares] = sq // n
+    s[col + sq] += mark
+    while head < tail:
+        cur = s[q + head]
+        x = s[q + squares + head]
+        y = s[q + 2 * squares + head]
+        head += 1
+        for d in range(4):
+            nx = x + dx(d)
+            ny = y + dy(d)
+            if nx >= 0 and ny >= 0 and nx < n and ny < n:
+                nb = cur + dy(d) * n + dx(d)
+                if s[col + nb] == colour:
+                    s[col + nb] += mark
+                    s[q + tail] = nb
+                    s[q + squares + tail] = nx
+                    s[q + 2 * squares + tail] = ny
+                    tail += 1
+    for i in range(tail):
+        s[col + s[q + i]] -= mark
+    return tail
+
+
+@njit(cache=True)
+def payment_at(s, sq, seat):  # type: ignore[no-untyped-def]
+    """(amount due, payee) if `seat` stopped on `sq` now; (0, -1) when nothing is due.
+
+    RULES.md section 5: no payment on an empty square, on the seat's own colours, or on
+    a rug of an eliminated player. The amount is the region size, before bankruptcy.
+    """
+    colour = s[s[COLOUR_AT] + sq]
+    if colour < 0:
+        return 0, -1
+    payee = owner(s, colour)
+    if payee == seat or s[s[OUT_AT] + payee] != 0:
+        return 0, -1
+    return region_size(s, sq), payee
+
+
+@njit(cache=True)
+def covers_whole_rug(colour_a, rug_a, colour_b, rug_b, mover, players, flags):  # type: ignore[no-untyped-def]
+    """RULES.md section 6.3: whether covering halves (colour, rug number) a and b is barred.
+
+    Rug identity is (colour, number): two different rugs of one colour may be covered.
+    The option own_rugs_fully_coverable exempts the mover's own colours. (Scalars only:
+    a compiled call that takes the state array costs reference counting in hot loops.)
+    """
+    if colour_a < 0 or colour_a != colour_b or rug_a != rug_b:
+        return False
+    return not (colour_a % players == mover and flags & FLAG_OWN_COVERABLE)
+
+
+@njit(cache=True)
+def cover_error(s, a, b):  # type: ignore[no-untyped-def]
+    """ERR_PLACEMENT_COVER when placing on squares a and b would cover one rug whole."""
+    col = s[COLOUR_AT]
+    rug = s[RUG_AT]
+    if covers_whole_rug(
+        s[col + a], s[rug + a], s[col + b], s[rug + b], s[SEAT_], s[P_], s[FLAGS_]
+    ):
+        return ERR_PLACEMENT_COVER
+    return OK
+
+
+@njit(cache=True)
+def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
+    """OK when a rug may go on (x1, y1) (next to Assam) and (x2, y2) now (RULES.md section 6)."""
+    n = s[N_]
+    if min(x1, y1, x2, y2) < 0 or max(x1, y1, x2, y2) >= n or not touching(x1, y1, x2, y2):
+        return ERR_PLACEMENT_SHAPE
+    ax = s[X_]
+    ay = s[Y_]
+    if (x1 == ax and y1 == ay) or (x2 == ax and y2 == ay):
+        return ERR_PLACEMENT_ASSAM  # section 6.2
+    if not touching(ax, ay, x1, y1):
+        return ERR_PLACEMENT_SHAPE  # section 6.1 (callers put the square next to Assam first)
+    return cover_error(s, y1 * n + x1, y2 * n + x2)
+
+
+@njit(cache=True)
+def legal_placement_mask(s):  # type: ignore[no-untyped-def]
+    """Assam's square * 65536 + a mask whose bit d1 * 4 + d2 is set when the placement
+    (Assam + d1, Assam + d1 + d2) is legal.
+
+    The candidates are enumerated in this fixed order everywhere, so the i-th legal
+    placement means the same thing to the Python face and to the compiled loops. By
+    construction they meet sections 6.1 and 6.2; section 6.3 is checked.
+    """
+    n = s[N_]
+    ax = s[X_]
+    ay = s[Y_]
+    col = s[COLOUR_AT]
+    rug = s[RUG_AT]
+    mover = s[SEAT_]
+    players = s[P_]
+    flags = s[FLAGS_]
+    mask = 0
+    for d1 in range(4):
+        x1 = ax + dx(d1)
+        y1 = ay + dy(d1)
+        if x1 < 0 or y1 < 0 or x1 >= n or y1 >= n:
+            continue
+        for d2 in range(4):
+            x2 = x1 + dx(d2)
+            y2 = y1 + dy(d2)
+            if x2 < 0 or y2 < 0 or x2 >= n or y2 >= n or (x2 == ax and y2 == ay):
+                continue
+            a = y1 * n + x1
+            b = y2 * n + x2
+            if not covers_whole_rug(
+                s[col + a], s[rug + a], s[col + b], s[rug + b], mover, players, flags
+            ):
+                mask |= 1 << (d1 * 4 + d2)
+    assam = ay * n + ax
+    return assam * 65536 + mask
+
+
+@njit(cache=True)
+def legal_placements(s, out):  # type: ignore[no-untyped-def]
+    """Write the codes of the legal placements into `out` in candidate order; return the count."""
+    key = legal_placement_mask(s)
+    ax = s[X_]
+    ay = s[Y_]
+    count = 0
+    for i in range(16):
+        if key >> i & 1:
+            x1 = ax + dx(i >> 2)
+            y1 = ay + dy(i >> 2)
+            out[count] = pack_placement(x1, y1, x1 + dx(i & 3), y1 + dy(i & 3))
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def visible_squares(s, seat):  # type: ignore[no-untyped-def]
+    """Visible squares of all of a seat's colours (RULES.md section 7)."""
+    col = s[COLOUR_AT]
+    total = 0
+    for i in range(s[N_] * s[N_]):
+        c = s[col + i]
+        if c >= 0 and c % s[P_] == seat:
+            total += 1
+    return total
+
+
+@njit(cache=True)
+def seat_rugs_left(s, seat):  # type: ignore[no-untyped-def]
+    """Unplaced rugs of all of a seat's colours."""
+    total = 0
+    left = s[RUGS_LEFT_AT]
+    for c in range(seat, s[P_] * s[C_], s[P_]):
+        total += s[left + c]
+    return total
+
+
+# ---------------------------------------------------------------- changes
+
+
+@njit(cache=True)
+def _begin_turn(s, seat):  # type: ignore[no-untyped-def]
+    """Start `seat`'s turn: its first phase (RULES.md sections 3 and 9)."""
+    s[SEAT_] = seat
+    if s[C_] > 1:
+        s[COLOUR_] = -1
+        s[PHASE_] = PHASE_DRAW  # a two-colour player draws even with one colour left
+    else:
+        s[COLOUR_] = seat
+        s[PHASE_] = PHASE_ROLL if s[FLAGS_] & FLAG_ORIENT_AT_END else PHASE_ORIENT
+
+
+@njit(cache=True)
+def _finish(s, reason, last):  # type: ignore[no-untyped-def]
+    """End the game; the seat shown is the next one in the game after `last` (section 9)."""
+    p = s[P_]
+    out = s[OUT_AT]
+    s[END_] = reason
+    s[PHASE_] = PHASE_OVER
+    s[COLOUR_] = -1
+    seat = last
+    for _ in range(p):
+        seat = seat + 1 if seat + 1 < p else 0
+        if s[out + seat] == 0:
+            s[SEAT_] = seat
+            return
+
+
+@njit(cache=True)
+def _next_turn(s):  # type: ignore[no-untyped-def]
+    """Pass to the next seat clockwise in the game with rugs left, or end (section 2, 7)."""
+    p = s[P_]
+    out = s[OUT_AT]
+    last = s[SEAT_]
+    seat = last
+    for _ in range(p):
+        seat = seat + 1 if seat + 1 < p else 0
+        if s[out + seat] == 0 and seat_rugs_left(s, seat) > 0:
+            s[TURN_] += 1
+            _begin_turn(s, seat)
+            return
+    _finish(s, END_RUGS_EXHAUSTED, last)
+
+
+@njit(cache=True)
+def _roll(s, steps):  # type: ignore[no-untyped-def]
+    """Walk, pay, and go bankrupt if need be (RULES.md sections 3.2, 3.3, 4, 5)."""
+    n = s[N_]
+    x, y, f = walk(s[X_], s[Y_], s[FACING_], steps, n)
+    s[X_] = x
+    s[Y_] = y
+    s[FACING_] = f
+    seat = s[SEAT_]
+    due, payee = payment_at(s, y * n + x, seat)
+    dirhams = s[DIRHAMS_AT]
+    have = s[dirhams + seat]
+    bankrupt = due > have  # section 5: paying exactly all one's dirhams is not bankruptcy
+    paid = have if bankrupt else due
+    s[dirhams + seat] -= paid
+    if paid > 0:
+        s[dirhams + payee] += paid
+        s[s[PAID_AT] + seat] += paid
+        s[s[RECEIVED_AT] + payee] += paid
+    s[LAST_PAYMENT_] = paid
+    s[LAST_PAID_TO_] = payee if paid > 0 else -1
+    s[LAST_BANKRUPT_] = 1 if bankrupt else 0
+    if not bankrupt:
+        s[PHASE_] = PHASE_PLACE
+        return
+    # section 5, bankruptcy: out of the game, unplaced rugs removed, no rug this turn
+    s[NOUT_] += 1
+    s[s[OUT_AT] + seat] = s[NOUT_]
+    s[s[ELIM_TURN_AT] + seat] = s[TURN_]
+    left = s[RUGS_LEFT_AT]
+    for c in range(seat, s[P_] * s[C_], s[P_]):
+        s[left + c] = 0
+    if s[P_] - s[NOUT_] <= 1 and s[FLAGS_] & FLAG_END_ONE_LEFT:
+        _finish(s, END_ONE_LEFT, seat)  # section 7: "one left" wins when both ends coincide
+    else:
+        _next_turn(s)
+
+
+@njit(cache=True)
+def _place(s, a, b):  # type: ignore[no-untyped-def]
+    """Lay the turn's rug on squares a and b, then orient (variant) or pass the turn."""
+    colour = s[COLOUR_]
+    placed = s[PLACED_AT] + colour
+    s[placed] += 1
+    col = s[COLOUR_AT]
+    rug = s[RUG_AT]
+    s[col + a] = colour
+    s[col + b] = colour
+    s[rug + a] = s[placed]
+    s[rug + b] = s[placed]
+    s[s[RUGS_LEFT_AT] + colour] -= 1
+    if s[FLAGS_] & FLAG_ORIENT_AT_END:
+        # section 3, variant: orient for the next player, except after the game's last rug
+        p = s[P_]
+        for seat in range(p):
+            if s[s[OUT_AT] + seat] == 0 and seat_rugs_left(s, seat) > 0:
+                s[PHASE_] = PHASE_ORIENT
+                return
+        _finish(s, END_RUGS_EXHAUSTED, s[SEAT_])
+    else:
+        _next_turn(s)
+
+
+@njit(cache=True)
+def k_apply(s, action):  # type: ignore[no-untyped-def]
+    """Apply one action of the current phase in place; return the new phase or an ERR_* code.
+
+    draw: a colour index; orient: -1, 0 or 1; roll: the die value; place: a placement
+    code (pack_placement; either square may come first). Nothing changes on error.
+    """
+    phase = s[PHASE_]
+    if phase == PHASE_DRAW:
+        seat = s[SEAT_]
+        if action < 0 or action >= s[P_] * s[C_] or action % s[P_] != seat:
+            return ERR_DRAW
+        if s[s[RUGS_LEFT_AT] + action] <= 0:
+            return ERR_DRAW
+        s[COLOUR_] = action
+        s[PHASE_] = PHASE_ROLL if s[FLAGS_] & FLAG_ORIENT_AT_END else PHASE_ORIENT
+        return s[PHASE_]
+    if phase == PHASE_ORIENT:
+        if action < -1 or action > 1:
+            return ERR_ROTATION  # section 3.1: never 180 degrees
+        s[FACING_] = (s[FACING_] + action + 4) % 4
+        if s[FLAGS_] & FLAG_ORIENT_AT_END:
+            _next_turn(s)
+        else:
+            s[PHASE_] = PHASE_ROLL
+        return s[PHASE_]
+    if phase == PHASE_ROLL:
+        if action < 1:
+            return ERR_ROLL
+        _roll(s, action)
+        return s[PHASE_]
+    if phase == PHASE_PLACE:
+        if action < 0:
+            return ERR_PLACEMENT_SHAPE
+        x1, y1, x2, y2 = unpack_placement(action)
+        # the placement is unordered: put the square next to Assam first
+        if not touching(s[X_], s[Y_], x1, y1):
+            x1, y1, x2, y2 = x2, y2, x1, y1
+        err = placement_error(s, x1, y1, x2, y2)
+        if err != OK:
+            return err
+        n = s[N_]
+        _place(s, y1 * n + x1, y2 * n + x2)
+        return s[PHASE_]
+    return ERR_PHASE
+
+
+@njit(cache=True)
+def k_step(s, action):  # type: ignore[no-untyped-def]
+    """k_apply for the Python face: the new phase + 8 * legal_placement_mask when placing.
+
+    Handing the placement mask back with the phase saves the Python API one call into
+    the compiled core per turn.
+    """
+    phase = k_apply(s, action)
+    if phase == PHASE_PLACE:
+        return phase + 8 * legal_placement_mask(s)
+    return phase
+
+
+# ---------------------------------------------------------------- results
+
+
+@njit(cache=True)
+def k_result(s, out):  # type: ignore[no-untyped-def]
+    """Per-seat results of a finished game into `out` (RULES.md section 7).
+
+    out[0:P] visible squares, out[P:2P] scores (-1 when eliminated), out[2P:3P] ranks,
+    out[3P:4P] 1 for winners; out[4P] is 1 when the tie-break decided the game.
+    """
+    p = s[P_]
+    dirhams = s[DIRHAMS_AT]
+    out_ = s[OUT_AT]
+    tie_visible = s[FLAGS_] & FLAG_TIE_VISIBLE
+    in_game = 0
+    for seat in range(p):
+        out[seat] = visible_squares(s, seat)
+        out[3 * p + seat] = 0
+        if s[out_ + seat] == 0:
+            out[p + seat] = s[dirhams + seat] + out[seat]
+            in_game += 1
+        else:
+            out[p + seat] = -1
+    for seat in range(p):
+        if s[out_ + seat] == 0:
+            # competition ranking by (score, tie-break value): 1 + the number strictly ahead
+            tb = out[seat] if tie_visible else s[dirhams + seat]
+            ahead = 0
+            for other in range(p):
+                if other == seat or s[out_ + other] != 0:
+                    continue
+                tbo = out[other] if tie_visible else s[dirhams + other]
+                score, score_other = out[p + seat], out[p + other]
+                if score_other > score or (score_other == score and tbo > tb):
+                    ahead += 1
+            out[2 * p + seat] = 1 + ahead
+            if ahead == 0:
+                out[3 * p + seat] = 1
+        else:
+            # eliminated seats rank below all others, later eliminations above earlier
+            later = 0
+            for other in range(p):
+                if s[out_ + other] > s[out_ + seat]:
+                    later += 1
+            out[2 * p + seat] = in_game + later + 1
+    top = -1
+    for seat in range(p):
+        top = max(top, out[p + seat])
+    at_top = 0
+    winners = 0
+    for seat in range(p):
+        if s[out_ + seat] == 0 and out[p + seat] == top:
+            at_top += 1
+        winners += out[3 * p + seat]
+    out[4 * p] = 1 if at_top >= 2 and winners < at_top else 0
+
+
+# ---------------------------------------------------------------- perft
+
+
+@njit(cache=True)
+def k_perft(s, depth, faces):  # type: ignore[no-untyped-def]
+    """Leaves `depth` phases below `s` (RULES.md section 10); `faces` are the distinct rolls."""
+    if depth == 0 or s[PHASE_] == PHASE_OVER:
+        return 1
+    phase = s[PHASE_]
+    total = 0
+    child = np.empty_like(s)
+    if phase == PHASE_DRAW:
+        left = s[RUGS_LEFT_AT]
+        for c in range(s[SEAT_], s[P_] * s[C_], s[P_]):
+            if s[left + c] > 0:
+                child[:] = s
+                k_apply(child, c)
+                total += k_perft(child, depth - 1, faces)
+    elif phase == PHASE_ORIENT:
+        for rotation in range(-1, 2):
+            child[:] = s
+            k_apply(child, rotation)
+            total += k_perft(child, depth - 1, faces)
+    elif phase == PHASE_ROLL:
+        for i in range(faces.shape[0]):
+            child[:] = s
+            k_apply(child, faces[i])
+            total += k_perft(child, depth - 1, faces)
+    else:
+        codes = np.empty(16, np.int64)
+        count = legal_placements(s, codes)
+        if depth == 1:
+            return count
+        for i in range(count):
+            child[:] = s
+            k_apply(child, codes[i])
+            total += k_perft(child, depth - 1, faces)
+    return total
+
+
+# ---------------------------------------------------------------- packing (Python)
+
+FACING_INDEX = {"N": 0, "E": 1, "S": 2, "W": 3}
+
+
+def blank_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A packed array with the rule header filled in and an empty board."""
+    n, p, c = rules.board_size, rules.players, rules.colours_per_player
+    s = np.zeros(state_size(n, p, c, len(rules.die_faces)), dtype=np.int32)
+    s[N_] = n
+    s[P_] = p
+    s[C_] = c
+    s[FLAGS_] = (
+        (FLAG_ORIENT_AT_END if rules.orient_at_end else 0)
+        | (FLAG_OWN_COVERABLE if rules.own_rugs_fully_coverable else 0)
+        | (FLAG_TIE_VISIBLE if rules.tie_break == "visible" else 0)
+        | (FLAG_END_ONE_LEFT if rules.end_when_one_left else 0)
+    )
+    s[RUGS_] = rules.rugs_per_colour
+    s[STARTING_DIRHAMS_] = rules.starting_dirhams
+    squares = n * n
+    s[DIRHAMS_AT] = HEADER
+    s[OUT_AT] = HEADER + p
+    s[ELIM_TURN_AT] = HEADER + 2 * p
+    s[PAID_AT] = HEADER + 3 * p
+    s[RECEIVED_AT] = HEADER + 4 * p
+    s[RUGS_LEFT_AT] = HEADER + 5 * p
+    s[PLACED_AT] = HEADER + 5 * p + p * c
+    s[COLOUR_AT] = HEADER + 5 * p + 2 * p * c
+    s[RUG_AT] = s[COLOUR_AT] + squares
+    s[SCRATCH_AT] = s[RUG_AT] + squares
+    s[FACES_AT] = s[SCRATCH_AT] + 3 * squares
+    s[NFACES_] = len(rules.die_faces)
+    s[s[FACES_AT] : s[FACES_AT] + len(rules.die_faces)] = rules.die_faces
+    s[LAST_PAID_TO_] = -1
+    s[COLOUR_] = -1
+    s[s[ELIM_TURN_AT] : s[ELIM_TURN_AT] + p] = -1
+    s[s[COLOUR_AT] : s[COLOUR_AT] + n * n] = -1
+    return s
+
+
+def initial_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The packed start position of a rule set (RULES.md section 2)."""
+    s = blank_state(rules)
+    p = rules.players
+    s[X_] = s[Y_] = rules.board_size // 2
+    s[FACING_] = FACING_INDEX[rules.initial_facing]
+    s[s[DIRHAMS_AT] : s[DIRHAMS_AT] + p] = rules.starting_dirhams
+    s[s[RUGS_LEFT_AT] : s[RUGS_LEFT_AT] + rules.colours] = rules.rugs_per_colour
+    _begin_turn(s, 0)
+    return s

@@ -1,0 +1,25 @@
+"""Counting the game tree (RULES.md section 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.state import GameState
+
+
+def perft(state: GameState, depth: int) -> int:
+    """Leaves of the game tree `depth` phases below `state`."""
+    if depth < 0:
+        raise ValueError(f"depth = {depth}: must be 0 or more")
+    faces = np.array(state.rules.distinct_faces, dtype=np.int64)
+    return int(k.k_perft(state.packed.copy(), depth, faces))
+
+
+def perft_divide(state: GameState, depth: int) -> list[tuple[Any, int]]:
+    """Perft of each child of `state` at `depth - 1`, in legal-action order (chess's divide)."""
+    if depth < 1:
+        raise ValueError(f"depth = {depth}: divide needs 1 or more")
+    return [(a, perft(state.apply(a), depth - 1)) for a in state.legal_actions()]

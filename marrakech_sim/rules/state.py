@@ -1,0 +1,320 @@
+"""The Python face of the rules: immutable `GameState` values and the `Outcome` of a game."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import numbers
+from collections import Counter
+from collections.abc import Hashable
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from marrakech_sim.errors import IllegalActionError
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.notation import format_position, infer_rules, parse_position
+from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
+
+Square = tuple[int, int]
+Placement = tuple[Square, Square]
+Action = Hashable  # a colour letter, a rotation, a die value or a placement
+
+PHASES = ("draw", "orient", "roll", "place", "over")
+_k_step = k.k_step  # module-level bindings: the API's hot path is a few microseconds
+_new = object.__new__
+ROTATIONS = (-1, 0, 1)
+
+
+class EndReason(enum.Enum):
+    """Why a game ended (RULES.md section 7)."""
+
+    RUGS_EXHAUSTED = "rugs_exhausted"
+    ONE_LEFT = "one_left"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of a finished game; tuples are indexed by seat."""
+
+    reason: EndReason
+    dirhams: tuple[int, ...]
+    visible: tuple[int, ...]
+    scores: tuple[int | None, ...]  # None for eliminated seats
+    ranks: tuple[int, ...]
+    winners: tuple[int, ...]
+    win_shares: tuple[float, ...]
+    tie_broken: bool
+
+
+def outcome_of(s: np.ndarray) -> Outcome | None:
+    """The Outcome of a packed state, or None while the game runs."""
+    if s[k.PHASE_] != k.PHASE_OVER:
+        return None
+    p = int(s[k.P_])
+    out = np.empty(4 * p + 1, np.int64)
+    k.k_result(s, out)
+    res = out.tolist()
+    winners = tuple(i for i in range(p) if res[3 * p + i])
+    share = 1 / len(winners)
+    return Outcome(
+        reason=EndReason.ONE_LEFT if s[k.END_] == k.END_ONE_LEFT else EndReason.RUGS_EXHAUSTED,
+        dirhams=tuple(s[s[k.DIRHAMS_AT] : s[k.DIRHAMS_AT] + p].tolist()),
+        visible=tuple(res[:p]),
+        scores=tuple(None if v < 0 else v for v in res[p : 2 * p]),
+        ranks=tuple(res[2 * p : 3 * p]),
+        winners=winners,
+        win_shares=tuple(share if w else 0.0 for w in res[3 * p : 4 * p]),
+        tie_broken=bool(res[4 * p]),
+    )
+
+
+@lru_cache(maxsize=None)
+def _placement_codes(n: int) -> dict[Placement, int]:
+    """Every pair of adjacent squares of an n x n board, both orders, to its kernel code."""
+    codes = {}
+    for x in range(n):
+        for y in range(n):
+            for d in range(4):
+                x2, y2 = x + int(k.dx(d)), y + int(k.dy(d))
+                if 0 <= x2 < n and 0 <= y2 < n:
+                    codes[((x, y), (x2, y2))] = int(k.pack_placement(x, y, x2, y2))
+    return codes
+
+
+@lru_cache(maxsize=None)
+def _candidates(n: int, assam: int) -> tuple[Placement | None, ...]:
+    """The 16 candidate slots of `legal_placement_mask` as placements (None: no square)."""
+    ax, ay = assam % n, assam // n
+    slots: list[Placement | None] = []
+    for d1 in range(4):
+        x1, y1 = ax + int(k.dx(d1)), ay + int(k.dy(d1))
+        for d2 in range(4):
+            x2, y2 = x1 + int(k.dx(d2)), y1 + int(k.dy(d2))
+            on_board = 0 <= min(x1, y1, x2, y2) and max(x1, y1, x2, y2) < n
+            slots.append(((x1, y1), (x2, y2)) if on_board and (x2, y2) != (ax, ay) else None)
+    return tuple(slots)
+
+
+@lru_cache(maxsize=64)
+def _initial_state(rules: Rules) -> np.ndarray:
+    return k.initial_state(rules)
+
+
+_placements_cache: dict[tuple[int, int], tuple[Placement, ...]] = {}
+
+
+def placements_of(n: int, mask_key: int) -> tuple[Placement, ...]:
+    """The placements of a `legal_placement_mask` result, in the kernel's candidate order."""
+    key = (n, mask_key)
+    found = _placements_cache.get(key)
+    if found is None:
+        assam, mask = key[1] >> 16, key[1] & 0xFFFF
+        slots = _candidates(n, assam)
+        found = tuple(slots[i] for i in range(16) if mask >> i & 1)  # type: ignore[misc]
+        _placements_cache[key] = found
+    return found
+
+
+_ERRORS = {
+    k.ERR_PHASE: "the game is over",
+    k.ERR_DRAW: "not a colour of the seat to move with rugs left",
+    k.ERR_ROTATION: "rotations are -1 (left), 0 or 1 (right)",
+    k.ERR_ROLL: "not a value of the die",
+    k.ERR_PLACEMENT_SHAPE: "a rug covers two adjacent squares, one of them next to Assam",
+    k.ERR_PLACEMENT_ASSAM: "a rug may not cover Assam's square (RULES.md section 6.2)",
+    k.ERR_PLACEMENT_COVER: (
+        "it would cover both visible halves of one rug (RULES.md section 6.3)"
+    ),
+}
+
+
+class GameState:
+    """An immutable game position with its rules; `apply` returns a new state."""
+
+    __slots__ = ("_mask", "_phase", "_s", "rules")
+
+    rules: Rules
+    _s: np.ndarray
+    _phase: int  # the PHASE_* code, kept as a Python int for speed
+    _mask: int  # legal_placement_mask in the place phase
+
+    def __init__(self, rules: Rules, packed: np.ndarray) -> None:
+        self.rules = rules
+        self._s = packed
+        self._phase = int(packed[k.PHASE_])
+        self._mask = k.legal_placement_mask(packed) if self._phase == k.PHASE_PLACE else 0
+
+    @classmethod
+    def start(cls, rules: Rules | None = None) -> GameState:
+        """The start position of a rule set (RULES.md section 2)."""
+        rules = rules or Rules()
+        return cls(rules, _initial_state(rules).copy())
+
+    @classmethod
+    def from_notation(cls, text: str, rules: Rules | None = None) -> GameState:
+        """Parse RULES.md section 9 notation; without rules, the dimensions are inferred."""
+        rules = rules or infer_rules(text)
+        return cls(rules, parse_position(text, rules))
+
+    @classmethod
+    def from_packed(cls, rules: Rules, packed: np.ndarray) -> GameState:
+        """Wrap a packed state (copied) from the compiled core."""
+        return cls(rules, packed.copy())
+
+    def to_notation(self) -> str:
+        """RULES.md section 9 notation."""
+        return format_position(self._s)
+
+    def __repr__(self) -> str:
+        return f"GameState.from_notation({self.to_notation()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameState):
+            return NotImplemented
+        return self.rules == other.rules and self.to_notation() == other.to_notation()
+
+    def __hash__(self) -> int:
+        return hash((self.rules, self.to_notation()))
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def packed(self) -> np.ndarray:
+        """A read-only view of the packed array (for the compiled core)."""
+        view = self._s.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def phase(self) -> str:
+        """'draw', 'orient', 'roll', 'place' or 'over'."""
+        return PHASES[self._phase]
+
+    @property
+    def is_over(self) -> bool:
+        return self._phase == k.PHASE_OVER
+
+    @property
+    def seat(self) -> int:
+        """The seat to move (after the end: RULES.md section 9's seat)."""
+        return int(self._s[k.SEAT_])
+
+    @property
+    def colour(self) -> str | None:
+        """The letter of the rug to place this turn, None before the draw."""
+        c = int(self._s[k.COLOUR_])
+        return COLOUR_LETTERS[c] if c >= 0 else None
+
+    @property
+    def assam(self) -> tuple[int, int, str]:
+        """Assam's (x, y, facing)."""
+        s = self._s
+        return int(s[k.X_]), int(s[k.Y_]), FACINGS[s[k.FACING_]]
+
+    @property
+    def dirhams(self) -> tuple[int, ...]:
+        o = self._s[k.DIRHAMS_AT]
+        return tuple(int(v) for v in self._s[o : o + self.rules.players])
+
+    @property
+    def rugs_left(self) -> dict[str, int]:
+        """Unplaced rugs per colour letter."""
+        o = self._s[k.RUGS_LEFT_AT]
+        return {COLOUR_LETTERS[c]: int(self._s[o + c]) for c in range(self.rules.colours)}
+
+    @property
+    def eliminated(self) -> tuple[bool, ...]:
+        o = self._s[k.OUT_AT]
+        return tuple(bool(v) for v in self._s[o : o + self.rules.players])
+
+    def square(self, x: int, y: int) -> tuple[str, int] | None:
+        """The visible rug half at (x, y) as (colour letter, rug number), or None."""
+        n = self.rules.board_size
+        c = int(self._s[self._s[k.COLOUR_AT] + y * n + x])
+        if c < 0:
+            return None
+        return COLOUR_LETTERS[c], int(self._s[self._s[k.RUG_AT] + y * n + x])
+
+    # ------------------------------------------------------------ actions
+
+    def legal_actions(self) -> tuple[Any, ...]:
+        """The choices of the current phase (see the README for each phase's form)."""
+        phase = self._phase
+        if phase == k.PHASE_PLACE:
+            return placements_of(self.rules.board_size, self._mask)
+        if phase == k.PHASE_ORIENT:
+            return ROTATIONS
+        if phase == k.PHASE_ROLL:
+            return self.rules.distinct_faces
+        if phase == k.PHASE_DRAW:
+            return tuple(letter for letter, _ in self.chance_outcomes())
+        return ()
+
+    def chance_outcomes(self) -> list[tuple[Any, float]]:
+        """Draw and roll phases: [(action, probability), ...]; empty in the others."""
+        phase = self._phase
+        if phase == k.PHASE_ROLL:
+            counts = Counter(self.rules.die_faces)
+            total = len(self.rules.die_faces)
+            return [(face, counts[face] / total) for face in sorted(counts)]
+        if phase == k.PHASE_DRAW:
+            # RULES.md section 1: a shuffled pile = drawing uniformly among remaining rugs
+            seat = int(self._s[k.SEAT_])
+            o = self._s[k.RUGS_LEFT_AT]
+            left = {
+                COLOUR_LETTERS[c]: int(self._s[o + c])
+                for c in range(seat, self.rules.colours, self.rules.players)
+                if self._s[o + c] > 0
+            }
+            total = sum(left.values())
+            return [(letter, count / total) for letter, count in left.items()]
+        return []
+
+    def action_code(self, action: Any) -> int:
+        """The kernel's integer code for an action of the current phase."""
+        phase = self._phase
+        code: int | None = None
+        if phase == k.PHASE_PLACE:
+            try:
+                code = _placement_codes(self.rules.board_size).get(action)
+            except TypeError:  # unhashable
+                code = None
+        elif phase == k.PHASE_DRAW:
+            if isinstance(action, str) and len(action) == 1:
+                c = COLOUR_LETTERS.find(action)
+                code = c if 0 <= c < self.rules.colours else None
+        elif type(action) is int or (
+            isinstance(action, numbers.Integral) and not isinstance(action, bool)
+        ):
+            allowed = ROTATIONS if phase == k.PHASE_ORIENT else self.rules.distinct_faces
+            code = int(action) if action in allowed else None
+        if code is None:
+            raise IllegalActionError(self._illegal(action, None))
+        return code
+
+    def apply(self, action: Any) -> GameState:
+        """The state after `action`; raises IllegalActionError if it is not legal."""
+        code = self.action_code(action)
+        s = self._s.copy()
+        result = _k_step(s, code)
+        if result < 0:
+            raise IllegalActionError(self._illegal(action, result))
+        new = _new(GameState)
+        new.rules = self.rules
+        new._s = s
+        new._phase = result & 7
+        new._mask = result >> 3
+        return new
+
+    def _illegal(self, action: Any, err: int | None) -> str:
+        reason = _ERRORS.get(err, "") if err is not None else ""
+        legal = self.legal_actions()
+        shown = ", ".join(repr(a) for a in legal[:12]) or "none (the game is over)"
+        why = f" ({reason})" if reason else ""
+        return f"{action!r} is not a legal {self.phase} action{why}; legal: {shown}"
+
+    def outcome(self) -> Outcome | None:
+        """None until the game is over; then scores, ranks and winners."""
+        return outcome_of(self._s)

@@ -1,0 +1,181 @@
+"""Power: flag claims the data cannot settle yet, and plan how many games a study needs.
+
+Planning uses statsmodels' ``NormalIndPower`` on Cohen's h
+(``proportion_effectsize``, the arcsine-transformed difference of two proportions):
+the normal-approximation power of a two-sided test of proportions, one-sample for a
+seat advantage (``ratio=0``) and two equal samples for a difference between variants.
+
+Block design. Those formulas count independent games. Games of a block share dice, so a
+block design carries n_games / design_effect independent games' worth of information,
+where ``design_effect`` is the one ``seat_win_shares`` reports for seat 0 in a pilot run
+(below 1 when seat rotation cancels out strategy strength, above 1 when shared dice make
+a block's games alike). The plan multiplies the independent-games answer by it and
+rounds up to whole blocks of ``block_size`` games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_effectsize
+
+from marrakech_sim.stats._core import StatsInputError, require_columns
+
+
+def flag_underpowered(
+    table: pd.DataFrame,
+    effect: str,
+    lo: str,
+    hi: str,
+    n: str = "n_games",
+    null: float = 0.0,
+) -> pd.DataFrame:
+    """Add ``half_width``, ``underpowered`` and ``n_to_settle`` to a table of claims.
+
+    A claim is underpowered when its interval's half-width exceeds the distance of the
+    estimate from ``null``: the interval then still reaches the null side. Half-widths
+    shrink like 1/sqrt(n), so the games that would settle it (half-width equal to the
+    effect, at the current estimate; roughly a 50% chance of a clear result if the
+    estimate is right) are n * (half_width / |effect - null|)^2.
+
+    Args:
+        effect, lo, hi: column names of the estimate and its interval.
+        n: column with the games (or blocks) the interval rests on.
+
+    Returns:
+        A copy of ``table`` with half_width, underpowered (bool), n_to_settle (float,
+        inf when the effect is exactly the null) and n_more (games still to play).
+    """
+    require_columns(table, (effect, lo, hi, n), "claims")
+    out = table.copy()
+    half = (out[hi].to_numpy(dtype="float64") - out[lo].to_numpy(dtype="float64")) / 2
+    size = np.abs(out[effect].to_numpy(dtype="float64") - null)
+    count = out[n].to_numpy(dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        settle = np.where(size > 0, np.ceil(count * (half / size) ** 2), np.inf)
+    out["half_width"] = half
+    out["underpowered"] = half > size
+    out["n_to_settle"] = settle
+    out["n_more"] = np.maximum(settle - count, 0.0)
+    return out
+
+
+def _effects(effect: float | Sequence[float]) -> list[float]:
+    # Accepts a float, a list or a numpy array alike.
+    return [float(e) for e in np.atleast_1d(np.asarray(effect, dtype="float64"))]
+
+
+def _check_share(share: float, what: str) -> None:
+    if not 0.0 < share < 1.0:
+        raise StatsInputError(f"{what} {share!r} is not a share strictly between 0 and 1")
+
+
+def _blocks(n_iid: float, design_effect: float, block_size: int) -> tuple[int, int]:
+    n_blocks = int(np.ceil(n_iid * design_effect / block_size))
+    return n_blocks * block_size, n_blocks
+
+
+def plan_seat_advantage(
+    players: int = 4,
+    effect: float | Sequence[float] = 0.01,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    design_effect: float = 1.0,
+    block_size: int = 1,
+) -> pd.DataFrame:
+    """Games needed to detect seat 0 winning 1/k + effect instead of the fair 1/k.
+
+    Returns:
+        One row per effect: players, fair_share, effect, alpha, power, design_effect,
+        block_size, n_games_independent, n_games, n_blocks.
+    """
+    if players < 2:
+        raise StatsInputError(f"players {players!r}; a seat advantage needs at least 2")
+    fair = 1.0 / players
+    records = []
+    for eff in _effects(effect):
+        _check_share(fair + eff, "seat-0 share 1/k + effect =")
+        h = proportion_effectsize(fair + eff, fair)
+        n_iid = float(
+            NormalIndPower().solve_power(
+                effect_size=h,
+                nobs1=None,
+                alpha=alpha,
+                power=power,
+                ratio=0.0,
+                alternative="two-sided",
+            )
+        )
+        n_games, n_blocks = _blocks(n_iid, design_effect, block_size)
+        records.append(
+            {
+                "players": players,
+                "fair_share": fair,
+                "effect": eff,
+                "alpha": alpha,
+                "power": power,
+                "design_effect": design_effect,
+                "block_size": block_size,
+                "n_games_independent": int(np.ceil(n_iid)),
+                "n_games": n_games,
+                "n_blocks": n_blocks,
+            }
+        )
+    return pd.DataFrame.from_records(records)
+
+
+def plan_variant_difference(
+    players: int = 4,
+    effect: float | Sequence[float] = 0.01,
+    baseline_share: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    design_effect: float = 1.0,
+    block_size: int = 1,
+) -> pd.DataFrame:
+    """Games per variant to detect seat-0 win shares differing by ``effect``.
+
+    The baseline variant's seat-0 share defaults to the fair 1/k; the other is that plus
+    ``effect``; the two variants are played as independent samples of equal size.
+
+    Returns:
+        One row per effect: players, baseline_share, effect, alpha, power,
+        design_effect, block_size, n_games_independent (per variant),
+        n_games_per_variant, n_blocks_per_variant, n_games_total.
+    """
+    base = 1.0 / players if baseline_share is None else float(baseline_share)
+    _check_share(base, "baseline share")
+    records = []
+    for eff in _effects(effect):
+        _check_share(base + eff, "baseline share + effect =")
+        h = proportion_effectsize(base + eff, base)
+        n_iid = float(
+            NormalIndPower().solve_power(
+                effect_size=h,
+                nobs1=None,
+                alpha=alpha,
+                power=power,
+                ratio=1.0,
+                alternative="two-sided",
+            )
+        )
+        n_games, n_blocks = _blocks(n_iid, design_effect, block_size)
+        records.append(
+            {
+                "players": players,
+                "baseline_share": base,
+                "effect": eff,
+                "alpha": alpha,
+                "power": power,
+                "design_effect": design_effect,
+                "block_size": block_size,
+                "n_games_independent": int(np.ceil(n_iid)),
+                "n_games_per_variant": n_games,
+                "n_blocks_per_variant": n_blocks,
+                "n_games_total": 2 * n_games,
+            }
+        )
+    return pd.DataFrame.from_records(records)

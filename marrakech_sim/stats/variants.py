@@ -1,0 +1,340 @@
+"""Rule-variant comparison: per-game metrics, their means per rule set, and differences.
+
+Per-game metrics (one row per non-error game; see :data:`VARIANT_METRICS`):
+
+* ``seat_advantage``: seat 0's win share minus 1/k.
+* ``turns``: game length in turns.
+* ``margin``: winner's score minus runner-up's score (top score minus second-highest
+  score among seats with a score; 0 for a shared win; NaN when fewer than two seats
+  have a score, e.g. a "one left" end).
+* ``bankrupt``: 1 when any seat was eliminated.
+* ``tie_broken``: 1 when the tie-break decided the game.
+* ``winner_dirhams_share``: winner's dirhams / winner's score (mean over the winners of
+  a shared win).
+* ``lead_changes`` (needs turn_scores): how often the leading seat changes. The leader
+  after a turn is the seat with the strictly highest score; a leader tied at the top
+  keeps the lead, and a change is counted when a new single leader differs from the last
+  one (so a lead lost to a tie and regained by the same seat is no change).
+* ``comeback`` (needs turn_scores): 1 when a winner was strictly behind the top score
+  after the half-way turn (turn ceil(turns/2) - 1, i.e. once half the turns are played).
+
+Differences (``compare_variants``): for each metric and each rule set against the
+baseline, the difference of means with a normal 95% interval and a two-sided z-test.
+The standard error is block-clustered: each block's influence on the difference is
+summed and squared, so blocks shared between rule sets (common dice across variants)
+count as paired and blocks within one rule set as independent clusters. p-values are
+Holm-corrected across every (metric, rule set) comparison with
+``statsmodels.stats.multitest.multipletests(method='holm')``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from marrakech_sim.stats._core import (
+    StatsInputError,
+    balance_seats,
+    cluster_ratio_table,
+    require_columns,
+)
+from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_mean_interval, z_value
+
+VARIANT_METRICS = (
+    "seat_advantage",
+    "turns",
+    "margin",
+    "bankrupt",
+    "tie_broken",
+    "winner_dirhams_share",
+    "lead_changes",
+    "comeback",
+)
+_CHUNK_GAMES = 20_000
+
+
+def game_metrics(
+    games: pd.DataFrame, seats: pd.DataFrame, turn_scores: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per-game balance metrics of every non-error game.
+
+    Returns:
+        One row per game: game_id, block, ruleset, players, then the columns of
+        :data:`VARIANT_METRICS` (float; lead_changes and comeback NaN without
+        ``turn_scores``).
+    """
+    rows = balance_seats(games, seats)
+    won = rows["win_share"] > 0
+    by_game = rows.groupby("game_id", sort=True)
+    out = by_game[["block", "ruleset", "players", "tie_broken"]].first()
+    seat0 = rows.loc[rows["seat"] == 0].set_index("game_id")["win_share"]
+    out["seat_advantage"] = seat0.reindex(out.index).to_numpy() - 1.0 / out["players"]
+    out["turns"] = games.set_index("game_id")["turns"].reindex(out.index).astype("float64")
+    out["margin"] = _top_two_gap(rows).reindex(out.index).to_numpy()
+    elim = rows["score"].isna()
+    out["bankrupt"] = elim.groupby(rows["game_id"]).any().reindex(out.index).astype("float64")
+    out["tie_broken"] = out["tie_broken"].astype("float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = (rows["dirhams"] / rows["score"]).where(won)
+    out["winner_dirhams_share"] = share.groupby(rows["game_id"]).mean().reindex(out.index)
+    out["lead_changes"] = np.nan
+    out["comeback"] = np.nan
+    if turn_scores is not None:
+        lead = lead_metrics(turn_scores, games, seats)
+        out["lead_changes"] = lead["lead_changes"].reindex(out.index)
+        out["comeback"] = lead["comeback"].reindex(out.index)
+    out = out.reset_index()
+    out["players"] = out["players"].astype("int64")
+    return out[["game_id", "block", "ruleset", "players", *VARIANT_METRICS]]
+
+
+def _top_two_gap(rows: pd.DataFrame) -> pd.Series:
+    """Per game_id: highest score minus second-highest (NaN with fewer than two scores)."""
+    game = rows["game_id"].to_numpy()
+    score = rows["score"].to_numpy(dtype="float64")
+    # Sort by game, then score descending with missing scores last.
+    order = np.lexsort((np.where(np.isnan(score), np.inf, -score), game))
+    game, score = game[order], score[order]
+    starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+    has_second = np.r_[starts[1:], len(game)] - starts >= 2
+    second = np.full(len(starts), np.nan)
+    second[has_second] = score[starts[has_second] + 1]
+    return pd.Series(score[starts] - second, index=pd.Index(game[starts], name="game_id"))
+
+
+def lead_metrics(
+    turn_scores: pd.DataFrame, games: pd.DataFrame, seats: pd.DataFrame
+) -> pd.DataFrame:
+    """Lead changes and comeback per game from per-turn scores (definitions above).
+
+    ``turn_scores`` needs a row per (game, turn, seat) with every seat's score after that
+    turn; NaN scores (eliminated seats) never lead.
+
+    Returns:
+        Indexed by game_id: lead_changes, comeback (float).
+    """
+    require_columns(turn_scores, ("game_id", "turn", "seat", "score"), "turn_scores")
+    rows = balance_seats(games, seats)
+    winners = rows.loc[rows["win_share"] > 0, ["game_id", "seat"]]
+    game_ids = np.sort(turn_scores["game_id"].unique())
+    game_ids = game_ids[np.isin(game_ids, rows["game_id"].unique())]
+    parts = []
+    for start in range(0, len(game_ids), _CHUNK_GAMES):
+        chunk = game_ids[start : start + _CHUNK_GAMES]
+        parts.append(_lead_chunk(turn_scores, winners, chunk))
+    if not parts:
+        return pd.DataFrame(
+            {"lead_changes": [], "comeback": []}, index=pd.Index([], name="game_id")
+        )
+    return pd.concat(parts)
+
+
+def _lead_chunk(
+    turn_scores: pd.DataFrame, winners: pd.DataFrame, chunk: np.ndarray
+) -> pd.DataFrame:
+    ts = turn_scores.loc[turn_scores["game_id"].isin(chunk)]
+    g = np.searchsorted(chunk, ts["game_id"].to_numpy())
+    t = ts["turn"].to_numpy(dtype="int64")
+    s = ts["seat"].to_numpy(dtype="int64")
+    n_turns = int(t.max()) + 1
+    n_seats = int(s.max()) + 1
+    # float32 halves memory; scores are small integers, exact in float32.
+    grid = np.full((len(chunk), n_turns, n_seats), np.nan, dtype="float32")
+    grid[g, t, s] = ts["score"].to_numpy(dtype="float32", na_value=np.nan)
+    last_turn = np.full(len(chunk), -1)
+    np.maximum.at(last_turn, g, t)
+    leader = np.full(len(chunk), -1)
+    changes = np.zeros(len(chunk))
+    with np.errstate(invalid="ignore"):
+        for turn in range(n_turns):
+            sc = grid[:, turn, :]
+            filled = ~np.all(np.isnan(sc), axis=1)
+            top = np.nanmax(np.where(filled[:, None], sc, 0.0), axis=1)
+            at_top = (sc == top[:, None]) & filled[:, None]
+            single = at_top.sum(axis=1) == 1
+            keeps = (leader >= 0) & at_top[np.arange(len(chunk)), np.maximum(leader, 0)]
+            new = single & ~keeps
+            candidate = np.argmax(at_top, axis=1)
+            changes += new & (leader >= 0) & (candidate != leader)
+            leader = np.where(new, candidate, leader)
+    half = np.ceil((last_turn + 1) / 2).astype("int64") - 1
+    at_half = grid[np.arange(len(chunk)), np.maximum(half, 0), :]
+    top_half = np.nanmax(np.where(np.isnan(at_half), -np.inf, at_half), axis=1)
+    w = winners.loc[winners["game_id"].isin(chunk)]
+    wg = np.searchsorted(chunk, w["game_id"].to_numpy())
+    behind = at_half[wg, w["seat"].to_numpy(dtype="int64")] < top_half[wg]
+    comeback = np.zeros(len(chunk))
+    np.maximum.at(comeback, wg, behind.astype("float64"))
+    comeback[last_turn < 0] = np.nan
+    return pd.DataFrame(
+        {"lead_changes": changes, "comeback": comeback}, index=pd.Index(chunk, name="game_id")
+    )
+
+
+def variant_summary(
+    metrics: pd.DataFrame,
+    metric_names: Sequence[str] = VARIANT_METRICS,
+    level: float = DEFAULT_LEVEL,
+) -> pd.DataFrame:
+    """Mean of each metric per rule set with a block-clustered normal interval.
+
+    Returns:
+        One row per (ruleset, metric): players, n_games (non-missing), n_blocks, mean,
+        se, lo, hi.
+    """
+    require_columns(metrics, ("ruleset", "block", "players", *metric_names), "metrics")
+    long = _long(metrics, metric_names)
+    tab = add_mean_interval(
+        cluster_ratio_table(long, ["ruleset", "metric"], "value", "_one"), level
+    )
+    players = metrics.groupby("ruleset")["players"].first()
+    tab["players"] = tab["ruleset"].map(players).astype("int64")
+    tab = tab.rename(columns={"n": "n_games", "estimate": "mean"})
+    tab["n_games"] = tab["n_games"].astype("int64")
+    tab["_order"] = tab["metric"].map({m: i for i, m in enumerate(metric_names)})
+    tab = tab.sort_values(["ruleset", "_order"])
+    return tab[
+        ["ruleset", "metric", "players", "n_games", "n_blocks", "mean", "se", "lo", "hi"]
+    ].reset_index(drop=True)
+
+
+def _long(metrics: pd.DataFrame, metric_names: Sequence[str]) -> pd.DataFrame:
+    long = metrics.melt(
+        id_vars=["game_id", "block", "ruleset"],
+        value_vars=list(metric_names),
+        var_name="metric",
+        value_name="value",
+    )
+    long = long.loc[long["value"].notna()].copy()
+    long["value"] = long["value"].astype("float64")
+    long["_one"] = 1.0
+    return long
+
+
+def compare_variants(
+    metrics: pd.DataFrame,
+    baseline: str,
+    metric_names: Sequence[str] = VARIANT_METRICS,
+    level: float = DEFAULT_LEVEL,
+) -> pd.DataFrame:
+    """Each rule set against ``baseline`` on each metric; one tidy row per comparison.
+
+    Args:
+        metrics: the output of :func:`game_metrics`.
+        baseline: the rule set the others are compared with.
+
+    Returns:
+        One row per (metric, ruleset != baseline): metric, baseline, ruleset,
+        baseline_mean, mean, diff (ruleset minus baseline), se, lo, hi, p_value,
+        p_holm, reject_holm (at 1 - level), n_games_baseline, n_games, n_blocks_baseline,
+        n_blocks. Metrics missing in either rule set are left out.
+    """
+    require_columns(metrics, ("ruleset", "block", *metric_names), "metrics")
+    rulesets = sorted(str(r) for r in metrics["ruleset"].unique())
+    if baseline not in rulesets:
+        raise StatsInputError(f"baseline {baseline!r} not among rule sets {rulesets}")
+    long = _long(metrics, metric_names)
+    z = z_value(level)
+    records = []
+    parts = dict(list(long.groupby(["metric", "ruleset"], sort=False)))
+    for metric in metric_names:
+        base = parts.get((metric, baseline))
+        if base is None:
+            continue
+        for other in rulesets:
+            alt = parts.get((metric, other))
+            if other == baseline or alt is None:
+                continue
+            diff, se = _clustered_difference(base, alt)
+            p = _two_sided_p(diff, se)
+            records.append(
+                {
+                    "metric": metric,
+                    "baseline": baseline,
+                    "ruleset": other,
+                    "baseline_mean": float(base["value"].mean()),
+                    "mean": float(alt["value"].mean()),
+                    "diff": diff,
+                    "se": se,
+                    "lo": diff - z * se,
+                    "hi": diff + z * se,
+                    "p_value": p,
+                    "n_games_baseline": len(base),
+                    "n_games": len(alt),
+                    "n_blocks_baseline": int(base["block"].nunique()),
+                    "n_blocks": int(alt["block"].nunique()),
+                }
+            )
+    cols = [
+        "metric",
+        "baseline",
+        "ruleset",
+        "baseline_mean",
+        "mean",
+        "diff",
+        "se",
+        "lo",
+        "hi",
+        "p_value",
+        "p_holm",
+        "reject_holm",
+        "n_games_baseline",
+        "n_games",
+        "n_blocks_baseline",
+        "n_blocks",
+    ]
+    out = pd.DataFrame.from_records(
+        records, columns=[c for c in cols if c not in ("p_holm", "reject_holm")]
+    )
+    out["p_holm"] = np.nan
+    out["reject_holm"] = False
+    valid = out["p_value"].notna().to_numpy()
+    if valid.any():
+        reject, p_holm, _, _ = multipletests(
+            out.loc[valid, "p_value"], alpha=1 - level, method="holm"
+        )
+        out.loc[valid, "p_holm"] = p_holm
+        out.loc[valid, "reject_holm"] = reject
+    return out[cols]
+
+
+def _two_sided_p(diff: float, se: float) -> float:
+    """Two-sided normal p-value; with se = 0 (both sides constant) 1 for no difference."""
+    if np.isnan(se):
+        return float("nan")
+    if se == 0:
+        return 1.0 if diff == 0 else 0.0
+    return float(2 * sps.norm.sf(abs(diff) / se))
+
+
+def _clustered_difference(base: pd.DataFrame, alt: pd.DataFrame) -> tuple[float, float]:
+    """Difference of means (alt - base) and its block-clustered standard error."""
+    mean_b = float(base["value"].mean())
+    mean_a = float(alt["value"].mean())
+    # Each game's influence on the difference; summed per block, then squared.
+    infl = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "block": base["block"].to_numpy(),
+                    "psi": -(base["value"].to_numpy() - mean_b) / len(base),
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "block": alt["block"].to_numpy(),
+                    "psi": (alt["value"].to_numpy() - mean_a) / len(alt),
+                }
+            ),
+        ]
+    )
+    per_block = infl.groupby("block")["psi"].sum().to_numpy()
+    n_blocks = len(per_block)
+    if n_blocks < 2:
+        return mean_a - mean_b, float("nan")
+    var = n_blocks / (n_blocks - 1) * float(per_block @ per_block)
+    return mean_a - mean_b, float(np.sqrt(var))

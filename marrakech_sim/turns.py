@@ -1,0 +1,169 @@
+"""Compiled turn steps shared by the Python and the compiled game loops.
+
+Both loops draw chance from the same streams (`rng.py`), apply actions with the rules
+kernel and write the same move rows, through these functions only. That is what makes
+a game played by compiled strategies identical to the same game played through Python.
+
+A game's moves are an int32 array of shape (max_turns, MOVE_COLUMNS + players); NULL
+marks a missing value (LOG_FORMAT.md's nulls).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, rng_below, stream_seed
+from marrakech_sim.rules import core as k
+
+NULL = -32768
+
+# move columns (LOG_FORMAT.md `moves`); dirhams_after follows, one column per seat
+M_SEAT = 0
+M_COLOUR = 1
+M_ROTATION = 2
+M_ROLL = 3
+M_ASSAM_X = 4
+M_ASSAM_Y = 5
+M_FACING = 6
+M_PAYMENT = 7
+M_PAID_TO = 8
+M_BANKRUPT = 9
+M_X1 = 10
+M_Y1 = 11
+M_X2 = 12
+M_Y2 = 13
+M_END_ROTATION = 14
+MOVE_COLUMNS = 15
+
+# per-seat summary columns (LOG_FORMAT.md `seats`), from `k_summary`
+S_DIRHAMS = 0
+S_VISIBLE = 1
+S_SCORE = 2  # -1 when eliminated
+S_RANK = 3
+S_WINNER = 4
+S_ELIMINATED_TURN = 5  # -1 while in the game
+S_PAID = 6
+S_RECEIVED = 7
+SEAT_COLUMNS = 8
+
+
+def max_turns(rules) -> int:  # type: ignore[no-untyped-def]
+    """An upper bound on the turns of a game: one per rug, plus one bankrupt turn per seat."""
+    return rules.colours * rules.rugs_per_colour + rules.players
+
+
+def new_moves(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """An empty moves buffer for one game."""
+    return np.full((max_turns(rules), MOVE_COLUMNS + rules.players), NULL, dtype=np.int32)
+
+
+def new_streams(rules, seed: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A game's chance streams: [dice, pile of seat 0, pile of seat 1, ...]."""
+    ids = [STREAM_DICE] + [STREAM_PILE + i for i in range(rules.players)]
+    return np.array([stream_seed(seed, i) for i in ids], dtype=np.uint64)
+
+
+@njit(cache=True)
+def k_chance(s, streams):  # type: ignore[no-untyped-def]
+    """The chance action of a draw or roll phase, from the game's streams.
+
+    roll: a uniform face of the die from the dice stream (one stream per game, so the
+    k-th roll is the same whoever plays). draw: RULES.md section 1, a shuffled pile is a
+    uniform draw among the seat's remaining rugs, from that seat's pile stream.
+    """
+    if s[k.PHASE_] == k.PHASE_ROLL:
+        return s[s[k.FACES_AT] + rng_below(streams[0:1], s[k.NFACES_])]
+    seat = s[k.SEAT_]
+    left = s[k.RUGS_LEFT_AT]
+    r = rng_below(streams[1 + seat : 2 + seat], k.seat_rugs_left(s, seat))
+    for c in range(seat, s[k.P_] * s[k.C_], s[k.P_]):
+        r -= s[left + c]
+        if r < 0:
+            return c
+    return -1  # unreachable: the seat to draw has rugs left
+
+
+@njit(cache=True)
+def _record(s, action, moves):  # type: ignore[no-untyped-def]
+    """Apply `action` and record it in its turn's row; return the new phase or ERR_*."""
+    phase = s[k.PHASE_]
+    turn = s[k.TURN_]
+    seat = s[k.SEAT_]
+    result = k.k_apply(s, action)
+    if result < 0:
+        return result
+    row = moves[turn]
+    row[M_SEAT] = seat
+    if phase == k.PHASE_DRAW:
+        row[M_COLOUR] = action
+    elif phase == k.PHASE_ORIENT:
+        if s[k.FLAGS_] & k.FLAG_ORIENT_AT_END:
+            row[M_END_ROTATION] = action
+        else:
+            row[M_ROTATION] = action
+    elif phase == k.PHASE_ROLL:
+        row[M_COLOUR] = seat if s[k.C_] == 1 else row[M_COLOUR]
+        row[M_ROLL] = action
+        row[M_ASSAM_X] = s[k.X_]
+        row[M_ASSAM_Y] = s[k.Y_]
+        row[M_FACING] = s[k.FACING_]
+        row[M_PAYMENT] = s[k.LAST_PAYMENT_]
+        row[M_PAID_TO] = s[k.LAST_PAID_TO_] if s[k.LAST_PAID_TO_] >= 0 else NULL
+        row[M_BANKRUPT] = s[k.LAST_BANKRUPT_]
+        dirhams = s[k.DIRHAMS_AT]
+        for i in range(s[k.P_]):
+            row[MOVE_COLUMNS + i] = s[dirhams + i]
+    else:
+        x1, y1, x2, y2 = k.unpack_placement(action)
+        # LOG_FORMAT.md: (x1, y1) is the square next to Assam (who did not move)
+        if not k.touching(s[k.X_], s[k.Y_], x1, y1):
+            x1, y1, x2, y2 = x2, y2, x1, y1
+        row[M_X1] = x1
+        row[M_Y1] = y1
+        row[M_X2] = x2
+        row[M_Y2] = y2
+    return result
+
+
+@njit(cache=True)
+def k_advance(s, streams, moves):  # type: ignore[no-untyped-def]
+    """Play the chance phases (draw, roll) up to the next decision or the end.
+
+    Returns the phase + 8 * the legal placement mask in the place phase.
+    """
+    while s[k.PHASE_] == k.PHASE_ROLL or s[k.PHASE_] == k.PHASE_DRAW:
+        _record(s, k_chance(s, streams), moves)
+    if s[k.PHASE_] == k.PHASE_PLACE:
+        return k.PHASE_PLACE + 8 * k.legal_placement_mask(s)
+    return s[k.PHASE_]
+
+
+@njit(cache=True)
+def k_decide(s, action, streams, moves):  # type: ignore[no-untyped-def]
+    """Play a strategy's decision (rotation or placement code), then k_advance.
+
+    Returns an ERR_* code (< 0, nothing changed) for an illegal action.
+    """
+    err = _record(s, action, moves)
+    if err < 0:
+        return err
+    return k_advance(s, streams, moves)
+
+
+@njit(cache=True)
+def k_summary(s, seats):  # type: ignore[no-untyped-def]
+    """Fill `seats` (players x SEAT_COLUMNS) for a finished game; return tie_broken."""
+    p = s[k.P_]
+    res = np.empty(4 * p + 1, np.int64)
+    k.k_result(s, res)
+    for seat in range(p):
+        seats[seat, S_DIRHAMS] = s[s[k.DIRHAMS_AT] + seat]
+        seats[seat, S_VISIBLE] = res[seat]
+        seats[seat, S_SCORE] = res[p + seat]
+        seats[seat, S_RANK] = res[2 * p + seat]
+        seats[seat, S_WINNER] = res[3 * p + seat]
+        seats[seat, S_ELIMINATED_TURN] = s[s[k.ELIM_TURN_AT] + seat]
+        seats[seat, S_PAID] = s[s[k.PAID_AT] + seat]
+        seats[seat, S_RECEIVED] = s[s[k.RECEIVED_AT] + seat]
+    return res[4 * p]

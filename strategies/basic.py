@@ -1,0 +1,25 @@
+"""The uniform random baseline."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from marrakech_sim.game import GameView
+from marrakech_sim.rules.state import Placement
+from marrakech_sim.strategy import BaseStrategy
+
+
+class RandomStrategy(BaseStrategy):
+    """Uniform over the legal options: the statistical baseline.
+
+    Each rotation with probability 1/3, each legal placement with probability 1/n,
+    from the seat's own stream (exactly uniform, see `Rng.below`).
+    """
+
+    COMPILED: ClassVar[str | None] = "random"
+
+    def choose_rotation(self, view: GameView) -> int:
+        return view.rng.below(3) - 1
+
+    def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
+        return options[view.rng.below(len(options))]

@@ -1,0 +1,224 @@
+"""Rule-variant comparison: per-game metrics, lead changes, differences with Holm.
+
+Statistical tests run on fixed seeds; each states its tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from statsmodels.stats.multitest import multipletests
+from synthetic_games import combine_runs, hand_tables, make_run, make_turn_scores
+
+from marrakech_sim.stats import (
+    VARIANT_METRICS,
+    StatsInputError,
+    compare_variants,
+    game_metrics,
+    lead_metrics,
+    variant_summary,
+)
+
+FOUR = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0}
+
+
+def test_game_metrics_hand_values() -> None:
+    """Seat advantage, margin, bankruptcy, tie-break and dirhams share per hand game."""
+    games, seats = hand_tables(
+        [
+            {"seats": [("a", 50, 40), ("b", 45, 30), ("c", 40, 30)], "turns": 30},
+            {"seats": [("a", 50, 40), ("b", 50, 40), ("c", None, 0)]},  # shared win
+            {"seats": [("a", 40, 30), ("b", 52, 26), ("c", 52, 13)]},  # tie-break
+            {"seats": [("a", 60, 30), ("b", None, 0)]},  # only one score left
+            {"seats": [("a", 60, 30), ("b", 1, 0)], "error": "seat 1 (strategy b): x"},
+        ]
+    )
+    m = game_metrics(games, seats).set_index("game_id")
+    assert list(m.index) == [0, 1, 2, 3]  # the error game is left out
+    assert m["seat_advantage"].tolist() == pytest.approx([2 / 3, 0.5 - 1 / 3, -1 / 3, 0.5])
+    assert m.loc[0, "turns"] == 30
+    assert m["margin"].iloc[:3].tolist() == [5.0, 0.0, 0.0]
+    assert math.isnan(m.loc[3, "margin"])
+    assert m["bankrupt"].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert m["tie_broken"].tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert m.loc[0, "winner_dirhams_share"] == pytest.approx(40 / 50)
+    assert m.loc[1, "winner_dirhams_share"] == pytest.approx(40 / 50)
+    assert m.loc[2, "winner_dirhams_share"] == pytest.approx(26 / 52)
+    assert m["lead_changes"].isna().all()  # no turn_scores given
+
+
+def test_lead_changes_and_comeback_hand_case() -> None:
+    """Lead changes count new single leaders; a tied leader keeps the lead.
+
+    Scores after each of 6 turns, seats 0/1/2:
+      t0: 32 30 30  leader 0
+      t1: 32 33 30  leader 1          (change 1)
+      t2: 33 33 30  tied, 1 keeps
+      t3: 34 33 30  leader 0          (change 2)
+      t4: 34 35 35  1 and 2 tied above 0: no single leader
+      t5: 36 35 40  leader 2          (change 3); seat 2 wins
+    Half-way (turn ceil(6/2) - 1 = 2): seat 2 has 30 < 33, behind: a comeback.
+    """
+    games, seats = hand_tables(
+        [{"seats": [("a", 36, 30), ("b", 35, 30), ("c", 40, 30)], "turns": 6}]
+    )
+    path = [[32, 30, 30], [32, 33, 30], [33, 33, 30], [34, 33, 30], [34, 35, 35], [36, 35, 40]]
+    turn_scores = pd.DataFrame(
+        [(0, t, s, float(v)) for t, row in enumerate(path) for s, v in enumerate(row)],
+        columns=["game_id", "turn", "seat", "score"],
+    )
+    lead = lead_metrics(turn_scores, games, seats)
+    assert lead.loc[0, "lead_changes"] == 3
+    assert lead.loc[0, "comeback"] == 1
+    metrics = game_metrics(games, seats, turn_scores)
+    assert metrics.loc[0, "lead_changes"] == 3
+
+
+def test_no_comeback_when_winner_led_or_tied_at_half() -> None:
+    """A winner level with the leader at half-way is not behind: no comeback."""
+    games, seats = hand_tables([{"seats": [("a", 40, 30), ("b", 35, 30)], "turns": 4}])
+    path = [[31, 32], [33, 33], [38, 34], [40, 35]]
+    turn_scores = pd.DataFrame(
+        [(0, t, s, float(v)) for t, row in enumerate(path) for s, v in enumerate(row)],
+        columns=["game_id", "turn", "seat", "score"],
+    )
+    lead = lead_metrics(turn_scores, games, seats)
+    assert lead.loc[0, "comeback"] == 0
+    assert lead.loc[0, "lead_changes"] == 1
+
+
+def test_lead_metrics_in_chunks_equal_whole() -> None:
+    """Processing games in chunks gives the same lead metrics as one pass."""
+    import marrakech_sim.stats.variants as variants
+
+    games, seats = make_run(FOUR, 30, bankrupt_rate=0.2, seed=3)
+    turn_scores = make_turn_scores(games, seats, seed=3)
+    whole = lead_metrics(turn_scores, games, seats)
+    old = variants._CHUNK_GAMES
+    variants._CHUNK_GAMES = 7
+    try:
+        chunked = lead_metrics(turn_scores, games, seats)
+    finally:
+        variants._CHUNK_GAMES = old
+    pd.testing.assert_frame_equal(whole, chunked)
+
+
+def two_variants() -> pd.DataFrame:
+    """Metrics of two rule sets: 'alt' triples the tie-break rate, the rest is equal."""
+    games, seats = combine_runs(
+        [
+            make_run(FOUR, 400, ruleset="base", tie_break_rate=0.05, bankrupt_rate=0.1, seed=1),
+            make_run(FOUR, 400, ruleset="alt", tie_break_rate=0.15, bankrupt_rate=0.1, seed=2),
+        ]
+    )
+    return game_metrics(games, seats, make_turn_scores(games, seats, seed=1))
+
+
+@pytest.fixture(scope="module")
+def metrics() -> pd.DataFrame:
+    """Per-game metrics shared by the comparison tests."""
+    return two_variants()
+
+
+def test_compare_detects_planted_difference(metrics: pd.DataFrame) -> None:
+    """A tripled tie-break rate is detected after Holm; its interval covers the truth."""
+    out = compare_variants(metrics, baseline="base").set_index("metric")
+    assert list(out.index) == list(VARIANT_METRICS)
+    row = out.loc["tie_broken"]
+    assert row["reject_holm"] and row["p_holm"] < 1e-6
+    assert row["lo"] < 0.10 < row["hi"]
+    assert row["n_games"] == (metrics["ruleset"] == "alt").sum()
+    assert row["n_blocks"] == 400 and row["n_blocks_baseline"] == 400
+    # Untouched metrics whose truth is equal: not rejected (they may differ by chance
+    # only once in 20 before correction; with Holm, much more rarely).
+    for name in ("seat_advantage", "bankrupt", "comeback"):
+        assert not out.loc[name, "reject_holm"]
+
+
+def test_holm_matches_statsmodels_across_all_comparisons(metrics: pd.DataFrame) -> None:
+    """p_holm is statsmodels' Holm over every (metric, rule set) row together."""
+    third = metrics.loc[metrics["ruleset"] == "alt"].assign(
+        ruleset="alt2", block=lambda d: d["block"] + 10_000
+    )
+    out = compare_variants(pd.concat([metrics, third]), baseline="base")
+    assert len(out) == 2 * len(VARIANT_METRICS)
+    _, ref, _, _ = multipletests(out["p_value"], method="holm")
+    np.testing.assert_allclose(out["p_holm"], ref)
+
+
+def test_difference_se_matches_statsmodels_cluster(metrics: pd.DataFrame) -> None:
+    """The clustered SE of a difference equals OLS on a dummy with cluster=block."""
+    out = compare_variants(metrics, baseline="base", metric_names=("turns",)).iloc[0]
+    x = sm.add_constant((metrics["ruleset"] == "alt").to_numpy(dtype="float64"))
+    fit = sm.OLS(metrics["turns"].to_numpy(), x).fit(
+        cov_type="cluster", cov_kwds={"groups": metrics["block"].to_numpy()}
+    )
+    n, k = x.shape
+    assert out["diff"] == pytest.approx(fit.params[1])
+    # statsmodels adds (N-1)/(N-K) to the G/(G-1) factor both use.
+    assert out["se"] * math.sqrt((n - 1) / (n - k)) == pytest.approx(fit.bse[1], rel=1e-8)
+
+
+def test_compare_is_calibrated_under_the_null() -> None:
+    """With equal rule sets, a comparison rejects at about the nominal 5%.
+
+    200 null metrics (one call, so one Holm pass) on 150 blocks x 4 games per rule set,
+    with a shared block effect (intra-block correlation 0.5). Tolerance: the raw
+    rejection rate in [0.015, 0.095] (about 3 binomial sd); after Holm, at most one.
+    """
+    rng = np.random.default_rng(31)
+    block = np.repeat(np.arange(300), 4)
+    columns = {f"m{i}": rng.normal(size=300)[block] + rng.normal(size=1200) for i in range(200)}
+    frame = pd.DataFrame(
+        {
+            "game_id": np.arange(1200),
+            "block": block,
+            "ruleset": np.where(block < 150, "base", "alt"),
+            **columns,
+        }
+    )
+    out = compare_variants(frame, baseline="base", metric_names=tuple(columns))
+    assert len(out) == 200
+    assert 0.015 <= (out["p_value"] < 0.05).mean() <= 0.095
+    assert out["reject_holm"].sum() <= 1
+
+
+def test_paired_blocks_across_variants_shrink_the_interval() -> None:
+    """When both rule sets share blocks (common dice), the shared part cancels out."""
+    rng = np.random.default_rng(2)
+    block = np.repeat(np.arange(200), 2)
+    shared = rng.normal(scale=3.0, size=200)[block]
+    value = shared + rng.normal(size=400)
+    paired = pd.DataFrame(
+        {
+            "game_id": np.arange(400),
+            "block": block,
+            "ruleset": np.tile(["base", "alt"], 200),
+            "turns": value,
+        }
+    )
+    unpaired = paired.assign(block=np.arange(400))
+    se_paired = compare_variants(paired, "base", metric_names=("turns",))["se"].iloc[0]
+    se_unpaired = compare_variants(unpaired, "base", metric_names=("turns",))["se"].iloc[0]
+    assert se_paired < se_unpaired / 2
+
+
+def test_variant_summary_counts(metrics: pd.DataFrame) -> None:
+    """Per rule set and metric: mean of the non-missing games, with games and blocks."""
+    out = variant_summary(metrics).set_index(["ruleset", "metric"])
+    row = out.loc[("base", "margin")]
+    base = metrics.loc[metrics["ruleset"] == "base", "margin"]
+    assert row["mean"] == pytest.approx(base.mean())
+    assert row["n_games"] == base.notna().sum()
+    assert row["lo"] < row["mean"] < row["hi"]
+    assert row["players"] == 4
+
+
+def test_unknown_baseline_is_reported(metrics: pd.DataFrame) -> None:
+    """A baseline that is not a rule set raises StatsInputError listing the rule sets."""
+    with pytest.raises(StatsInputError, match="'nope'"):
+        compare_variants(metrics, baseline="nope")
