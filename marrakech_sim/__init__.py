@@ -4,7 +4,7 @@ from marrakech_sim import _jit_cache
 
 _jit_cache.configure()  # before numba is imported anywhere below
 
-from marrakech_sim.errors import (
+from marrakech_sim.errors import (  # noqa: E402
     ConfigError,
     IllegalActionError,
     MarrakechError,
@@ -13,7 +13,7 @@ from marrakech_sim.errors import (
     StrategyError,
     StrategyNotFound,
 )
-from marrakech_sim.rules import EndReason, GameState, Outcome, Rules, perft, perft_divide
+from marrakech_sim.rules import EndReason, GameState, Outcome, Rules, perft, perft_divide  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -16,13 +16,15 @@ _ROOTS = ("marrakech_sim", "strategies")
 
 
 def source_digest() -> str:
-    """A short digest of the .py files of marrakech_sim and strategies."""
+    """A short digest of the .py files of marrakech_sim and strategies that define kernels."""
     here = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for root in _ROOTS:
         for path in sorted((here / root).rglob("*.py")):
-            digest.update(path.relative_to(here).as_posix().encode())
-            digest.update(path.read_bytes())
+            source = path.read_bytes()
+            if b"@njit" in source:  # only the files that define compiled functions
+                digest.update(path.relative_to(here).as_posix().encode())
+                digest.update(source)
     return digest.hexdigest()[:16]
 
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from marrakech_sim.errors import ConfigError, StrategyNotFound
-from marrakech_sim.game import GameView
 from marrakech_sim.rules.state import Outcome, Placement
+from marrakech_sim.view import GameView
 
 ENTRY_POINT_GROUP = "marrakech_sim.strategies"
 
@@ -94,7 +94,9 @@ class StrategySpec:
     name: str | None = None  # the display name in a study; defaults to the reference
 
     @classmethod
-    def of(cls, ref: str, params: Mapping[str, Any] | None = None, name: str | None = None) -> StrategySpec:
+    def of(
+        cls, ref: str, params: Mapping[str, Any] | None = None, name: str | None = None
+    ) -> StrategySpec:
         """A spec with parameters from a mapping (sorted, so equal specs compare equal)."""
         items = tuple(sorted((params or {}).items()))
         for key, value in items:

@@ -266,9 +266,7 @@ def cover_error(s, a, b):  # type: ignore[no-untyped-def]
     """ERR_PLACEMENT_COVER when placing on squares a and b would cover one rug whole."""
     col = s[COLOUR_AT]
     rug = s[RUG_AT]
-    if covers_whole_rug(
-        s[col + a], s[rug + a], s[col + b], s[rug + b], s[SEAT_], s[P_], s[FLAGS_]
-    ):
+    if covers_whole_rug(s[col + a], s[rug + a], s[col + b], s[rug + b], s[SEAT_], s[P_], s[FLAGS_]):
         return ERR_PLACEMENT_COVER
     return OK
 

@@ -82,9 +82,7 @@ class Rules:
             if not isinstance(value, bool):
                 raise ConfigError(f"{key} = {value!r}: expected true or false")
         if self.tie_break not in TIE_BREAKS:
-            raise ConfigError(
-                f"tie_break = {self.tie_break!r}: allowed are 'dirhams', 'visible'"
-            )
+            raise ConfigError(f"tie_break = {self.tie_break!r}: allowed are 'dirhams', 'visible'")
         _check_int("board_size", self.board_size, minimum=5, maximum=MAX_BOARD_SIZE)
         if self.board_size % 2 == 0:
             raise ConfigError(

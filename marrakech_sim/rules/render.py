@@ -21,8 +21,27 @@ _ANSI = {
     "t": "48;5;30",
     "v": "48;5;99",
 }
-_COLOUR_NAMES = dict(zip(COLOUR_LETTERS, "red blue yellow purple green orange cyan white "
-                         "black magenta brown teal violet".split(), strict=True))
+_COLOUR_NAMES = dict(
+    zip(
+        COLOUR_LETTERS,
+        [
+            "red",
+            "blue",
+            "yellow",
+            "purple",
+            "green",
+            "orange",
+            "cyan",
+            "white",
+            "black",
+            "magenta",
+            "brown",
+            "teal",
+            "violet",
+        ],
+        strict=True,
+    )
+)
 _ARROWS = {"N": "^", "E": ">", "S": "v", "W": "<"}
 _PHASE_WORDS = {
     "draw": "draws a rug from the pile",
@@ -69,11 +88,15 @@ def render(state: GameState, colour: bool = False) -> str:
         outcome = state.outcome()
         assert outcome is not None
         winners = ", ".join(f"seat {w}" for w in outcome.winners)
-        lines.append(f"Game over ({outcome.reason.value}): won by {winners}; "
-                     f"scores {list(outcome.scores)}")
+        lines.append(
+            f"Game over ({outcome.reason.value}): won by {winners}; scores {list(outcome.scores)}"
+        )
     else:
-        drawn = f" ({_COLOUR_NAMES[state.colour]} rug)" if state.colour and \
-            state.rules.colours_per_player > 1 else ""
+        drawn = (
+            f" ({_COLOUR_NAMES[state.colour]} rug)"
+            if state.colour and state.rules.colours_per_player > 1
+            else ""
+        )
         lines.append(f"To move: seat {state.seat} {_PHASE_WORDS[state.phase]}{drawn}")
     return "\n".join(lines)
 

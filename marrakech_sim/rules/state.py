@@ -7,7 +7,7 @@ import enum
 import numbers
 from collections import Counter
 from collections.abc import Hashable
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,7 @@ def outcome_of(s: np.ndarray) -> Outcome | None:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _placement_codes(n: int) -> dict[Placement, int]:
     """Every pair of adjacent squares of an n x n board, both orders, to its kernel code."""
     codes = {}
@@ -83,7 +83,7 @@ def _placement_codes(n: int) -> dict[Placement, int]:
     return codes
 
 
-@lru_cache(maxsize=None)
+@cache
 def _candidates(n: int, assam: int) -> tuple[Placement | None, ...]:
     """The 16 candidate slots of `legal_placement_mask` as placements (None: no square)."""
     ax, ay = assam % n, assam // n
@@ -92,7 +92,7 @@ def _candidates(n: int, assam: int) -> tuple[Placement | None, ...]:
         x1, y1 = ax + int(k.dx(d1)), ay + int(k.dy(d1))
         for d2 in range(4):
             x2, y2 = x1 + int(k.dx(d2)), y1 + int(k.dy(d2))
-            on_board = 0 <= min(x1, y1, x2, y2) and max(x1, y1, x2, y2) < n
+            on_board = min(x1, y1, x2, y2) >= 0 and max(x1, y1, x2, y2) < n
             slots.append(((x1, y1), (x2, y2)) if on_board and (x2, y2) != (ax, ay) else None)
     return tuple(slots)
 
@@ -124,9 +124,7 @@ _ERRORS = {
     k.ERR_ROLL: "not a value of the die",
     k.ERR_PLACEMENT_SHAPE: "a rug covers two adjacent squares, one of them next to Assam",
     k.ERR_PLACEMENT_ASSAM: "a rug may not cover Assam's square (RULES.md section 6.2)",
-    k.ERR_PLACEMENT_COVER: (
-        "it would cover both visible halves of one rug (RULES.md section 6.3)"
-    ),
+    k.ERR_PLACEMENT_COVER: ("it would cover both visible halves of one rug (RULES.md section 6.3)"),
 }
 
 
