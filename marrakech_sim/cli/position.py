@@ -37,7 +37,7 @@ def position_show(
     """Draw a position (default: the start position) with Assam, seats and turn."""
     state = _state(notation, rules_from_cli(rules_file, **rule_options))
     use_colour = sys.stdout.isatty() if colour is None else colour
-    click.echo(render(state, colour=use_colour))
+    click.echo(render(state, colour=use_colour), color=use_colour)
     click.echo(state.to_notation())
 
 

@@ -32,8 +32,10 @@ class Rules:
     """A complete rule set. Unset derived options take the RULES.md defaults."""
 
     players: int = 4
-    rugs_per_colour: int | None = None
-    colours_per_player: int | None = None
+    # None at construction means "the RULES.md default for these players"; __post_init__
+    # resolves it, so after construction both are always ints
+    rugs_per_colour: int = None  # type: ignore[assignment]
+    colours_per_player: int = None  # type: ignore[assignment]
     starting_dirhams: int = 30
     die_faces: tuple[int, ...] = DIE_FACES
     initial_facing: str = "N"
@@ -93,7 +95,6 @@ class Rules:
     @property
     def colours(self) -> int:
         """Number of colours in the game (players * colours_per_player)."""
-        assert self.colours_per_player is not None
         return self.players * self.colours_per_player
 
     def seat_letters(self, seat: int) -> str:
