@@ -52,7 +52,7 @@ class GameRecord:
     end_reason: str  # 'rugs_exhausted', 'one_left' or 'error'
     winners: tuple[int, ...]
     tie_broken: bool
-    moves: np.ndarray  # (turns, MOVE_COLUMNS + players) int32, NULL for missing
+    moves: np.ndarray  # (turns, turns.move_columns(players)) int32, NULL for missing
     seats: np.ndarray  # (players, SEAT_COLUMNS) int32
     error: str | None = None
     outcome: Outcome | None = None

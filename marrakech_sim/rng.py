@@ -26,21 +26,21 @@ STREAM_PILE = 1  # + seat: each seat's rug pile (RULES.md section 1, two colours
 STREAM_STRATEGY = 64  # + seat: each seat's strategy
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _mix(z):  # type: ignore[no-untyped-def]
     z = (z ^ (z >> uint64(30))) * _MIX1
     z = (z ^ (z >> uint64(27))) * _MIX2
     return z ^ (z >> uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rng_next(state):  # type: ignore[no-untyped-def]
     """The next 64 random bits of the stream in state[0] (SplitMix64)."""
     state[0] += _GOLDEN
     return _mix(state[0])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rng_below(state, n):  # type: ignore[no-untyped-def]
     """A uniform integer in [0, n), exactly uniform.
 
@@ -59,13 +59,13 @@ def rng_below(state, n):  # type: ignore[no-untyped-def]
             return r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rng_random(state):  # type: ignore[no-untyped-def]
     """A uniform float in [0, 1) with 53 random bits."""
     return (rng_next(state) >> uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _seed_of(seed, stream):  # type: ignore[no-untyped-def]
     return _mix(uint64(seed) ^ _mix(uint64(stream) + _GOLDEN))
 

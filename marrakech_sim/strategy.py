@@ -119,7 +119,7 @@ class StrategySpec:
         """The strategy object (in the worker that plays with it)."""
         cls = self.load_class()
         try:
-            return cls(**dict(self.params))  # type: ignore[no-any-return]
+            return cls(**dict(self.params))
         except TypeError as exc:
             raise ConfigError(f"strategy {self.label!r}: {exc}") from exc
 

@@ -4,8 +4,15 @@ Both loops draw chance from the same streams (`rng.py`), apply actions with the 
 kernel and write the same move rows, through these functions only. That is what makes
 a game played by compiled strategies identical to the same game played through Python.
 
-A game's moves are an int32 array of shape (max_turns, MOVE_COLUMNS + players); NULL
-marks a missing value (LOG_FORMAT.md's nulls).
+A game's moves are an int32 array of shape (max_turns, move_columns(players)), one row
+per turn; NULL marks a missing value (LOG_FORMAT.md's nulls). The columns are
+
+    0 .. MOVE_COLUMNS - 1                  M_SEAT .. M_END_ROTATION
+    MOVE_COLUMNS + seat                    dirhams_after of `seat` (after the turn's roll)
+    MOVE_COLUMNS + players + seat          visible_after of `seat`: its visible squares
+                                           after the turn (RULES.md section 7 counting)
+
+`dirhams_after_col` and `visible_after_col` give these indices.
 """
 
 from __future__ import annotations
@@ -48,6 +55,21 @@ S_RECEIVED = 7
 SEAT_COLUMNS = 8
 
 
+def move_columns(players: int) -> int:
+    """Width of a move row: the M_* columns, then dirhams_after and visible_after per seat."""
+    return MOVE_COLUMNS + 2 * players
+
+
+def dirhams_after_col(seat: int, players: int) -> int:
+    """Column of `seat`'s dirhams after the turn."""
+    return MOVE_COLUMNS + seat
+
+
+def visible_after_col(seat: int, players: int) -> int:
+    """Column of `seat`'s visible squares after the turn."""
+    return MOVE_COLUMNS + players + seat
+
+
 def max_turns(rules) -> int:  # type: ignore[no-untyped-def]
     """An upper bound on the turns of a game: one per rug, plus one bankrupt turn per seat."""
     return rules.colours * rules.rugs_per_colour + rules.players
@@ -55,7 +77,7 @@ def max_turns(rules) -> int:  # type: ignore[no-untyped-def]
 
 def new_moves(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     """An empty moves buffer for one game."""
-    return np.full((max_turns(rules), MOVE_COLUMNS + rules.players), NULL, dtype=np.int32)
+    return np.full((max_turns(rules), move_columns(rules.players)), NULL, dtype=np.int32)
 
 
 def new_streams(rules, seed: int) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -64,7 +86,7 @@ def new_streams(rules, seed: int) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.array([stream_seed(seed, i) for i in ids], dtype=np.uint64)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def k_chance(s, streams):  # type: ignore[no-untyped-def]
     """The chance action of a draw or roll phase, from the game's streams.
 
@@ -84,54 +106,62 @@ def k_chance(s, streams):  # type: ignore[no-untyped-def]
     return -1  # unreachable: the seat to draw has rugs left
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _write_visible(s, moves, turn):  # type: ignore[no-untyped-def]
+    """visible_after of every seat into the turn's row (a placement changes several)."""
+    p = s[k.P_]
+    visible = s[k.VISIBLE_AT]
+    for i in range(p):
+        moves[turn, MOVE_COLUMNS + p + i] = s[visible + i]
+
+
+@njit(cache=True, inline="always")
 def _record(s, action, moves):  # type: ignore[no-untyped-def]
     """Apply `action` and record it in its turn's row; return the new phase or ERR_*."""
     phase = s[k.PHASE_]
     turn = s[k.TURN_]
     seat = s[k.SEAT_]
-    result = k.k_apply(s, action)
+    result = k.apply_action(s, action)
     if result < 0:
         return result
-    row = moves[turn]
-    row[M_SEAT] = seat
+    moves[turn, M_SEAT] = seat
     if phase == k.PHASE_DRAW:
-        row[M_COLOUR] = action
+        moves[turn, M_COLOUR] = action
     elif phase == k.PHASE_ORIENT:
         if s[k.FLAGS_] & k.FLAG_ORIENT_AT_END:
-            row[M_END_ROTATION] = action
+            moves[turn, M_END_ROTATION] = action
         else:
-            row[M_ROTATION] = action
+            moves[turn, M_ROTATION] = action
     elif phase == k.PHASE_ROLL:
-        row[M_COLOUR] = seat if s[k.C_] == 1 else row[M_COLOUR]
-        row[M_ROLL] = action
-        row[M_ASSAM_X] = s[k.X_]
-        row[M_ASSAM_Y] = s[k.Y_]
-        row[M_FACING] = s[k.FACING_]
-        row[M_PAYMENT] = s[k.LAST_PAYMENT_]
-        row[M_PAID_TO] = s[k.LAST_PAID_TO_] if s[k.LAST_PAID_TO_] >= 0 else NULL
-        row[M_BANKRUPT] = s[k.LAST_BANKRUPT_]
+        if s[k.C_] == 1:
+            moves[turn, M_COLOUR] = seat
+        moves[turn, M_ROLL] = action
+        moves[turn, M_ASSAM_X] = s[k.X_]
+        moves[turn, M_ASSAM_Y] = s[k.Y_]
+        moves[turn, M_FACING] = s[k.FACING_]
+        moves[turn, M_PAYMENT] = s[k.LAST_PAYMENT_]
+        moves[turn, M_PAID_TO] = s[k.LAST_PAID_TO_] if s[k.LAST_PAID_TO_] >= 0 else NULL
+        moves[turn, M_BANKRUPT] = s[k.LAST_BANKRUPT_]
         dirhams = s[k.DIRHAMS_AT]
         for i in range(s[k.P_]):
-            row[MOVE_COLUMNS + i] = s[dirhams + i]
+            moves[turn, MOVE_COLUMNS + i] = s[dirhams + i]
+        _write_visible(s, moves, turn)  # final for a bankrupt turn: no rug is placed
     else:
         x1, y1, x2, y2 = k.unpack_placement(action)
         # LOG_FORMAT.md: (x1, y1) is the square next to Assam (who did not move)
         if not k.touching(s[k.X_], s[k.Y_], x1, y1):
             x1, y1, x2, y2 = x2, y2, x1, y1
-        row[M_X1] = x1
-        row[M_Y1] = y1
-        row[M_X2] = x2
-        row[M_Y2] = y2
+        moves[turn, M_X1] = x1
+        moves[turn, M_Y1] = y1
+        moves[turn, M_X2] = x2
+        moves[turn, M_Y2] = y2
+        _write_visible(s, moves, turn)
     return result
 
 
-@njit(cache=True)
-def k_advance(s, streams, moves):  # type: ignore[no-untyped-def]
-    """Play the chance phases (draw, roll) up to the next decision or the end.
-
-    Returns the phase + 8 * the legal placement mask in the place phase.
-    """
+@njit(cache=True, inline="always")
+def _advance(s, streams, moves):  # type: ignore[no-untyped-def]
+    """k_advance's body, inlined into the loops that call it."""
     while s[k.PHASE_] == k.PHASE_ROLL or s[k.PHASE_] == k.PHASE_DRAW:
         _record(s, k_chance(s, streams), moves)
     if s[k.PHASE_] == k.PHASE_PLACE:
@@ -139,7 +169,16 @@ def k_advance(s, streams, moves):  # type: ignore[no-untyped-def]
     return s[k.PHASE_]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def k_advance(s, streams, moves):  # type: ignore[no-untyped-def]
+    """Play the chance phases (draw, roll) up to the next decision or the end.
+
+    Returns the phase + 8 * the legal placement mask in the place phase.
+    """
+    return _advance(s, streams, moves)
+
+
+@njit(cache=True, _nrt=False)
 def k_decide(s, action, streams, moves):  # type: ignore[no-untyped-def]
     """Play a strategy's decision (rotation or placement code), then k_advance.
 
@@ -148,14 +187,18 @@ def k_decide(s, action, streams, moves):  # type: ignore[no-untyped-def]
     err = _record(s, action, moves)
     if err < 0:
         return err
-    return k_advance(s, streams, moves)
+    return _advance(s, streams, moves)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def k_summary(s, seats):  # type: ignore[no-untyped-def]
-    """Fill `seats` (players x SEAT_COLUMNS) for a finished game; return tie_broken."""
+    """Fill `seats` (players x SEAT_COLUMNS) for a finished game; return tie_broken.
+
+    k_result writes into the state's scratch section (free once the game is over), so
+    no array is allocated per game.
+    """
     p = s[k.P_]
-    res = np.empty(4 * p + 1, np.int64)
+    res = s[s[k.SCRATCH_AT] : s[k.SCRATCH_AT] + 4 * p + 1]
     k.k_result(s, res)
     for seat in range(p):
         seats[seat, S_DIRHAMS] = s[s[k.DIRHAMS_AT] + seat]

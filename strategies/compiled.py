@@ -16,9 +16,37 @@ import numpy as np
 from numba import njit
 
 from marrakech_sim import turns as t
-from marrakech_sim.rng import STREAM_STRATEGY, _seed_of
+from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, _seed_of
 from marrakech_sim.rules import core as k
 from strategies.twins import choose_placement, choose_rotation
+
+
+@njit(cache=True, inline="always")
+def _seed_streams(seed, p, streams, rngs):  # type: ignore[no-untyped-def]
+    """A game's chance streams (dice, then each seat's pile) and each seat's strategy stream."""
+    streams[0] = _seed_of(seed, STREAM_DICE)
+    for i in range(p):
+        streams[1 + i] = _seed_of(seed, STREAM_PILE + i)
+        rngs[i] = _seed_of(seed, STREAM_STRATEGY + i)
+
+
+@njit(cache=True, inline="always")
+def _play(s, codes, params, moves, streams, rngs, options):  # type: ignore[no-untyped-def]
+    """The decision loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action."""
+    result = t._advance(s, streams, moves)
+    while (result & 7) != k.PHASE_OVER:
+        seat = s[k.SEAT_]
+        rng = rngs[seat : seat + 1]
+        if (result & 7) == k.PHASE_ORIENT:
+            action = choose_rotation(codes[seat], params[seat], s, rng)
+        else:
+            count = k.placements_of_key(s, result >> 3, options)  # the mask _advance made
+            action = options[choose_placement(codes[seat], params[seat], s, rng, options, count)]
+        err = t._record(s, action, moves)
+        if err < 0:
+            return err  # a twin chose an illegal action: a bug, reported by play_batch
+        result = t._advance(s, streams, moves)
+    return 0
 
 
 @njit(cache=True)
@@ -26,40 +54,47 @@ def play_one(s, seed, codes, params, moves):  # type: ignore[no-untyped-def]
     """Play the game from packed state `s` to the end; moves are recorded by turn."""
     p = s[k.P_]
     streams = np.empty(1 + p, np.uint64)
-    streams[0] = _seed_of(seed, 0)
-    for i in range(p):
-        streams[1 + i] = _seed_of(seed, 1 + i)
     rngs = np.empty(p, np.uint64)
-    for i in range(p):
-        rngs[i] = _seed_of(seed, STREAM_STRATEGY + i)
     options = np.empty(16, np.int64)
-    result = t.k_advance(s, streams, moves)
-    while (result & 7) != k.PHASE_OVER:
-        seat = s[k.SEAT_]
-        rng = rngs[seat : seat + 1]
-        if (result & 7) == k.PHASE_ORIENT:
-            action = choose_rotation(codes[seat], params[seat], s, rng)
-        else:
-            count = k.legal_placements(s, options)
-            action = options[choose_placement(codes[seat], params[seat], s, rng, options, count)]
-        result = t.k_decide(s, action, streams, moves)
-        if result < 0:
-            return result  # a twin chose an illegal action: a bug, reported by play_batch
-    return 0
+    _seed_streams(seed, p, streams, rngs)
+    return _play(s, codes, params, moves, streams, rngs, options)
 
 
 @njit(cache=True)
 def play_batch(init, seeds, codes, params, moves, games, seats):  # type: ignore[no-untyped-def]
     """Play len(seeds) games from `init`; game g seats twins codes[g] with params[g].
 
-    moves: (len(seeds) * max_turns, MOVE_COLUMNS + P) filled with NULL, game g's turns
-    at rows g * max_turns ...; games[g] = (turns, end reason, tie_broken);
-    seats[g]: the per-seat summary (turns.S_* columns).
+    moves: (len(seeds) * max_turns, turns.move_columns(P)); game g's turns are written at
+    rows g * max_turns ..., each game's block first filled with NULL (so a buffer can be
+    reused batch after batch; rows past a game's turns stay NULL). games[g] = (turns,
+    end reason, tie_broken); seats[g]: the per-seat summary (turns.S_* columns).
+    Returns 0, or an ERR_* code when a twin chose an illegal action (a bug).
     """
+    p = init[k.P_]
+    # one state and one set of buffers for the whole batch: no allocation per game
+    s = init.copy()
+    streams = np.empty(1 + p, np.uint64)
+    rngs = np.empty(p, np.uint64)
+    options = np.empty(16, np.int64)
+    return _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options)
+
+
+@njit(cache=True, _nrt=False)
+def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options):  # type: ignore[no-untyped-def]
+    """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
+    without reference counting (see marrakech_sim.rules.core), and so with plain loops
+    where a slice assignment would need the runtime."""
     max_turns = moves.shape[0] // seeds.shape[0]
+    p = init[k.P_]
     for g in range(seeds.shape[0]):
-        s = init.copy()
-        err = play_one(s, seeds[g], codes[g], params[g], moves[g * max_turns : (g + 1) * max_turns])
+        for i in range(init.shape[0]):
+            s[i] = init[i]
+        block = moves[g * max_turns : (g + 1) * max_turns]
+        flat = block.reshape(-1)
+        for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
+            flat[i] = t.NULL
+        _seed_streams(seeds[g], p, streams, rngs)
+        err = _play(s, codes[g], params[g], block, streams, rngs, options)
         if err < 0:
             return err
         games[g, 0] = s[k.TURN_] + 1

@@ -4,44 +4,63 @@ A twin decides exactly as its Python form does, drawing from the seat's stream t
 way, so the compiled loop (`strategies.compiled`) and the Python game loop play the same
 game. A twin is selected by an integer code, with its parameters as a float64 vector in
 PARAMETER_ORDER.
+
+    code  twin     Python form                        parameters (vector order)
+    0     random   strategies.basic.RandomStrategy    -
+    1     greedy   strategies.greedy.GreedyStrategy   area, cover, block, waste, ruin
+                   (and its presets greedy-area, greedy-block)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
 
+from marrakech_sim.errors import ConfigError
 from marrakech_sim.rng import rng_below
+from strategies.kernels import GREEDY_PARAMETERS, greedy_placement, greedy_rotation
 
 RANDOM = 0
+GREEDY = 1
 
 #: compiled twin name (BaseStrategy.COMPILED) -> code
-CODES = {"random": RANDOM}
+CODES = {"random": RANDOM, "greedy": GREEDY}
 #: parameter order of each twin's float64 vector
-PARAMETER_ORDER: dict[str, tuple[str, ...]] = {"random": ()}
+PARAMETER_ORDER: dict[str, tuple[str, ...]] = {"random": (), "greedy": GREEDY_PARAMETERS}
 MAX_PARAMETERS = 8
 
 
-def encode_params(twin: str, params: dict[str, float]) -> np.ndarray:
-    """A twin's parameter vector, in PARAMETER_ORDER."""
+def encode_params(twin: str, params: Mapping[str, Any]) -> np.ndarray:
+    """A twin's parameter vector, in PARAMETER_ORDER (every parameter must be given)."""
     vector = np.zeros(MAX_PARAMETERS)
     for i, key in enumerate(PARAMETER_ORDER[twin]):
+        if key not in params:
+            raise ConfigError(
+                f"compiled twin {twin!r} needs parameter {key!r}; "
+                f"it takes {', '.join(PARAMETER_ORDER[twin])}"
+            )
         vector[i] = float(params[key])
     return vector
 
 
-@njit(cache=True)
+# _nrt=False: no reference counting in the compiled loop (see marrakech_sim.rules.core)
+@njit(cache=True, _nrt=False)
 def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
-    """The rotation a twin chooses (strategies.basic.RandomStrategy.choose_rotation)."""
-    return rng_below(rng, 3) - 1
+    """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`."""
+    if code == GREEDY:
+        return greedy_rotation(s, params, rng)
+    return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def choose_placement(code, params, s, rng, options, count):  # type: ignore[no-untyped-def]
-    """The index into options[:count] a twin chooses."""
-    return rng_below(rng, count)
+    """The index into options[:count] (legal_placements order) the twin chooses."""
+    if code == GREEDY:
+        return greedy_placement(s, params, rng, options, count)
+    return rng_below(rng, count)  # RandomStrategy.choose_placement
 
 
 def compiled_twin(strategy_class: type) -> str | None:
@@ -50,8 +69,20 @@ def compiled_twin(strategy_class: type) -> str | None:
     return twin if twin in CODES else None
 
 
+def twin_of(strategy: Any) -> tuple[str, np.ndarray] | None:
+    """(twin name, parameter vector) of a built strategy object, or None without a twin.
+
+    Uses the object's full parameters (defaults included), so presets of one twin with
+    other defaults encode correctly.
+    """
+    twin = compiled_twin(type(strategy))
+    if twin is None:
+        return None
+    return twin, encode_params(twin, getattr(strategy, "params", {}))
+
+
 def lineup_arrays(
-    twins: Sequence[Sequence[str]], params: Sequence[Sequence[dict[str, float]]]
+    twins: Sequence[Sequence[str]], params: Sequence[Sequence[Mapping[str, Any]]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Code and parameter arrays (games x seats) for play_batch."""
     g, p = len(twins), len(twins[0])

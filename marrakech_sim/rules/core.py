@@ -14,6 +14,10 @@ that depend on the board size N, the players P and the colours K = P * C:
     ELIM_TURN.. +P              turn of the bankruptcy, -1 while in the game
     PAID     .. +P              total dirhams paid
     RECEIVED .. +P              total dirhams received
+    SEAT_LEFT.. +P              unplaced rugs per seat (all its colours; kept in step with
+                                RUGS_LEFT so the turn order needs no scan)
+    VISIBLE  .. +P              visible squares per seat (all its colours, RULES.md section 7;
+                                kept in step with COLOUR by every placement)
     RUGS_LEFT.. +K              rugs left per colour
     PLACED   .. +K              rugs placed per colour (the next rug is number PLACED + 1)
     COLOUR   .. +N*N            visible colour per square (y * N + x), -1 when empty
@@ -22,6 +26,15 @@ that depend on the board size N, the players P and the colours K = P * C:
     FACES    .. +NFACES         the die's faces (rule option die_faces)
 
 Squares are indices y * N + x. Facings are 0 N, 1 E, 2 S, 3 W.
+
+Speed: a compiled call that passes the state array costs 20-30 ns of reference counting
+when it is not inlined, so the small helpers below are `inline="always"` (numba inlines
+them into each caller); the entry points (k_apply, region_size, legal_placement_mask, ...)
+stay ordinary calls so that each is compiled once. Kernels that allocate nothing are
+compiled with `_nrt=False` (numba's runtime off): they then do no reference counting at
+all, whose atomic increments were half the time of a whole game. numba passes this flag
+on to the functions such a kernel calls unless they set it themselves, so a kernel that
+allocates and is called from one of these says `_nrt=True`.
 """
 
 from __future__ import annotations
@@ -50,6 +63,7 @@ LAST_PAYMENT_ = 15
 LAST_PAID_TO_ = 16
 LAST_BANKRUPT_ = 17
 NFACES_ = 18  # number of die faces
+SEAT_LEFT_AT = 19  # (offset; the header's free slots are used for the newer sections)
 # where each section starts (set by blank_state: reading an offset is one load)
 DIRHAMS_AT = 20
 OUT_AT = 21
@@ -62,6 +76,7 @@ COLOUR_AT = 27
 RUG_AT = 28
 SCRATCH_AT = 29
 FACES_AT = 30
+VISIBLE_AT = 31
 HEADER = 32
 
 FLAG_ORIENT_AT_END = 1
@@ -98,13 +113,13 @@ COORD_MASK = 127
 def state_size(board_size: int, players: int, colours_per_player: int, faces: int) -> int:
     """Length of the packed state array for these dimensions."""
     squares = board_size * board_size
-    return HEADER + 5 * players + 2 * players * colours_per_player + 5 * squares + faces
+    return HEADER + 7 * players + 2 * players * colours_per_player + 5 * squares + faces
 
 
 # ---------------------------------------------------------------- geometry
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step(x, y, f, n):  # type: ignore[no-untyped-def]
     """One step of Assam, edge arcs included (RULES.md section 4): returns (x, y, f)."""
     if f == 0:
@@ -136,7 +151,7 @@ def step(x, y, f, n):  # type: ignore[no-untyped-def]
     return x, (y + 1 if y % 2 == 1 else y - 1), 3
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def walk(x, y, f, steps, n):  # type: ignore[no-untyped-def]
     """Where Assam stops after `steps` steps: (x, y, f)."""
     for _ in range(steps):
@@ -144,25 +159,25 @@ def walk(x, y, f, steps, n):  # type: ignore[no-untyped-def]
     return x, y, f
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dx(d):  # type: ignore[no-untyped-def]
     """Column change of direction d (0 N, 1 E, 2 S, 3 W)."""
     return (d == 1) - (d == 3)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dy(d):  # type: ignore[no-untyped-def]
     """Row change of direction d (0 N, 1 E, 2 S, 3 W)."""
     return (d == 2) - (d == 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pack_placement(x1, y1, x2, y2):  # type: ignore[no-untyped-def]
     """The integer code of placement ((x1, y1), (x2, y2))."""
     return x1 | (y1 << COORD_BITS) | (x2 << 2 * COORD_BITS) | (y2 << 3 * COORD_BITS)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def unpack_placement(code):  # type: ignore[no-untyped-def]
     """(x1, y1, x2, y2) of a placement code."""
     return (
@@ -173,13 +188,13 @@ def unpack_placement(code):  # type: ignore[no-untyped-def]
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def touching(x1, y1, x2, y2):  # type: ignore[no-untyped-def]
     """Whether squares (x1, y1) and (x2, y2) share an edge."""
     return abs(x1 - x2) + abs(y1 - y2) == 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def owner(s, colour):  # type: ignore[no-untyped-def]
     """The seat owning a colour index (RULES.md section 1: seat s owns s, s+P, ...)."""
     return colour % s[P_]
@@ -188,7 +203,7 @@ def owner(s, colour):  # type: ignore[no-untyped-def]
 # ---------------------------------------------------------------- queries
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def region_size(s, sq):  # type: ignore[no-untyped-def]
     """Squares in the 4-connected region of the visible colour at `sq` (RULES.md section 5).
 
@@ -232,7 +247,7 @@ def region_size(s, sq):  # type: ignore[no-untyped-def]
     return tail
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def payment_at(s, sq, seat):  # type: ignore[no-untyped-def]
     """(amount due, payee) if `seat` stopped on `sq` now; (0, -1) when nothing is due.
 
@@ -248,7 +263,7 @@ def payment_at(s, sq, seat):  # type: ignore[no-untyped-def]
     return region_size(s, sq), payee
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def covers_whole_rug(colour_a, rug_a, colour_b, rug_b, mover, players, flags):  # type: ignore[no-untyped-def]
     """RULES.md section 6.3: whether covering halves (colour, rug number) a and b is barred.
 
@@ -261,7 +276,7 @@ def covers_whole_rug(colour_a, rug_a, colour_b, rug_b, mover, players, flags):  
     return not (colour_a % players == mover and flags & FLAG_OWN_COVERABLE)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cover_error(s, a, b):  # type: ignore[no-untyped-def]
     """ERR_PLACEMENT_COVER when placing on squares a and b would cover one rug whole."""
     col = s[COLOUR_AT]
@@ -271,7 +286,7 @@ def cover_error(s, a, b):  # type: ignore[no-untyped-def]
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
     """OK when a rug may go on (x1, y1) (next to Assam) and (x2, y2) now (RULES.md section 6)."""
     n = s[N_]
@@ -286,7 +301,7 @@ def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
     return cover_error(s, y1 * n + x1, y2 * n + x2)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_placement_mask(s):  # type: ignore[no-untyped-def]
     """Assam's square * 65536 + a mask whose bit d1 * 4 + d2 is set when the placement
     (Assam + d1, Assam + d1 + d2) is legal.
@@ -324,48 +339,79 @@ def legal_placement_mask(s):  # type: ignore[no-untyped-def]
     return assam * 65536 + mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_placements(s, out):  # type: ignore[no-untyped-def]
     """Write the codes of the legal placements into `out` in candidate order; return the count."""
-    key = legal_placement_mask(s)
-    ax = s[X_]
-    ay = s[Y_]
+    return placements_of_key(s, legal_placement_mask(s), out)
+
+
+def _candidate_delta(i: int) -> int:
+    """pack_placement(x1, y1, x2, y2) - pack_placement(ax, ay, ax, ay) for candidate i.
+
+    Candidate i = d1 * 4 + d2 is (Assam + d1, Assam + d1 + d2); the packed fields add
+    without carries because every coordinate of a real candidate stays in the board.
+    """
+    d1, d2 = i >> 2, i & 3
+    x1, y1 = dx.py_func(d1), dy.py_func(d1)  # the kernels' own direction steps
+    x2, y2 = x1 + dx.py_func(d2), y1 + dy.py_func(d2)
+    # a sum, not pack_placement's `|`: the differences may be negative
+    return x1 + (y1 << COORD_BITS) + (x2 << 2 * COORD_BITS) + (y2 << 3 * COORD_BITS)
+
+
+CANDIDATE_DELTA = np.array([_candidate_delta(i) for i in range(16)], dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def placements_of_key(s, key, out):  # type: ignore[no-untyped-def]
+    """legal_placements from a legal_placement_mask result already at hand (no recompute).
+
+    `out` needs 16 slots: every candidate's code is written at out[count] and kept only
+    when its bit is set (no branch on the bits, which the processor cannot predict).
+    """
+    base = pack_placement(s[X_], s[Y_], s[X_], s[Y_])
     count = 0
     for i in range(16):
-        if key >> i & 1:
-            x1 = ax + dx(i >> 2)
-            y1 = ay + dy(i >> 2)
-            out[count] = pack_placement(x1, y1, x1 + dx(i & 3), y1 + dy(i & 3))
-            count += 1
+        out[count] = base + CANDIDATE_DELTA[i]
+        count += (key >> i) & 1
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def visible_squares(s, seat):  # type: ignore[no-untyped-def]
-    """Visible squares of all of a seat's colours (RULES.md section 7)."""
+    """Visible squares of all of a seat's colours (RULES.md section 7), from the counter."""
+    return s[s[VISIBLE_AT] + seat]
+
+
+@njit(cache=True, inline="always")
+def seat_rugs_left(s, seat):  # type: ignore[no-untyped-def]
+    """Unplaced rugs of all of a seat's colours, from the counter."""
+    return s[s[SEAT_LEFT_AT] + seat]
+
+
+@njit(cache=True)
+def k_recount(s):  # type: ignore[no-untyped-def]
+    """Rebuild the per-seat counters (SEAT_LEFT, VISIBLE) from the rugs left and the board.
+
+    For states built field by field (notation); the kernels keep them in step afterwards.
+    """
+    p = s[P_]
+    left = s[RUGS_LEFT_AT]
     col = s[COLOUR_AT]
-    total = 0
+    for seat in range(p):
+        s[s[SEAT_LEFT_AT] + seat] = 0
+        s[s[VISIBLE_AT] + seat] = 0
+    for c in range(p * s[C_]):
+        s[s[SEAT_LEFT_AT] + c % p] += s[left + c]
     for i in range(s[N_] * s[N_]):
         c = s[col + i]
-        if c >= 0 and c % s[P_] == seat:
-            total += 1
-    return total
-
-
-@njit(cache=True)
-def seat_rugs_left(s, seat):  # type: ignore[no-untyped-def]
-    """Unplaced rugs of all of a seat's colours."""
-    total = 0
-    left = s[RUGS_LEFT_AT]
-    for c in range(seat, s[P_] * s[C_], s[P_]):
-        total += s[left + c]
-    return total
+        if c >= 0:
+            s[s[VISIBLE_AT] + c % p] += 1
 
 
 # ---------------------------------------------------------------- changes
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _begin_turn(s, seat):  # type: ignore[no-untyped-def]
     """Start `seat`'s turn: its first phase (RULES.md sections 3 and 9)."""
     s[SEAT_] = seat
@@ -377,7 +423,7 @@ def _begin_turn(s, seat):  # type: ignore[no-untyped-def]
         s[PHASE_] = PHASE_ROLL if s[FLAGS_] & FLAG_ORIENT_AT_END else PHASE_ORIENT
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(s, reason, last):  # type: ignore[no-untyped-def]
     """End the game; the seat shown is the next one in the game after `last` (section 9)."""
     p = s[P_]
@@ -393,7 +439,7 @@ def _finish(s, reason, last):  # type: ignore[no-untyped-def]
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_turn(s):  # type: ignore[no-untyped-def]
     """Pass to the next seat clockwise in the game with rugs left, or end (section 2, 7)."""
     p = s[P_]
@@ -409,7 +455,7 @@ def _next_turn(s):  # type: ignore[no-untyped-def]
     _finish(s, END_RUGS_EXHAUSTED, last)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _roll(s, steps):  # type: ignore[no-untyped-def]
     """Walk, pay, and go bankrupt if need be (RULES.md sections 3.2, 3.3, 4, 5)."""
     n = s[N_]
@@ -441,28 +487,39 @@ def _roll(s, steps):  # type: ignore[no-untyped-def]
     left = s[RUGS_LEFT_AT]
     for c in range(seat, s[P_] * s[C_], s[P_]):
         s[left + c] = 0
+    s[s[SEAT_LEFT_AT] + seat] = 0
     if s[P_] - s[NOUT_] <= 1 and s[FLAGS_] & FLAG_END_ONE_LEFT:
         _finish(s, END_ONE_LEFT, seat)  # section 7: "one left" wins when both ends coincide
     else:
         _next_turn(s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _place(s, a, b):  # type: ignore[no-untyped-def]
     """Lay the turn's rug on squares a and b, then orient (variant) or pass the turn."""
     colour = s[COLOUR_]
+    mover = s[SEAT_]
+    p = s[P_]
     placed = s[PLACED_AT] + colour
     s[placed] += 1
     col = s[COLOUR_AT]
     rug = s[RUG_AT]
+    # section 7's visible squares: the owners of the covered halves lose them, the mover
+    # (who owns the placed colour) gains two
+    visible = s[VISIBLE_AT]
+    if s[col + a] >= 0:
+        s[visible + s[col + a] % p] -= 1
+    if s[col + b] >= 0:
+        s[visible + s[col + b] % p] -= 1
+    s[visible + mover] += 2
     s[col + a] = colour
     s[col + b] = colour
     s[rug + a] = s[placed]
     s[rug + b] = s[placed]
     s[s[RUGS_LEFT_AT] + colour] -= 1
+    s[s[SEAT_LEFT_AT] + mover] -= 1
     if s[FLAGS_] & FLAG_ORIENT_AT_END:
         # section 3, variant: orient for the next player, except after the game's last rug
-        p = s[P_]
         for seat in range(p):
             if s[s[OUT_AT] + seat] == 0 and seat_rugs_left(s, seat) > 0:
                 s[PHASE_] = PHASE_ORIENT
@@ -472,12 +529,14 @@ def _place(s, a, b):  # type: ignore[no-untyped-def]
         _next_turn(s)
 
 
-@njit(cache=True)
-def k_apply(s, action):  # type: ignore[no-untyped-def]
+@njit(cache=True, _nrt=False)
+def apply_action(s, action):  # type: ignore[no-untyped-def]
     """Apply one action of the current phase in place; return the new phase or an ERR_* code.
 
     draw: a colour index; orient: -1, 0 or 1; roll: the die value; place: a placement
     code (pack_placement; either square may come first). Nothing changes on error.
+    This is the one implementation; it is inlined into the hot loops, and `k_apply` is
+    its ordinary compiled form for everyone else.
     """
     phase = s[PHASE_]
     if phase == PHASE_DRAW:
@@ -519,14 +578,20 @@ def k_apply(s, action):  # type: ignore[no-untyped-def]
     return ERR_PHASE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def k_apply(s, action):  # type: ignore[no-untyped-def]
+    """apply_action as an ordinary compiled function (see apply_action)."""
+    return apply_action(s, action)
+
+
+@njit(cache=True, _nrt=False)
 def k_step(s, action):  # type: ignore[no-untyped-def]
     """k_apply for the Python face: the new phase + 8 * legal_placement_mask when placing.
 
     Handing the placement mask back with the phase saves the Python API one call into
     the compiled core per turn.
     """
-    phase = k_apply(s, action)
+    phase = apply_action(s, action)
     if phase == PHASE_PLACE:
         return phase + 8 * legal_placement_mask(s)
     return phase
@@ -535,7 +600,7 @@ def k_step(s, action):  # type: ignore[no-untyped-def]
 # ---------------------------------------------------------------- results
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def k_result(s, out):  # type: ignore[no-untyped-def]
     """Per-seat results of a finished game into `out` (RULES.md section 7).
 
@@ -655,9 +720,11 @@ def blank_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     s[ELIM_TURN_AT] = HEADER + 2 * p
     s[PAID_AT] = HEADER + 3 * p
     s[RECEIVED_AT] = HEADER + 4 * p
-    s[RUGS_LEFT_AT] = HEADER + 5 * p
-    s[PLACED_AT] = HEADER + 5 * p + p * c
-    s[COLOUR_AT] = HEADER + 5 * p + 2 * p * c
+    s[SEAT_LEFT_AT] = HEADER + 5 * p
+    s[VISIBLE_AT] = HEADER + 6 * p
+    s[RUGS_LEFT_AT] = HEADER + 7 * p
+    s[PLACED_AT] = HEADER + 7 * p + p * c
+    s[COLOUR_AT] = HEADER + 7 * p + 2 * p * c
     s[RUG_AT] = s[COLOUR_AT] + squares
     s[SCRATCH_AT] = s[RUG_AT] + squares
     s[FACES_AT] = s[SCRATCH_AT] + 3 * squares
@@ -678,5 +745,6 @@ def initial_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     s[FACING_] = FACING_INDEX[rules.initial_facing]
     s[s[DIRHAMS_AT] : s[DIRHAMS_AT] + p] = rules.starting_dirhams
     s[s[RUGS_LEFT_AT] : s[RUGS_LEFT_AT] + rules.colours] = rules.rugs_per_colour
+    k_recount(s)
     _begin_turn(s, 0)
     return s

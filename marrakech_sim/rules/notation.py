@@ -86,6 +86,7 @@ def parse_position(text: str, rules: Rules) -> np.ndarray:
     n, p, kk = rules.board_size, rules.players, rules.colours
     _parse_players(s, players, rules)
     _parse_board(s, board, rules)
+    k.k_recount(s)  # the per-seat counters (rugs left, visible squares) the kernels keep
 
     m = _ASSAM.match(assam)
     if not m:

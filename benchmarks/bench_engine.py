@@ -1,0 +1,149 @@
+"""Engine speed on one core, 4 players, uniformly random decisions (issue 2's benchmark).
+
+    /work/venv/bin/python benchmarks/bench_engine.py [--seconds S] [--json]
+
+Prints games per second for
+  compiled  whole games inside the compiled loop (strategies.compiled.play_batch with the
+            `random` twin, every move recorded in the buffer);        target >= 100,000
+  api       games through the public Python API (GameState.legal_actions/apply with a Python
+            random.choice per decision; rolls by random.choice of the die faces); >= 3,000
+  plugin    a Python plug-in strategy (strategies.basic.RandomStrategy, which uses
+            view.rng.below) through marrakech_sim.game.play_game;      target >= 5,000
+and perft nodes (leaves) per second from the 4-player start, with the ratio to each target.
+Each figure is the best of a few timed rounds after a warm-up (compilation excluded),
+timed in process CPU time so that other load on the machine disturbs it less. This is
+a measurement, not a test: figures vary with the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from marrakech_sim import GameState, Rules
+from marrakech_sim import turns as t
+from marrakech_sim.game import play_game
+from marrakech_sim.rules import core as k
+from strategies.basic import RandomStrategy
+from strategies.compiled import play_batch
+from strategies.twins import lineup_arrays
+
+TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
+
+
+def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 3) -> float:
+    """Best units/s over `rounds` rounds of about seconds/rounds each (after one warm-up)."""
+    run()
+    best = 0.0
+    for _ in range(rounds):
+        units = 0
+        start = time.process_time()
+        while True:
+            units += run()
+            elapsed = time.process_time() - start
+            if elapsed >= seconds / rounds:
+                break
+        best = max(best, units / elapsed)
+    return best
+
+
+def bench_compiled(rules: Rules, seconds: float, batch: int = 2000) -> float:
+    """Whole games in play_batch, moves recorded, buffers reused batch after batch."""
+    p = rules.players
+    init = k.initial_state(rules)
+    codes, params = lineup_arrays([["random"] * p] * batch, [[{}] * p] * batch)
+    moves = np.full((batch * t.max_turns(rules), t.move_columns(p)), t.NULL, np.int32)
+    games = np.zeros((batch, 3), np.int32)
+    seats = np.zeros((batch, p, t.SEAT_COLUMNS), np.int32)
+    first = [0]
+
+    def run() -> int:
+        seeds = np.arange(first[0], first[0] + batch, dtype=np.uint64)
+        first[0] += batch
+        if play_batch(init, seeds, codes, params, moves, games, seats) != 0:
+            raise RuntimeError("play_batch reported an illegal twin action")
+        return batch
+
+    return _best_rate(run, seconds)
+
+
+def bench_api(rules: Rules, seconds: float) -> float:
+    """Whole games through GameState.legal_actions/apply, Python random choices."""
+    rnd = random.Random(1)
+    start = GameState.start(rules)
+    faces = list(rules.die_faces)
+    choice = rnd.choice
+
+    def run() -> int:
+        state = start
+        while not state.is_over:
+            phase = state.phase
+            if phase == "roll":
+                state = state.apply(choice(faces))
+            else:
+                state = state.apply(choice(state.legal_actions()))
+        return 1
+
+    return _best_rate(run, seconds)
+
+
+def bench_plugin(rules: Rules, seconds: float) -> float:
+    """Whole games through play_game with the RandomStrategy plug-in in every seat."""
+    lineup = [RandomStrategy() for _ in range(rules.players)]
+    seed = [0]
+
+    def run() -> int:
+        seed[0] += 1
+        play_game(rules, lineup, seed[0])
+        return 1
+
+    return _best_rate(run, seconds)
+
+
+def bench_perft(rules: Rules, seconds: float, depth: int = 9) -> tuple[float, int, int]:
+    """Leaves per second of k_perft from the start position."""
+    s = k.initial_state(rules)
+    faces = np.array(rules.distinct_faces, dtype=np.int64)
+    leaves = int(k.k_perft(s.copy(), depth, faces))
+    rate = _best_rate(lambda: int(k.k_perft(s.copy(), depth, faces)), seconds)
+    return rate, depth, leaves
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per item")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    args = parser.parse_args(argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    rules = Rules(players=4)
+    results = {
+        "compiled": bench_compiled(rules, args.seconds),
+        "api": bench_api(rules, args.seconds),
+        "plugin": bench_plugin(rules, args.seconds),
+    }
+    perft_rate, depth, leaves = bench_perft(rules, args.seconds)
+    if args.json:
+        out = {
+            name: {"games_per_s": rate, "target": TARGETS[name]} for name, rate in results.items()
+        }
+        out["perft"] = {"nodes_per_s": perft_rate, "depth": depth, "leaves": leaves}
+        print(json.dumps(out, indent=2))
+        return 0
+    print("one core, 4 players, uniformly random decisions")
+    for name, rate in results.items():
+        target = TARGETS[name]
+        print(f"{name:9s} {rate:12,.0f} games/s   target {target:9,.0f}   x{rate / target:.2f}")
+    print(f"perft     {perft_rate:12,.0f} nodes/s   (depth {depth}: {leaves:,} leaves)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

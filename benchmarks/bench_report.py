@@ -1,0 +1,235 @@
+"""Time `marrakech report` on a large synthetic run folder; print seconds and peak memory.
+
+    python benchmarks/bench_report.py --games 10000000 --moves-games 0 --dir /tmp/bench_run
+    python benchmarks/bench_report.py --games 1000000 --moves-games 1000000 --dir /tmp/bench_run_m
+
+The run folder follows LOG_FORMAT.md: games and seats for ``--games`` games (4 players,
+two rule sets, 5 strategies with planted strengths, a planted seat advantage, seat
+rotation in blocks of 4 games, a few ties and errors), and a moves table for the first
+``--moves-games`` games (48 turns each). Writing 500 million move rows for 10 million
+games takes longer than the report itself, so the moves-derived part is measured on a
+smaller run and scales with the moves rows scanned (the report reads whole moves only for
+its sample of ``MOVES_GAMES`` games). The report runs in a child process so its peak RSS
+(``ru_maxrss`` of the child, DuckDB included) is the report's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+K = 4
+TURNS = 48
+STRATEGIES = np.array(["random", "greedy", "cautious", "bold", "lazy"])
+THETA = np.array([0.0, 0.3, 0.1, 0.2, -0.2])
+LINEUPS = np.array([[i for i in range(5) if i != skip] for skip in range(5)])
+GAMMA = np.array([0.15, 0.05, 0.0, -0.05])
+RULESETS = {"standard": {"players": 4}, "orient_at_end": {"players": 4, "orient_at_end": True}}
+
+
+def _write(table: pa.Table, folder: Path, part: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".part-{part:05d}.parquet"
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(folder / f"part-{part:05d}.parquet")
+
+
+def _list(values: np.ndarray, width: int, arrow_type: pa.DataType) -> pa.Array:
+    n = len(values) // width
+    return pa.ListArray.from_arrays(
+        pa.array(np.arange(0, n * width + 1, width, dtype="int32")),
+        pa.array(values, type=arrow_type),
+    )
+
+
+def write_chunk(
+    run: Path, part: int, first_block: int, n_blocks: int, moves: bool, rng: np.random.Generator
+) -> None:
+    """Write one part of games and seats (and moves) for ``n_blocks`` blocks of 4 games."""
+    n = n_blocks * K
+    block = np.repeat(np.arange(first_block, first_block + n_blocks), K)
+    game_id = block * K + np.tile(np.arange(K), n_blocks)
+    lineup = block % len(LINEUPS)
+    ruleset_idx = (block // len(LINEUPS)) % 2
+    match_id = lineup + len(LINEUPS) * ruleset_idx
+    shift = game_id % K
+    who = LINEUPS[lineup[:, None], (np.arange(K)[None, :] - shift[:, None]) % K]
+    util = THETA[who] + GAMMA[None, :] * (1 - ruleset_idx[:, None]) + rng.gumbel(size=(n, K))
+    order = np.argsort(-util, axis=1)
+    place = np.argsort(order, axis=1)
+    top = rng.integers(55, 80, size=n)
+    gaps = np.cumsum(rng.integers(1, 8, size=(n, K)), axis=1) - 1
+    score = (top[:, None] - np.take_along_axis(gaps, place, axis=1)).astype("int16")
+    visible = rng.integers(5, 20, size=(n, K)).astype("int16")
+    error = rng.random(n) < 1e-4
+    tie_broken = (rng.random(n) < 0.02) & ~error
+    winner = order[:, 0]
+    win_share = np.where(place == 0, 1.0, 0.0).astype("float32")
+    win_share[error] = 0.0
+    end = np.where(error, "error", "rugs_exhausted")
+    err_text = np.where(
+        error,
+        np.char.add(np.char.add("seat 1 (strategy ", STRATEGIES[who[:, 1]]), "): ValueError: x"),
+        None,
+    )
+    games = pa.table(
+        {
+            "game_id": pa.array(game_id, pa.int64()),
+            "match_id": pa.array(match_id, pa.int64()),
+            "ruleset": pa.array(np.array(list(RULESETS))[ruleset_idx])
+            .dictionary_encode()
+            .cast(pa.string()),
+            "seed": pa.array(game_id.astype("uint64") * 7919),
+            "players": pa.array(np.full(n, K, "int8")),
+            "turns": pa.array(np.full(n, TURNS, "int16")),
+            "end_reason": pa.array(end),
+            "winners": pa.ListArray.from_arrays(
+                pa.array(np.r_[0, np.cumsum(~error)].astype("int32")),
+                pa.array(winner[~error].astype("int8")),
+            ),
+            "tie_broken": pa.array(tie_broken),
+            "error": pa.array(err_text, pa.string()),
+            "block": pa.array(block, pa.int64()),
+        }
+    )
+    rank = (place + 1).astype("int8")
+    null_err = np.repeat(error, K)
+    seats = pa.table(
+        {
+            "game_id": pa.array(np.repeat(game_id, K), pa.int64()),
+            "seat": pa.array(np.tile(np.arange(K, dtype="int8"), n)),
+            "strategy": pa.array(STRATEGIES[who.ravel()]),
+            "colours": pa.array(np.tile(np.array(list("rbyp")), n)),
+            "dirhams": pa.array((score - visible).ravel()),
+            "visible": pa.array(visible.ravel()),
+            "score": pa.array(score.ravel(), mask=null_err),
+            "rank": pa.array(rank.ravel(), mask=null_err),
+            "win_share": pa.array(win_share.ravel()),
+            "eliminated_turn": pa.nulls(n * K, pa.int16()),
+            "paid": pa.array(np.zeros(n * K, "int16")),
+            "received": pa.array(np.zeros(n * K, "int16")),
+        }
+    )
+    _write(games, run / "games", part)
+    _write(seats, run / "seats", part)
+    if moves:
+        t = np.arange(TURNS)
+        frac = (t + 1) / TURNS
+        path = (
+            30
+            + frac[None, :, None] * (score[:, None, :] - 30)
+            + rng.normal(0, 2, size=(n, TURNS, K))
+        )
+        path[:, -1, :] = score
+        path = np.maximum(np.round(path), 0).astype("int16")
+        vis = (path // 3).astype("int16")
+        rows = n * TURNS
+        turn = np.tile(t, n).astype("int16")
+        small = np.zeros(rows, "int8")
+        _write(
+            pa.table(
+                {
+                    "game_id": pa.array(np.repeat(game_id, TURNS), pa.int64()),
+                    "turn": pa.array(turn),
+                    "seat": pa.array((turn % K).astype("int8")),
+                    "colour": pa.array(np.array(list("rbyp"))[turn % K]),
+                    "rotation": pa.array(small),
+                    "roll": pa.array((1 + turn % 4).astype("int8")),
+                    "assam_x": pa.array(small),
+                    "assam_y": pa.array(small),
+                    "facing": pa.array(np.full(rows, "N")),
+                    "payment": pa.array(np.zeros(rows, "int16")),
+                    "paid_to": pa.nulls(rows, pa.int8()),
+                    "bankrupt": pa.array(np.zeros(rows, bool)),
+                    "x1": pa.array(small),
+                    "y1": pa.array(small),
+                    "x2": pa.array(small),
+                    "y2": pa.array(small),
+                    "end_rotation": pa.nulls(rows, pa.int8()),
+                    "dirhams_after": _list((path - vis).ravel(), K, pa.int16()),
+                    "visible_after": _list(vis.ravel(), K, pa.int16()),
+                }
+            ),
+            run / "moves",
+            part,
+        )
+
+
+def generate(run: Path, games: int, moves_games: int, chunk_games: int = 500_000) -> None:
+    """Write the whole run folder in chunks (memory stays flat)."""
+    rng = np.random.default_rng(2025)
+    n_blocks = games // K
+    per = chunk_games // K
+    run.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "format_version": 1,
+        "run_id": run.name,
+        "created": "2025-01-01T00:00:00Z",
+        "program_version": "bench",
+        "seed": 2025,
+        "config": {"rulesets": RULESETS, "strategies": [{"name": s} for s in STRATEGIES]},
+        "games_planned": n_blocks * K,
+    }
+    (run / "run.json").write_text(json.dumps(manifest))
+    for part, first in enumerate(range(0, n_blocks, per)):
+        write_chunk(run, part, first, min(per, n_blocks - first), first * K < moves_games, rng)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=10_000_000)
+    parser.add_argument("--moves-games", type=int, default=0, help="games that get a moves table")
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_report_run"))
+    parser.add_argument("--reuse", action="store_true", help="reuse an existing run folder")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    out = args.dir.with_name(args.dir.name + "_report")
+    if args.child:
+        from marrakech_sim.report import build_report
+
+        start = time.perf_counter()
+        result = build_report([args.dir], out)
+        seconds = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            json.dumps(
+                {
+                    "games": result.facts["n_games"],
+                    "report_s": round(seconds, 1),
+                    "peak_rss_mb": round(peak),
+                    "moves_games_read": result.facts.get("moves_games", 0),
+                    "rating_games": result.facts.get("rating_games"),
+                    "seconds": result.facts.get("seconds"),
+                }
+            )
+        )
+        return
+    if not (args.reuse and (args.dir / "run.json").is_file()):
+        start = time.perf_counter()
+        generate(args.dir, args.games, args.moves_games)
+        print(
+            f"generated {args.games:,} games ({args.moves_games:,} with moves) "
+            f"in {time.perf_counter() - start:.0f} s"
+        )
+    size = sum(p.stat().st_size for p in args.dir.rglob("*.parquet")) / 1e6
+    print(f"run folder {args.dir}: {size:.0f} MB of Parquet")
+    child = subprocess.run(
+        [sys.executable, __file__, "--dir", str(args.dir), "--child"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    print(child.stdout.strip())
+
+
+if __name__ == "__main__":
+    main()

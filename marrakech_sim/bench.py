@@ -1,0 +1,137 @@
+"""Measure games per second of the tournament runner, with and without move records.
+
+`bench` plays one line-up under one rule set through the real runner: with records,
+every chunk is converted to Arrow and written to Parquet parts in a temporary run
+folder; without, the games are only played. `breakdown` times the steps of one chunk
+in this process (play, conversion to Arrow, Parquet writing) per game.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from marrakech_sim import runner
+from marrakech_sim.config import Study, study_from_dict
+from marrakech_sim.rules.options import Rules
+
+
+def bench_study(rules: Rules, lineup: Sequence[str], games: int, chunk_games: int = 4096) -> Study:
+    """A study of `games` games of one line-up (strategy refs), seats as given."""
+    names = {ref: "".join(c if c.isalnum() or c in "_-." else "_" for c in ref) for ref in lineup}
+    strategies = {names[ref]: {"ref": ref} for ref in dict.fromkeys(lineup)}
+    return study_from_dict(
+        {
+            "name": "bench",
+            "seed": 1,
+            "games_per_lineup": games,
+            "rotation": "none",
+            "chunk_games": chunk_games,
+            "rulesets": {"bench": rules.to_dict()},
+            "strategies": strategies,
+            "schedule": {"kind": "lineups", "lineups": [[names[ref] for ref in lineup]]},
+        }
+    )
+
+
+def bench(
+    rules: Rules | None = None,
+    lineup: Sequence[str] | None = None,
+    *,
+    games: int = 100_000,
+    workers: int = 1,
+    records: bool = True,
+    chunk_games: int = 4096,
+    start_method: str | None = None,
+) -> dict[str, Any]:
+    """Games per second of a run (workers processes; 0 = in this process).
+
+    Returns a dict with games, workers, records, seconds, games_per_s,
+    games_per_s_per_worker, players, lineup, compiled, start_method.
+    """
+    rules = rules or Rules()
+    lineup = list(lineup or ["random"] * rules.players)
+    study = bench_study(rules, lineup, games, chunk_games)
+    prep = runner._Prepared(study)
+    prep.warm_up()
+    runner.play_chunk(prep, 0)  # compile / load the record path once, outside the timing
+    folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
+    try:
+        started = time.perf_counter()
+        if records:
+            runner.run_study(study, folder / "run", workers=workers, start_method=start_method)
+        elif workers == 0:
+            runner._WORKER["prep"] = prep
+            for chunk in range(prep.plan.chunks):
+                runner._worker_play_only(chunk)
+        else:
+            with runner._pool(study, None, workers, start_method, prep) as pool:
+                for _ in pool.imap_unordered(
+                    runner._worker_play_only, range(prep.plan.chunks), chunksize=1
+                ):
+                    pass
+        seconds = time.perf_counter() - started
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    played = prep.plan.games_planned
+    return {
+        "games": played,
+        "workers": workers,
+        "records": records,
+        "seconds": round(seconds, 4),
+        "games_per_s": round(played / seconds, 1),
+        "games_per_s_per_worker": round(played / seconds / max(workers, 1), 1),
+        "players": rules.players,
+        "lineup": lineup,
+        "compiled": bool(prep.match_compiled.all()),
+        "start_method": (start_method or runner.default_start_method()) if workers else None,
+        "chunk_games": chunk_games,
+    }
+
+
+def breakdown(
+    rules: Rules | None = None,
+    lineup: Sequence[str] | None = None,
+    *,
+    chunk_games: int = 4096,
+    repeats: int = 3,
+) -> dict[str, float]:
+    """Microseconds per game of each step of a chunk, in this process (best of `repeats`).
+
+    play: the game loop; tables: compiled rows to Arrow tables; write: the three Parquet
+    parts (zstd) including the rename.
+    """
+    import numpy as np
+
+    rules = rules or Rules()
+    lineup = list(lineup or ["random"] * rules.players)
+    study = bench_study(rules, lineup, chunk_games * 2, chunk_games)
+    prep = runner._Prepared(study)
+    prep.warm_up()
+    runner.play_chunk(prep, 0)
+    cg = prep.plan.chunk_games(1)
+    r = prep.rulesets[0]
+    where = np.arange(len(cg))
+    play = runner._play_compiled if prep.match_compiled.all() else runner._play_python
+    best = {"play": float("inf"), "tables": float("inf"), "write": float("inf")}
+    folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
+    try:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            group = play(prep, r, cg, where)
+            t1 = time.perf_counter()
+            tables = runner._group_tables(prep, r, cg, group)
+            t2 = time.perf_counter()
+            runner.write_chunk(folder, 1, tables)
+            t3 = time.perf_counter()
+            for key, value in (("play", t1 - t0), ("tables", t2 - t1), ("write", t3 - t2)):
+                best[key] = min(best[key], value)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    out = {f"{key}_us_per_game": round(v / len(cg) * 1e6, 2) for key, v in best.items()}
+    out["games"] = len(cg)
+    return out

@@ -1,0 +1,120 @@
+"""`marrakech report` and `marrakech plan`: the balance report, and sizing a study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from marrakech_sim.cli import library_errors, main
+from marrakech_sim.report import build_report, plan_study
+from marrakech_sim.report.tables import MOVES_GAMES, RATING_GAMES
+
+
+@main.command()
+@click.argument(
+    "run_dirs",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Report folder (default: reports/<first run folder's name>).",
+)
+@click.option(
+    "--rating-games",
+    type=click.IntRange(min=1),
+    default=RATING_GAMES,
+    show_default=True,
+    help="Most games (whole blocks) the rating fit uses.",
+)
+@click.option(
+    "--moves-games",
+    type=click.IntRange(min=1),
+    default=MOVES_GAMES,
+    show_default=True,
+    help="Most games (whole blocks) whose moves are read for per-turn metrics.",
+)
+@click.option("--title", default=None, help="Report title.")
+@library_errors
+def report(
+    run_dirs: tuple[Path, ...],
+    out: Path | None,
+    rating_games: int,
+    moves_games: int,
+    title: str | None,
+) -> None:
+    """Write report.html, report.md, charts and CSV tables for one or more RUN_DIRS."""
+    out = out or Path("reports") / run_dirs[0].resolve().name
+    result = build_report(
+        list(run_dirs), out, rating_games=rating_games, moves_games=moves_games, title=title
+    )
+    f = result.facts
+    click.echo(
+        f"{f['n_games']:,} games from {len(run_dirs)} run(s); "
+        f"{f['n_games'] - f['n_balance_games']:,} error games left out"
+    )
+    click.echo(f"{len(result.csv)} tables, {len(result.charts)} charts in {result.folder}")
+    click.echo(str(result.html))
+
+
+@main.command()
+@click.option(
+    "--seats",
+    "players",
+    type=click.IntRange(min=2),
+    default=4,
+    show_default=True,
+    help="Players (seats) per game.",
+)
+@click.option(
+    "--effect",
+    type=float,
+    default=0.01,
+    show_default=True,
+    help="Seat advantage to detect, as a share (0.01 = 1 percentage point).",
+)
+@click.option(
+    "--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level."
+)
+@click.option(
+    "--power", type=float, default=0.8, show_default=True, help="Chance to detect the effect."
+)
+@click.option(
+    "--design-effect",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Variance factor of the block design from a pilot run (report: design_effect of seat 0).",
+)
+@click.option(
+    "--block-size",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Games per block; the answer is rounded up to whole blocks.",
+)
+@library_errors
+def plan(
+    players: int, effect: float, alpha: float, power: float, design_effect: float, block_size: int
+) -> None:
+    """Print the games needed to detect a seat advantage, and a difference between two variants."""
+    seat, variant = plan_study(players, effect, alpha, power, design_effect, block_size)
+    s, v = seat.iloc[0], variant.iloc[0]
+    click.echo(
+        f"{players} players, effect {100 * effect:g} pp, alpha {alpha:g}, power {power:g}, "
+        f"design effect {design_effect:g}, {block_size} game(s) per block"
+    )
+    click.echo(
+        f"seat advantage: seat 0 winning {100 * (s['fair_share'] + effect):.4g}% instead of "
+        f"{100 * s['fair_share']:.4g}% needs {int(s['n_games']):,} games "
+        f"({int(s['n_blocks']):,} blocks)"
+    )
+    click.echo(
+        f"variant difference: seat 0's share differing by {100 * effect:g} pp between two "
+        f"variants needs {int(v['n_games_per_variant']):,} games per variant "
+        f"({int(v['n_games_total']):,} in all)"
+    )

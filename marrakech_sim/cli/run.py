@@ -1,0 +1,274 @@
+"""`marrakech run`, `marrakech verify`, `marrakech bench`: play, check and time studies."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.errors import ConfigError
+
+START_METHODS = ["fork", "spawn", "forkserver"]
+
+
+def _progress() -> Any:
+    last = [0.0]
+
+    def show(done: int, planned: int, seconds: float) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.25 and done < planned:
+            return
+        last[0] = now
+        rate = done / seconds if seconds > 0 else 0.0
+        eta = (planned - done) / rate if rate > 0 else math.inf
+        eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
+        click.echo(
+            f"\r  {done:>12,} / {planned:,} games  {rate:>10,.0f} games/s  ETA {eta_text}  ",
+            nl=False,
+            err=True,
+        )
+
+    return show
+
+
+def _print_summary(run_dir: Path) -> None:
+    from marrakech_sim.runner import summarize_run
+
+    summary = summarize_run(run_dir)
+    click.echo(f"{summary['games']:,} games, {summary['errors']:,} ended in a strategy fault")
+    if "strategies" not in summary:
+        return
+    click.echo("\nwin share per strategy (95% block-aware interval; fair = 1/players):")
+    for row in summary["strategies"].itertuples():
+        click.echo(
+            f"  {row.ruleset:<16} {row.strategy:<20} {row.rate:7.2%}  "
+            f"[{row.lo:6.2%}, {row.hi:6.2%}]  fair {row.fair_share:6.2%}  "
+            f"({row.n_seat_games:,} seat-games)"
+        )
+    click.echo("\nwin share per seat:")
+    for row in summary["seats"].itertuples():
+        click.echo(
+            f"  {row.ruleset:<16} seat {row.seat}  {row.share:7.2%}  "
+            f"[{row.lo:6.2%}, {row.hi:6.2%}]  fair {row.fair_share:6.2%}  ({row.n_games:,} games)"
+        )
+
+
+@main.command("run")
+@click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), help="The run folder (must be new).")
+@click.option(
+    "--workers", type=click.IntRange(0), help="Worker processes (default: CPUs; 0: in-process)."
+)
+@click.option("--games", type=click.IntRange(1), help="Games per line-up (rounded up to blocks).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="The run's root seed.")
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Finish an interrupted run in this folder.",
+)
+@click.option("--start-method", type=click.Choice(START_METHODS), help="Worker start method.")
+@click.option("-v", "--verbose", is_flag=True, help="Show per-chunk log records on stderr.")
+@click.option("--no-summary", is_flag=True, help="Do not print the win-share summary.")
+@library_errors
+def run_command(
+    config: str | None,
+    out: str | None,
+    workers: int | None,
+    games: int | None,
+    seed: int | None,
+    resume_dir: str | None,
+    start_method: str | None,
+    verbose: bool,
+    no_summary: bool,
+) -> None:
+    """Play the study in CONFIG (TOML) into a run folder, or --resume one."""
+    from marrakech_sim.config import load_study
+    from marrakech_sim.runner import RunInterrupted, new_run_id, resume_run, run_logging, run_study
+
+    if (config is None) == (resume_dir is None):
+        raise click.UsageError("give a CONFIG file or --resume RUN_DIR (one of them)")
+    if resume_dir is not None and (out or games or seed is not None):
+        raise click.UsageError("--out, --games and --seed do not apply to --resume")
+    if resume_dir is not None:
+        run_dir = Path(resume_dir)
+    else:
+        assert config is not None
+        study = load_study(config).replace(games_per_lineup=games, seed=seed)
+        run_dir = Path(out) if out else Path("runs") / new_run_id(study)
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise ConfigError(f"--out {str(run_dir)!r} is not empty; choose a new folder")
+    click.echo(f"run folder: {run_dir}", err=True)
+    level = logging.INFO if verbose else logging.WARNING
+    try:
+        with run_logging(run_dir, console_level=level):
+            if resume_dir is not None:
+                result = resume_run(
+                    run_dir, workers=workers, start_method=start_method, progress=_progress()
+                )
+            else:
+                result = run_study(
+                    study,
+                    run_dir,
+                    workers=workers,
+                    start_method=start_method,
+                    progress=_progress(),
+                )
+    except RunInterrupted as exc:
+        click.echo("", err=True)
+        click.echo(str(exc), err=True)
+        sys.exit(130)
+    click.echo("", err=True)
+    rate = result.games_this_session / result.seconds if result.seconds > 0 else 0.0
+    click.echo(
+        f"{result.status}: {result.games_played:,} of {result.games_planned:,} planned games "
+        f"({result.games_this_session:,} now, {rate:,.0f} games/s) in {run_dir}"
+    )
+    if result.stopping is not None:
+        stats = result.stopping["statistics"]
+        click.echo(f"stopping rule: {json.dumps(stats, default=str)}")
+    if not no_summary and result.games_played:
+        _print_summary(run_dir)
+
+
+@main.command("verify")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@library_errors
+def verify_command(run_dir: str) -> None:
+    """Replay every game of RUN_DIR from its moves and check every recorded column."""
+    from marrakech_sim.verify import verify_run
+
+    report = verify_run(run_dir)
+    for problem in report.problems:
+        click.echo(f"problem: {problem}", err=True)
+    for example in report.examples:
+        click.echo(f"mismatch: {example}", err=True)
+    click.echo(report.summary())
+    if not report.ok:
+        sys.exit(1)
+
+
+@main.command("bench")
+@click.option(
+    "--lineup",
+    help="Strategies in seat order, comma-separated (default: 'random' in every seat).",
+)
+@rule_options
+@click.option("--games", type=click.IntRange(1), default=100_000, show_default=True)
+@click.option("--workers", type=click.IntRange(0), default=1, show_default=True)
+@click.option(
+    "--records/--no-records",
+    default=None,
+    help="Only with (or without) move records to Parquet (default: both).",
+)
+@click.option("--chunk-games", type=click.IntRange(1), default=4096, show_default=True)
+@click.option("--start-method", type=click.Choice(START_METHODS))
+@click.option("--breakdown", "show_breakdown", is_flag=True, help="Also time each step.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@library_errors
+def bench_command(
+    lineup: str | None,
+    games: int,
+    workers: int,
+    records: bool | None,
+    chunk_games: int,
+    start_method: str | None,
+    show_breakdown: bool,
+    as_json: bool,
+    rules_file: str | None,
+    **rule_options: Any,
+) -> None:
+    """Games per second of the runner for one line-up and rule set."""
+    from marrakech_sim.bench import bench, breakdown
+    from marrakech_sim.rules import Rules
+
+    rules = rules_from_cli(rules_file, **rule_options) or Rules()
+    seats = lineup.split(",") if lineup else None
+    if seats is not None and len(seats) != rules.players:
+        raise click.BadParameter(
+            f"{len(seats)} strategies for {rules.players} players", param_hint="--lineup"
+        )
+    modes = [True, False] if records is None else [records]
+    results: list[dict[str, Any]] = [
+        bench(
+            rules,
+            seats,
+            games=games,
+            workers=workers,
+            records=mode,
+            chunk_games=chunk_games,
+            start_method=start_method,
+        )
+        for mode in modes
+    ]
+    extra = breakdown(rules, seats, chunk_games=chunk_games) if show_breakdown else None
+    if as_json:
+        payload: Any = results[0] if len(results) == 1 and extra is None else {"runs": results}
+        if extra is not None:
+            payload["breakdown"] = extra
+        click.echo(json.dumps(payload, indent=2))
+        return
+    for r in results:
+        click.echo(
+            f"{r['games']:,} games, {r['workers']} worker(s), records "
+            f"{'on' if r['records'] else 'off'}: {r['games_per_s']:,.0f} games/s "
+            f"({r['games_per_s_per_worker']:,.0f} per worker) in {r['seconds']:.2f} s"
+        )
+    if extra is not None:
+        click.echo(
+            "per game: "
+            + ", ".join(f"{k} {v}" for k, v in extra.items() if k.endswith("_per_game"))
+        )
+
+
+@main.command("study")
+@click.argument("config", type=click.Path(exists=True, dir_okay=False))
+@click.option("--run-dir", type=click.Path(file_okay=False), help="Run folder (default runs/NAME).")
+@click.option(
+    "--report-dir", type=click.Path(file_okay=False), help="Report folder (default reports/NAME)."
+)
+@click.option(
+    "--workers", type=click.IntRange(0), help="Worker processes (default: CPUs; 0: in-process)."
+)
+@library_errors
+def study_command(
+    config: str, run_dir: str | None, report_dir: str | None, workers: int | None
+) -> None:
+    """Play the study in CONFIG and write its report: the main job, in one command.
+
+    Running it again reuses a finished run folder of the same study, resumes an
+    interrupted one, and rebuilds the report.
+    """
+    from marrakech_sim.config import load_study
+    from marrakech_sim.runner import RunInterrupted, run_logging
+    from marrakech_sim.study import run_and_report
+
+    runs = Path(run_dir) if run_dir else Path("runs") / load_study(config).name
+    click.echo(f"run folder: {runs}", err=True)
+    try:
+        with run_logging(runs, console_level=logging.WARNING):
+            result = run_and_report(
+                config, run_dir=runs, report_dir=report_dir, workers=workers, progress=_progress()
+            )
+    except RunInterrupted as exc:
+        click.echo("", err=True)
+        click.echo(f"{exc}\n(or run this same command again)", err=True)
+        sys.exit(130)
+    click.echo("", err=True)
+    if result.run is None:
+        click.echo(f"reused the finished run in {result.run_dir}")
+    else:
+        r = result.run
+        click.echo(
+            f"{result.action} {result.run_dir}: {r.games_played:,} of {r.games_planned:,} games "
+            f"in {r.seconds:.1f} s"
+        )
+    _print_summary(result.run_dir)
+    click.echo(f"\nreport: {result.report.folder / 'report.html'}")

@@ -1,0 +1,515 @@
+"""Study configs: what a tournament plays, read from TOML and validated before anything runs.
+
+A study names its rule sets, its strategies, a schedule of line-ups, the games per
+line-up, the run seed and, optionally, a stopping rule::
+
+    name = "seat-advantage"
+    seed = 2024
+    games_per_lineup = 24000    # rounded up to whole blocks
+    rotation = "all"            # every seating of a line-up shares one chance stream
+
+    [rulesets.standard]         # RULES.md defaults
+    [rulesets.three]
+    base = "standard"           # start from another rule set, change one option
+    players = 3                 # unset derived options (rugs_per_colour) are re-derived
+
+    [strategies.random]         # the display name; ref defaults to it
+    ref = "random"
+
+    [schedule]
+    kind = "self_play"          # round_robin | gauntlet | lineups | self_play
+
+    [stopping]                  # optional
+    rule = "interval_width"
+    quantity = "seat_win_share"
+    seat = 0
+    width = 0.01
+
+Every error names the key (``strategies.greedy.params.depth``) and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from marrakech_sim.errors import ConfigError, StrategyNotFound
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.strategy import StrategySpec, load_strategy_class
+
+SCHEDULE_KINDS = ("round_robin", "gauntlet", "lineups", "self_play")
+ROTATIONS = ("all", "latin", "none")
+OPPONENTS = ("copies", "combinations")
+STOPPING_RULES = ("interval_width", "sprt")
+QUANTITIES = ("seat_win_share", "strategy_win_share")
+DEFAULT_CHUNK_GAMES = 4096
+#: the schedule keys each kind takes besides `kind` and `rulesets`
+SCHEDULE_KEYS_OF = {
+    "round_robin": ("strategies", "repeat"),
+    "self_play": ("strategies",),
+    "gauntlet": ("focus", "field", "opponents", "repeat"),
+    "lineups": ("lineups",),
+}
+MAX_SEED = 2**63 - 1
+
+_TOP_KEYS = (
+    "name",
+    "description",
+    "seed",
+    "games_per_lineup",
+    "rotation",
+    "chunk_games",
+    "rulesets",
+    "strategies",
+    "schedule",
+    "stopping",
+)
+_STRATEGY_KEYS = ("ref", "params")
+_SCHEDULE_KEYS = (
+    "kind",
+    "rulesets",
+    "strategies",
+    "focus",
+    "field",
+    "opponents",
+    "repeat",
+    "lineups",
+)
+_STOPPING_KEYS = (
+    "rule",
+    "quantity",
+    "seat",
+    "strategy",
+    "ruleset",
+    "level",
+    "width",
+    "min_games",
+    "p0",
+    "p1",
+    "alpha",
+    "beta",
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Schedule:
+    """Which line-ups a study plays (see `marrakech_sim.schedule.lineups_of`)."""
+
+    kind: str
+    rulesets: tuple[str, ...]  # the rule sets every line-up is played under
+    strategies: tuple[str, ...] = ()  # round_robin / self_play: the strategies taking part
+    focus: tuple[str, ...] = ()  # gauntlet: the strategies under test
+    field: tuple[str, ...] = ()  # gauntlet: their opponents
+    opponents: str = "copies"  # gauntlet: k-1 copies of each field strategy, or combinations
+    repeat: bool = False  # round_robin / gauntlet combinations: allow a strategy twice
+    lineups: tuple[tuple[str, ...], ...] = ()  # lineups: explicit, seat order as given
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys of this kind, resolved (a config that reads back to the same schedule)."""
+        data: dict[str, Any] = {"kind": self.kind, "rulesets": list(self.rulesets)}
+        for key in SCHEDULE_KEYS_OF[self.kind]:
+            value = getattr(self, key)
+            if key == "lineups":
+                value = [list(x) for x in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            data[key] = value
+        return data
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoppingRule:
+    """Stop a run early, checked at block boundaries (the end of each chunk, in order).
+
+    interval_width: stop when the `level` interval of the quantity is narrower than
+    `width`. sprt: Wald's sequential test of H0 share = p0 against H1 share = p1 with
+    error rates alpha and beta. Neither stops before `min_games` games.
+    """
+
+    rule: str
+    quantity: str
+    seat: int | None = None
+    strategy: str | None = None
+    ruleset: str | None = None
+    level: float = 0.95
+    width: float | None = None
+    min_games: int = 0
+    p0: float | None = None
+    p1: float | None = None
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys of this rule, resolved (a config that reads back to the same rule)."""
+        skip = ("p0", "p1", "alpha", "beta") if self.rule == "interval_width" else ("width",)
+        data = dataclasses.asdict(self)
+        return {k: v for k, v in data.items() if v is not None and k not in skip}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Study:
+    """A validated, fully resolved study config."""
+
+    name: str
+    seed: int
+    games_per_lineup: int
+    rulesets: tuple[tuple[str, Rules], ...]
+    strategies: tuple[StrategySpec, ...]  # each with its unique display name
+    schedule: Schedule
+    rotation: str = "all"
+    chunk_games: int = DEFAULT_CHUNK_GAMES
+    stopping: StoppingRule | None = None
+    description: str = ""
+
+    @property
+    def ruleset_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.rulesets)
+
+    @property
+    def strategy_names(self) -> tuple[str, ...]:
+        return tuple(spec.label for spec in self.strategies)
+
+    def rules(self, name: str) -> Rules:
+        return dict(self.rulesets)[name]
+
+    def strategy(self, name: str) -> StrategySpec:
+        for spec in self.strategies:
+            if spec.label == name:
+                return spec
+        raise KeyError(name)
+
+    def replace(self, *, games_per_lineup: int | None = None, seed: int | None = None) -> Study:
+        """The study with the command line's --games / --seed applied (validated)."""
+        changes: dict[str, Any] = {}
+        if games_per_lineup is not None:
+            changes["games_per_lineup"] = _positive_int("games_per_lineup", games_per_lineup)
+        if seed is not None:
+            changes["seed"] = _seed("seed", seed)
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config: every rule option, every parameter (for run.json)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "seed": self.seed,
+            "games_per_lineup": self.games_per_lineup,
+            "rotation": self.rotation,
+            "chunk_games": self.chunk_games,
+            "rulesets": {name: rules.to_dict() for name, rules in self.rulesets},
+            "strategies": {
+                spec.label: {"ref": spec.ref, "params": _resolved_params(spec)}
+                for spec in self.strategies
+            },
+            "schedule": self.schedule.to_dict(),
+            "stopping": self.stopping.to_dict() if self.stopping else None,
+        }
+
+
+def load_study(path: str | Path) -> Study:
+    """Read and validate a study config file (TOML)."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read study config {str(path)!r}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"study config {str(path)!r} is not valid TOML: {exc}") from exc
+    return study_from_dict(data, default_name=Path(path).stem)
+
+
+def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Study:
+    """Validate a study config (as parsed TOML, or a manifest's resolved config)."""
+    _known("", data, _TOP_KEYS)
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"name = {name!r}: expected a non-empty string")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(f"description = {description!r}: expected a string")
+    seed = _seed("seed", data.get("seed", 0))
+    games = _positive_int("games_per_lineup", data.get("games_per_lineup", 1000))
+    rotation = data.get("rotation", "all")
+    _choice("rotation", rotation, ROTATIONS)
+    chunk = _positive_int("chunk_games", data.get("chunk_games", DEFAULT_CHUNK_GAMES))
+    rulesets = _rulesets(data.get("rulesets", {"standard": {}}))
+    strategies = _strategies(data.get("strategies"))
+    schedule = _schedule(data.get("schedule", {}), rulesets, strategies)
+    stopping = _stopping(data.get("stopping"), rulesets, strategies)
+    study = Study(
+        name=name,
+        seed=seed,
+        games_per_lineup=games,
+        rulesets=tuple(rulesets.items()),
+        strategies=tuple(strategies.values()),
+        schedule=schedule,
+        rotation=rotation,
+        chunk_games=chunk,
+        stopping=stopping,
+        description=description,
+    )
+    # a line-up that does not fit a rule set's player count is named here
+    from marrakech_sim.schedule import lineups_of
+
+    lineups_of(study)
+    return study
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _rulesets(raw: Any) -> dict[str, Rules]:
+    """Rule sets, each from RULES.md defaults or from its `base`, resolved after merging."""
+    if not isinstance(raw, Mapping) or not raw:
+        raise ConfigError(
+            f"rulesets = {raw!r}: expected tables [rulesets.NAME] of rule options "
+            "(an empty table is the standard rules)"
+        )
+    for name, table in raw.items():
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"rulesets.{name} = {table!r}: expected a table of rule options")
+
+    def merged(name: str, seen: tuple[str, ...]) -> dict[str, Any]:
+        table = dict(raw[name])
+        base = table.pop("base", None)
+        if base is None:
+            return table
+        if base not in raw:
+            raise ConfigError(
+                f"rulesets.{name}.base = {base!r}: allowed are the rule set names "
+                f"{', '.join(n for n in raw if n != name)}"
+            )
+        if base in seen:
+            raise ConfigError(
+                f"rulesets.{name}.base = {base!r}: the bases form a cycle "
+                f"({' -> '.join((*seen, base))})"
+            )
+        # unresolved options merge; Rules re-derives what neither set (rugs_per_colour)
+        return {**merged(base, (*seen, base)), **table}
+
+    out = {}
+    for name in raw:
+        _name("rulesets", name)
+        try:
+            out[name] = Rules.from_dict(merged(name, (name,)))
+        except ConfigError as exc:
+            raise ConfigError(f"rulesets.{name}: {exc}") from exc
+    return out
+
+
+def _strategies(raw: Any) -> dict[str, StrategySpec]:
+    """Strategies by display name; each reference must load and accept its parameters."""
+    if not isinstance(raw, Mapping) or not raw:
+        raise ConfigError(
+            f"strategies = {raw!r}: expected tables [strategies.NAME] with ref = "
+            "'registered name', 'module:Class' or 'path/file.py:Class' and optional params"
+        )
+    out = {}
+    for name, table in raw.items():
+        _name("strategies", name)
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"strategies.{name} = {table!r}: expected a table (ref, params)")
+        _known(f"strategies.{name}", table, _STRATEGY_KEYS)
+        ref = table.get("ref", name)
+        if not isinstance(ref, str) or not ref:
+            raise ConfigError(f"strategies.{name}.ref = {ref!r}: expected a non-empty string")
+        params = table.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"strategies.{name}.params = {params!r}: expected a table")
+        try:
+            spec = StrategySpec.of(ref, params, name)
+            cls = load_strategy_class(ref)
+            allowed = getattr(cls, "PARAMETERS", None)
+            if allowed is not None:
+                unknown = sorted(set(params) - set(allowed))
+                if unknown:
+                    raise ConfigError(
+                        f"strategies.{name}.params.{unknown[0]}: unknown parameter of "
+                        f"{cls.__name__}; allowed: {', '.join(allowed) or 'none'}"
+                    )
+            spec.build()  # parameters the constructor rejects fail here, not in a worker
+        except StrategyNotFound as exc:
+            raise ConfigError(f"strategies.{name}.ref: {exc}") from exc
+        except ConfigError as exc:
+            msg = str(exc)
+            where = "" if msg.startswith("strategies.") else f"strategies.{name}: "
+            raise ConfigError(where + msg) from exc
+        out[name] = spec
+    return out
+
+
+def _schedule(raw: Any, rulesets: Mapping[str, Rules], strategies: Mapping[str, Any]) -> Schedule:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"schedule = {raw!r}: expected a table with kind = ...")
+    _known("schedule", raw, _SCHEDULE_KEYS)
+    kind = raw.get("kind", "round_robin")
+    _choice("schedule.kind", kind, SCHEDULE_KINDS)
+    names = tuple(strategies)
+    used_rulesets = _names("schedule.rulesets", raw.get("rulesets", list(rulesets)), rulesets)
+    opponents = raw.get("opponents", "copies")
+    _choice("schedule.opponents", opponents, OPPONENTS)
+    repeat = raw.get("repeat", False)
+    if not isinstance(repeat, bool):
+        raise ConfigError(f"schedule.repeat = {repeat!r}: expected true or false")
+    only = SCHEDULE_KEYS_OF[kind]
+    for key in ("strategies", "focus", "field", "opponents", "repeat", "lineups"):
+        if key in raw and key not in only:
+            raise ConfigError(
+                f"schedule.{key} does not apply to kind = {kind!r}; its keys are: "
+                f"rulesets, {', '.join(only)}"
+            )
+    schedule = Schedule(kind=kind, rulesets=used_rulesets, opponents=opponents, repeat=repeat)
+    if kind in ("round_robin", "self_play"):
+        chosen = _names("schedule.strategies", raw.get("strategies", list(names)), strategies)
+        return dataclasses.replace(schedule, strategies=chosen)
+    if kind == "gauntlet":
+        if "focus" not in raw:
+            raise ConfigError(
+                f"schedule.focus is required for a gauntlet; allowed: {', '.join(names)}"
+            )
+        focus = _names("schedule.focus", raw["focus"], strategies)
+        default_field = [n for n in names if n not in focus]
+        field = _names("schedule.field", raw.get("field", default_field), strategies)
+        return dataclasses.replace(schedule, focus=focus, field=field)
+    lineups = raw.get("lineups")
+    if not isinstance(lineups, list) or not lineups:
+        raise ConfigError(
+            f"schedule.lineups = {lineups!r}: expected a list of line-ups, each a list of "
+            f"strategy names in seat order (allowed names: {', '.join(names)})"
+        )
+    checked = tuple(
+        _names(f"schedule.lineups[{i}]", lineup, strategies, unique=False)
+        for i, lineup in enumerate(lineups)
+    )
+    return dataclasses.replace(schedule, lineups=checked)
+
+
+def _stopping(
+    raw: Any, rulesets: Mapping[str, Rules], strategies: Mapping[str, Any]
+) -> StoppingRule | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"stopping = {raw!r}: expected a table with rule = ...")
+    _known("stopping", raw, _STOPPING_KEYS)
+    rule = raw.get("rule")
+    _choice("stopping.rule", rule, STOPPING_RULES)
+    quantity = raw.get("quantity")
+    _choice("stopping.quantity", quantity, QUANTITIES)
+    seat = raw.get("seat")
+    strategy = raw.get("strategy")
+    if quantity == "seat_win_share":
+        max_players = max(r.players for r in rulesets.values())
+        seat = _int("stopping.seat", seat if seat is not None else 0, 0, max_players - 1)
+        if strategy is not None:
+            raise ConfigError("stopping.strategy applies to quantity = 'strategy_win_share' only")
+    else:
+        if strategy not in strategies:
+            raise ConfigError(
+                f"stopping.strategy = {strategy!r}: allowed are {', '.join(strategies)}"
+            )
+        if seat is not None:
+            raise ConfigError("stopping.seat applies to quantity = 'seat_win_share' only")
+    ruleset = raw.get("ruleset")
+    if ruleset is not None and ruleset not in rulesets:
+        raise ConfigError(f"stopping.ruleset = {ruleset!r}: allowed are {', '.join(rulesets)}")
+    level = _fraction("stopping.level", raw.get("level", 0.95))
+    min_games = _int("stopping.min_games", raw.get("min_games", 0), 0, None)
+    out = StoppingRule(
+        rule=rule,
+        quantity=quantity,
+        seat=seat,
+        strategy=strategy,
+        ruleset=ruleset,
+        level=level,
+        min_games=min_games,
+    )
+    if rule == "interval_width":
+        for key in ("p0", "p1", "alpha", "beta"):
+            if key in raw:
+                raise ConfigError(f"stopping.{key} applies to rule = 'sprt' only")
+        if "width" not in raw:
+            raise ConfigError("stopping.width is required for rule = 'interval_width' (0 to 1)")
+        return dataclasses.replace(out, width=_fraction("stopping.width", raw["width"]))
+    if "width" in raw:
+        raise ConfigError("stopping.width applies to rule = 'interval_width' only")
+    for key in ("p0", "p1"):
+        if key not in raw:
+            raise ConfigError(f"stopping.{key} is required for rule = 'sprt' (between 0 and 1)")
+    p0, p1 = _fraction("stopping.p0", raw["p0"]), _fraction("stopping.p1", raw["p1"])
+    if p0 == p1:
+        raise ConfigError(f"stopping.p1 = {p1!r}: must differ from stopping.p0")
+    alpha = _fraction("stopping.alpha", raw.get("alpha", 0.05))
+    beta = _fraction("stopping.beta", raw.get("beta", 0.05))
+    return dataclasses.replace(out, p0=p0, p1=p1, alpha=alpha, beta=beta)
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _resolved_params(spec: StrategySpec) -> dict[str, Any]:
+    """A strategy's parameters with its class defaults filled in."""
+    try:
+        defaults = dict(getattr(spec.load_class(), "PARAMETERS", {}))
+    except StrategyNotFound:
+        defaults = {}
+    return {**defaults, **dict(spec.params)}
+
+
+def _known(where: str, table: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in allowed:
+            at = f"{where}.{key}" if where else key
+            place = f"in [{where}]" if where else "at the top level"
+            raise ConfigError(f"unknown key {at!r} {place}; allowed: {', '.join(allowed)}")
+
+
+def _name(section: str, name: str) -> None:
+    if not name or not all(c.isalnum() or c in "_-." for c in name):
+        raise ConfigError(f"{section}.{name!r}: names are letters, digits, '_', '-' and '.'")
+
+
+def _names(key: str, value: Any, known: Mapping[str, Any], unique: bool = True) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(
+            f"{key} = {value!r}: expected a non-empty list of names from {', '.join(known)}"
+        )
+    for v in value:
+        if v not in known:
+            raise ConfigError(f"{key}: unknown name {v!r}; allowed: {', '.join(known)}")
+    if unique and len(set(value)) != len(value):
+        raise ConfigError(f"{key} = {value!r}: a name appears twice")
+    return tuple(value)
+
+
+def _choice(key: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{key} = {value!r}: allowed are {', '.join(map(repr, allowed))}")
+
+
+def _int(key: str, value: Any, minimum: int, maximum: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{key} = {value!r}: expected an integer")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" to {maximum}" if maximum is not None else " or more"
+        raise ConfigError(f"{key} = {value}: allowed are integers from {minimum}{upper}")
+    return value
+
+
+def _positive_int(key: str, value: Any) -> int:
+    return _int(key, value, 1, None)
+
+
+def _seed(key: str, value: Any) -> int:
+    return _int(key, value, 0, MAX_SEED)
+
+
+def _fraction(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key} = {value!r}: expected a number between 0 and 1")
+    if not (0 < value < 1) or math.isnan(value):
+        raise ConfigError(f"{key} = {value!r}: allowed are numbers strictly between 0 and 1")
+    return float(value)

@@ -1,0 +1,214 @@
+"""Open run folders (LOG_FORMAT.md) as DuckDB views, column-wise, without loading them.
+
+Several runs are read as one: every run gets an index, and ``game_id``, ``match_id`` and
+``block`` are made unique across runs by putting the run index above bit 40 (game ids
+are numbered 0.. within a run, so they never reach 2^40). Blocks of different runs are
+therefore never paired: different runs do not share dice. A rule set name used by two
+runs with different options is renamed ``name@run_id`` so the two are not pooled.
+
+Views on the connection:
+
+* ``games`` (a table): the games of every run plus ``run`` (index) and the made-unique ids.
+* ``seats``: the seats table plus ``run``; ``game_id`` made unique.
+* ``seats_<run>``: one run's seats as stored (its own game ids), for per-run scans.
+* ``moves``: ``run``, ``game_id`` (made unique), ``turn``, ``dirhams_after``,
+  ``visible_after`` (only when every run has a moves table).
+* ``bseats`` (a view): seats of the games that count for balance statistics (not ended by an
+  error) joined with their game's ``block``, ``ruleset``, ``players``, ``match_id``,
+  ``tie_broken`` and number of winners (``n_winners``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from marrakech_sim.errors import ConfigError, RunFolderError
+from marrakech_sim.rules import Rules
+
+RUN_SHIFT = 1 << 40  # game ids of a run stay below this
+TABLES = ("games", "seats", "moves")
+FORMAT_VERSION = 1
+_RULE_KEYS = frozenset(Rules().to_dict())
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """One run folder: its manifest and where its parts are."""
+
+    index: int
+    path: Path
+    manifest: dict[str, Any]
+    parts: dict[str, list[Path]]
+    rulesets: dict[str, dict[str, Any]]
+    ruleset_labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        """The manifest's run id (the folder name when it has none)."""
+        return str(self.manifest.get("run_id", self.path.name))
+
+
+def _manifest(path: Path) -> dict[str, Any]:
+    file = path / "run.json"
+    if not file.is_file():
+        raise RunFolderError(f"{str(path)!r} is not a run folder: it has no run.json")
+    try:
+        manifest = json.loads(file.read_text())
+    except json.JSONDecodeError as exc:
+        raise RunFolderError(f"{str(file)!r} is not valid JSON: {exc}") from exc
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise RunFolderError(
+            f"{str(file)!r} has format_version {version!r}; this program reads {FORMAT_VERSION}"
+        )
+    return manifest
+
+
+def _rulesets(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The manifest's resolved rule sets: name -> options (run.json keeps them in its config)."""
+    config = manifest.get("config", {}) if isinstance(manifest.get("config"), dict) else {}
+    found = config.get("rulesets", manifest.get("rulesets", {}))
+    if isinstance(found, list):  # a list of {"name": ..., options}
+        found = {str(r.get("name")): r for r in found if isinstance(r, dict)}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): dict(v) if isinstance(v, dict) else {} for k, v in found.items()}
+
+
+def rule_differences(options: dict[str, Any]) -> dict[str, Any]:
+    """Options of a rule set that differ from the standard rules (RULES.md section 8)."""
+    known = {k: v for k, v in options.items() if k in _RULE_KEYS}
+    try:
+        return Rules.from_dict(known).differences()
+    except (ConfigError, TypeError, ValueError):
+        standard = Rules().to_dict()
+        return {k: v for k, v in known.items() if standard.get(k) != v}
+
+
+def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
+    """Read the manifests and list the parts of each run folder; check they are usable."""
+    if not paths:
+        raise RunFolderError("no run folder given; pass at least one RUN_DIR")
+    runs: list[RunInfo] = []
+    seen_options: dict[str, dict[str, Any]] = {}
+    for index, raw in enumerate(paths):
+        path = Path(raw)
+        manifest = _manifest(path)
+        parts = {t: sorted((path / t).glob("part-*.parquet")) for t in TABLES}
+        for table in ("games", "seats"):
+            if not parts[table]:
+                raise RunFolderError(
+                    f"run folder {str(path)!r} has no {table}/part-*.parquet files"
+                )
+        rulesets = _rulesets(manifest)
+        labels = {}
+        for name, options in rulesets.items():
+            if name in seen_options and seen_options[name] != options:
+                labels[name] = f"{name}@{manifest.get('run_id', path.name)}"
+            else:
+                seen_options.setdefault(name, options)
+        runs.append(RunInfo(index, path, manifest, parts, rulesets, labels))
+    return runs
+
+
+def _files(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _ruleset_expr(run: RunInfo) -> str:
+    if not run.ruleset_labels:
+        return "ruleset"
+    cases = " ".join(
+        f"WHEN '{k.replace(chr(39), chr(39) * 2)}' THEN '{v.replace(chr(39), chr(39) * 2)}'"
+        for k, v in run.ruleset_labels.items()
+    )
+    return f"CASE ruleset {cases} ELSE ruleset END"
+
+
+def connect(
+    runs: list[RunInfo],
+    memory_limit: str = "2GB",
+    threads: int | None = None,
+    database: Path | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the tables and views described in the module docstring.
+
+    Args:
+        database: a scratch DuckDB file; its tables are compressed and may spill to disk,
+            which keeps memory flat for tens of millions of seats (default: in memory).
+    """
+    con = duckdb.connect(str(database) if database else ":memory:")
+    con.execute(f"SET memory_limit = '{memory_limit}'")
+    con.execute("SET preserve_insertion_order = false")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    games, seats, moves = [], [], []
+    for run in runs:
+        off = run.index * RUN_SHIFT
+        games.append(
+            f"SELECT {run.index} AS run, game_id + {off} AS game_id, "
+            f"match_id + {off} AS match_id, {_ruleset_expr(run)} AS ruleset, seed, "
+            "CAST(players AS INTEGER) AS players, CAST(turns AS INTEGER) AS turns, "
+            f"end_reason, winners, tie_broken, error, block + {off} AS block "
+            f"FROM read_parquet({_files(run.parts['games'])})"
+        )
+        seats.append(
+            f"SELECT {run.index} AS run, game_id + {off} AS game_id, "
+            "CAST(seat AS INTEGER) AS seat, strategy, dirhams, visible, score, rank, "
+            f"win_share, eliminated_turn FROM read_parquet({_files(run.parts['seats'])})"
+        )
+        # The run's own seats, ids as stored: a filter on game_id reaches the Parquet scan.
+        con.execute(
+            f"CREATE VIEW seats_{run.index} AS SELECT * FROM "
+            f"read_parquet({_files(run.parts['seats'])})"
+        )
+        if run.parts["moves"]:
+            moves.append(
+                f"SELECT {run.index} AS run, game_id + {off} AS game_id, "
+                "CAST(turn AS INTEGER) AS turn, dirhams_after, visible_after "
+                f"FROM read_parquet({_files(run.parts['moves'])})"
+            )
+    # games are read once into a (compressed) table: every section aggregates them again.
+    con.execute("CREATE TABLE games AS " + " UNION ALL ".join(games))
+    con.execute("CREATE VIEW seats AS " + " UNION ALL ".join(seats))
+    if len(moves) == len(runs):
+        con.execute("CREATE VIEW moves AS " + " UNION ALL ".join(moves))
+    # bseats is a view: the report reduces the seats per game once (report.tables.pgame);
+    # only fallbacks for unusual blocks aggregate it directly.
+    con.execute(
+        """
+        CREATE VIEW bseats AS
+        SELECT s.game_id, s.seat, s.strategy, CAST(s.win_share AS FLOAT) AS win_share,
+               s.score, s.dirhams, CAST(s.rank AS TINYINT) AS rank, g.block, g.ruleset,
+               CAST(g.players AS TINYINT) AS players, g.match_id, g.tie_broken,
+               CAST(len(g.winners) AS TINYINT) AS n_winners, CAST(g.turns AS SMALLINT) AS turns
+        FROM seats s JOIN games g USING (game_id)
+        WHERE g.end_reason <> 'error'
+        """
+    )
+    return con
+
+
+def has_moves(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection has a ``moves`` view (every run has a moves table)."""
+    rows = con.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE view_name = 'moves' AND NOT internal"
+    ).fetchone()
+    return bool(rows and rows[0])
+
+
+def digest(paths: list[Path], root: Path) -> str:
+    """sha256 over the part files' relative names and contents, in name order."""
+    total = hashlib.sha256()
+    for path in sorted(paths):
+        total.update(str(path.relative_to(root)).encode())
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 22):
+                total.update(chunk)
+    return total.hexdigest()

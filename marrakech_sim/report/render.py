@@ -1,0 +1,802 @@
+"""Assemble the report: finding titles, charts, and the HTML / Markdown / CSV files.
+
+The HTML is one self-contained file (charts as base64 PNG ``data:`` URIs, inline CSS, no
+script, no external reference) rendered by jinja2 with autoescaping, so strategy and
+rule set names from a user's config are shown as text, never as markup. The Markdown
+has the same tables and links the PNG files written beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+import pandas as pd
+
+from marrakech_sim import plots
+from marrakech_sim.report.tables import ReportTables
+
+
+@dataclass
+class Section:
+    """One numbered section: paragraphs, charts (name, title) and tables."""
+
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    charts: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def pct(x: float, digits: int = 1) -> str:
+    """0.2534 -> '25.3%'."""
+    return "n/a" if _bad(x) else f"{100 * x:.{digits}f}%"
+
+
+def pp(x: float, digits: int = 1) -> str:
+    """Signed percentage points: 1.234 -> '+1.2 pp'."""
+    return "n/a" if _bad(x) else f"{x:+.{digits}f} pp"
+
+
+def num(x: float, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits, or 'n/a'."""
+    return "n/a" if _bad(x) else f"{x:.{digits}g}"
+
+
+def count(x: float) -> str:
+    """A count with thousands separators."""
+    return "n/a" if _bad(x) else f"{round(float(x)):,}"
+
+
+def pval(x: float) -> str:
+    """A p-value: '< 1e-300' for underflow, else two significant digits."""
+    if _bad(x):
+        return "n/a"
+    return "< 1e-300" if x == 0 else f"{x:.2g}"
+
+
+def pp2(x: float) -> str:
+    """Signed percentage points with two decimals."""
+    return pp(x, 2)
+
+
+def pct2(x: float) -> str:
+    """A percentage with two decimals."""
+    return pct(x, 2)
+
+
+def interval(lo: float, hi: float, fmt: Callable[[float], str]) -> str:
+    """'[lo, hi]' with each end formatted by ``fmt``."""
+    return f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def _bad(x: Any) -> bool:
+    try:
+        return x is None or (isinstance(x, float | np.floating) and math.isnan(x))
+    except TypeError:
+        return False
+
+
+Column = tuple[str, Callable[[Any], str]]
+
+
+def rows(table: pd.DataFrame, columns: Sequence[Column]) -> tuple[list[str], list[list[str]]]:
+    """Header and formatted rows; each column is (header, function of the row)."""
+    return [h for h, _ in columns], [[fn(r) for _, fn in columns] for r in table.itertuples()]
+
+
+# ---------------------------------------------------------------- findings (chart titles)
+
+
+def _covers_zero(lo: float, hi: float) -> bool:
+    return lo <= 0.0 <= hi
+
+
+def win_rate_finding(wr: pd.DataFrame) -> str:
+    """Title for the win-rate chart."""
+    best = wr.sort_values("rate", ascending=False).iloc[0]
+    if len(wr) == 1:
+        return f"{best.strategy} wins {pct(best.rate)} of its games (n={count(best.n_games)})"
+    clear = not (best.lo <= best.fair_share <= best.hi)
+    verb = "wins most often" if clear else "wins most often, but within chance of a fair share"
+    fair = pct(best.fair_share)
+    return f"{best.strategy} {verb}: {pct(best.rate)} vs fair {fair} (n={count(best.n_games)})"
+
+
+def h2h_finding(h2h: pd.DataFrame) -> str:
+    """Title for the head-to-head heatmap."""
+    top = h2h.sort_values("rate", ascending=False).iloc[0]
+    return (
+        f"Most one-sided pairing: {top.strategy} ahead of {top.opponent} "
+        f"in {pct(top.rate)} of {count(top.n_games)} games"
+    )
+
+
+def seat_finding(shares: pd.DataFrame) -> str:
+    """Title for the seat-advantage chart: the largest effect, or that none is clear."""
+    tab = shares.assign(_abs=shares["effect_pp"].abs()).sort_values("_abs", ascending=False)
+    clear = tab.loc[~((tab["effect_lo_pp"] <= 0) & (tab["effect_hi_pp"] >= 0))]
+    if clear.empty:
+        return "No seat's win share differs clearly from a fair share"
+    r = clear.iloc[0]
+    more = "more" if r.effect_pp > 0 else "less"
+    return (
+        f"Seat {r.seat} wins {abs(r.effect_pp):.1f} pp {more} than a fair share "
+        f"({r.ruleset}, {r.players} players, n={count(r.n_games)})"
+    )
+
+
+def rating_finding(ratings: pd.DataFrame) -> str:
+    """Title for the ratings chart."""
+    tab = ratings.sort_values("order")
+    top = tab.iloc[0]
+    if len(tab) < 2:
+        return f"{top.strategy}: {top.elo:.0f} Elo"
+    second = tab.iloc[1]
+    return (
+        f"{top.strategy} rates highest, {top.elo - second.elo:.0f} Elo above {second.strategy} "
+        f"(P(stronger) = {top.p_above_next:.2f})"
+    )
+
+
+def forest_finding(metric: str, part: pd.DataFrame) -> str:
+    """Title for one metric's forest plot."""
+    sig = part.loc[part["reject_holm"]]
+    if sig.empty:
+        return f"{metric}: no rule set differs clearly from its baseline"
+    r = sig.iloc[np.argmax(np.abs(sig["diff"].to_numpy()))]
+    diff = float(r["diff"])
+    word = "higher" if diff > 0 else "lower"
+    return f"{metric}: {r['ruleset']} is {word} than {r['baseline']} by {abs(diff):.3g}"
+
+
+def distribution_finding(summary: pd.DataFrame, metric: str, noun: str) -> str:
+    """Title for a distribution chart: the medians per rule set."""
+    part = summary.loc[summary["metric"] == metric]
+    meds = ", ".join(f"{r.ruleset} {r.q50:g}" for r in part.itertuples())
+    return f"Median {noun}: {meds}"
+
+
+def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
+    """Title for one score-over-turns panel: who leads on average at the end."""
+    last = part.loc[part["turn"] == part["turn"].max()]
+    lead = last.sort_values("mean", ascending=False).iloc[0]
+    return f"{ruleset}, {players} players: seat {lead.seat} ahead on average at the end"
+
+
+# ---------------------------------------------------------------- charts
+
+
+def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes]]:
+    """Every chart: name -> (title, PNG bytes)."""
+    t = rt.tables
+    charts: dict[str, tuple[str, bytes]] = {}
+
+    def add(name: str, title: str, fig: Any) -> None:
+        charts[name] = (title, plots.to_png(fig))
+
+    if not t["win_rates"].empty:
+        title = win_rate_finding(t["win_rates"])
+        fig = plots.new_figure(7, 1.2 + 0.45 * len(t["win_rates"]))
+        plots.plot_win_rates(t["win_rates"], fig.add_subplot(), title)
+        add("win_rates", title, fig)
+    if not t["head_to_head"].empty:
+        title = h2h_finding(t["head_to_head"])
+        n = t["head_to_head"]["strategy"].nunique()
+        fig = plots.new_figure(max(5, 1.3 * n + 2), max(4, 1.0 * n + 1.5))
+        plots.plot_head_to_head(t["head_to_head"], fig.add_subplot(), title)
+        add("head_to_head", title, fig)
+    if not t["seat_shares"].empty:
+        title = seat_finding(t["seat_shares"])
+        fig = plots.new_figure(7, 4)
+        plots.plot_seat_effects(t["seat_shares"], fig.add_subplot(), title)
+        add("seat_advantage", title, fig)
+    if "ratings" in t:
+        title = rating_finding(t["ratings"])
+        fig = plots.new_figure(7, 1.2 + 0.45 * len(t["ratings"]))
+        plots.plot_ratings(t["ratings"], fig.add_subplot(), title)
+        add("ratings", title, fig)
+    comp = t.get("variant_comparison", pd.DataFrame())
+    if not comp.empty:
+        metrics = list(dict.fromkeys(comp["metric"]))
+        per = max(comp.groupby("metric").size().max(), 1)
+        fig = plots.new_figure(7.5, len(metrics) * (0.9 + 0.5 * per))
+        axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
+        for ax, metric in zip(axes, metrics, strict=True):
+            part = comp.loc[comp["metric"] == metric]
+            plots.plot_forest(part, ax, forest_finding(metric, part))
+        fig.suptitle(
+            "Rule sets against their baseline (95% intervals; filled = significant after Holm)"
+        )
+        sig = int(comp["reject_holm"].sum())
+        add("variants", f"{sig} of {len(comp)} differences significant after Holm", fig)
+    hist = t["histograms"]
+    for metric, noun, label in (
+        ("margin", "winning margin", "winner's score minus runner-up's"),
+        ("turns", "game length", "turns played"),
+    ):
+        part = hist.loc[hist["metric"] == metric]
+        if part.empty:
+            continue
+        title = distribution_finding(t["distributions"], metric, noun)
+        fig = plots.new_figure(7, 3.8)
+        plots.plot_distribution(part, fig.add_subplot(), label, title)
+        add(f"dist_{metric}", title, fig)
+    if "score_over_turns" in t:
+        sot = t["score_over_turns"]
+        groups = list(sot.groupby(["ruleset", "players"], sort=True))
+        cols = min(2, len(groups))
+        nrows = math.ceil(len(groups) / cols)
+        fig = plots.new_figure(6.5 * cols, 4 * nrows)
+        axes = fig.subplots(nrows, cols, squeeze=False).ravel()
+        for ax, ((ruleset, players), part) in zip(axes, groups, strict=False):
+            plots.plot_score_over_turns(part, ax, score_finding(part, ruleset, int(players)))
+        for ax in axes[len(groups) :]:
+            ax.set_axis_off()
+        n = rt.facts.get("moves_games", 0)
+        fig.suptitle(f"Mean score after each turn; band: middle 95% of games (n={count(n)} games)")
+        add("score_over_turns", "Score over turns per seat", fig)
+    return charts
+
+
+# ---------------------------------------------------------------- sections
+
+
+def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Section]:
+    """The seven sections of issue 5 with their paragraphs, charts and tables."""
+    t, f = rt.tables, rt.facts
+    ch = [n for n in chart_titles]
+    secs: list[Section] = []
+
+    # 1. The data
+    s = Section("1. The data")
+    runs = t["runs"]
+    s.paragraphs.append(
+        f"{count(f['n_games'])} games in {count(f['n_blocks'])} blocks from {len(runs)} run(s); "
+        f"{count(f['n_games'] - f['n_balance_games'])} ended in an error and are left out of every "
+        f"balance statistic. Blocks are games that share dice and differ only in seating; every "
+        f"interval below is computed from block totals."
+    )
+    s.tables.append(
+        (
+            "Runs",
+            *rows(
+                runs,
+                [
+                    ("run", lambda r: str(r.run_id)),
+                    ("created", lambda r: str(r.created)),
+                    ("program version", lambda r: str(r.program_version)),
+                    ("seed", lambda r: str(r.seed)),
+                    ("games played / planned", lambda r: f"{count(r.games)} / {r.games_planned}"),
+                    ("error games", lambda r: count(r.error_games)),
+                    ("blocks", lambda r: count(r.blocks)),
+                    ("line-ups", lambda r: count(r.lineups)),
+                    ("parts games/seats/moves", lambda r: r.parts),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Digests (sha256 over each table's part files)",
+            *rows(
+                runs,
+                [
+                    ("run", lambda r: str(r.run_id)),
+                    ("games", lambda r: r.sha256_games[:16]),
+                    ("seats", lambda r: r.sha256_seats[:16]),
+                    ("moves", lambda r: (r.sha256_moves or "-")[:16]),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Rule sets (options that differ from the standard rules)",
+            *rows(
+                t["rulesets"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("players", lambda r: str(r.players)),
+                    ("differences", lambda r: str(r.differences)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("error games", lambda r: count(r.error_games)),
+                    ("blocks", lambda r: count(r.n_blocks)),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Line-ups",
+            *rows(
+                t["lineups"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
+                    ("games", lambda r: count(r.n_games_all)),
+                    ("blocks", lambda r: count(r.n_blocks)),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Faults per strategy (games ended by the strategy's error)",
+            *rows(
+                t["faults"],
+                [
+                    ("strategy", lambda r: str(r.strategy)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("faults", lambda r: count(r.n_errors)),
+                    (
+                        "rate [95%]",
+                        lambda r: (
+                            f"{pct(r.error_rate, 3)} {interval(r.lo, r.hi, lambda x: pct(x, 3))}"
+                        ),
+                    ),
+                ],
+            ),
+        )
+    )
+    if not t["fault_kinds"].empty:
+        s.tables.append(
+            (
+                "Faults by kind",
+                *rows(
+                    t["fault_kinds"],
+                    [
+                        ("kind", lambda r: str(r.kind) or "(unknown)"),
+                        ("games", lambda r: count(r.n_games)),
+                    ],
+                ),
+            )
+        )
+    secs.append(s)
+
+    # 2. Win rates
+    s = Section("2. Win rates")
+    s.paragraphs.append(
+        "Share of games won (a shared win counts 1/k to each winner) with 95% Wilson intervals at "
+        "the effective number of games; compare with the fair share, 1/players."
+    )
+    s.charts += [(n, chart_titles[n]) for n in ("win_rates", "head_to_head") if n in ch]
+    s.tables.append(
+        (
+            "Per strategy",
+            *rows(
+                t["win_rates"],
+                [
+                    ("strategy", lambda r: str(r.strategy)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("blocks", lambda r: count(r.n_blocks)),
+                    ("wins", lambda r: num(r.wins, 8)),
+                    ("rate [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                    ("fair share", lambda r: pct(r.fair_share)),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Per line-up",
+            *rows(
+                t["lineup_win_rates"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
+                    ("strategy", lambda r: str(r.strategy)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("rate [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Head to head (row strategy finished ahead of the opponent)",
+            *rows(
+                t["head_to_head"],
+                [
+                    ("strategy", lambda r: str(r.strategy)),
+                    ("opponent", lambda r: str(r.opponent)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("tied pairs", lambda r: count(r.tied_pairs)),
+                    ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                ],
+            ),
+        )
+    )
+    secs.append(s)
+
+    # 3. Seat advantage
+    s = Section("3. Seat advantage")
+    s.paragraphs.append(
+        "Win share per seat against the fair share 1/players, per player count and rule set. "
+        "Intervals and tests use block totals (cluster-robust), so the dice a block's games share "
+        "are accounted for. The equal-share test is a block-level Wald test with an F reference "
+        "(the Pearson chi-square, which treats games as independent, is shown beside it); the "
+        "trend is the slope of win share over seat order. Shared wins and tie-break wins are "
+        "counted separately."
+    )
+    s.charts += [(n, chart_titles[n]) for n in ("seat_advantage",) if n in ch]
+    s.tables.append(
+        (
+            "Win share per seat",
+            *rows(
+                t["seat_shares"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("players", lambda r: str(r.players)),
+                    ("seat", lambda r: str(r.seat)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("blocks", lambda r: count(r.n_blocks)),
+                    ("share [95%]", lambda r: f"{pct(r.share)} {interval(r.lo, r.hi, pct)}"),
+                    (
+                        "effect [95%]",
+                        lambda r: (
+                            f"{pp(r.effect_pp)} {interval(r.effect_lo_pp, r.effect_hi_pp, pp)}"
+                        ),
+                    ),
+                    (
+                        "outright / shared / tie-break wins",
+                        lambda r: " / ".join(
+                            count(x) for x in (r.outright_wins, r.shared_wins, r.tie_broken_wins)
+                        ),
+                    ),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Tests of equal shares and of a trend over seats",
+            *rows(
+                t["seat_tests"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("players", lambda r: str(r.players)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("blocks", lambda r: count(r.n_blocks)),
+                    (
+                        "block chi2 (df), p",
+                        lambda r: f"{num(r.chi2_block)} ({r.df_block}), p={pval(r.p_block)}",
+                    ),
+                    ("Pearson chi2, p", lambda r: f"{num(r.chi2_pearson)}, p={pval(r.p_pearson)}"),
+                    (
+                        "trend per seat [95%], p",
+                        lambda r: (
+                            f"{pp(r.trend_pp, 2)} {interval(r.trend_lo_pp, r.trend_hi_pp, pp2)}, "
+                            f"p={pval(r.trend_p)}"
+                        ),
+                    ),
+                ],
+            ),
+        )
+    )
+    s.tables.append(
+        (
+            "Shared wins and tie-break decisions",
+            *rows(
+                t["ties"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("players", lambda r: str(r.players)),
+                    ("games", lambda r: count(r.n_games)),
+                    (
+                        "shared wins [95%]",
+                        lambda r: (
+                            f"{count(r.shared_wins)} = {pct(r.shared_rate, 2)} "
+                            f"{interval(r.shared_lo, r.shared_hi, pct2)}"
+                        ),
+                    ),
+                    (
+                        "decided by tie-break [95%]",
+                        lambda r: (
+                            f"{count(r.tie_broken)} = {pct(r.tie_broken_rate, 2)} "
+                            f"{interval(r.tie_broken_lo, r.tie_broken_hi, pct2)}"
+                        ),
+                    ),
+                ],
+            ),
+        )
+    )
+    secs.append(s)
+
+    # 4. Ratings
+    s = Section("4. Ratings")
+    if "ratings" in t:
+        sample = (
+            f"a sample of {count(f['rating_games'])} games (whole blocks, every match in "
+            f"proportion) of the {count(f['n_games'])}"
+            if f.get("rating_sampled")
+            else f"all {count(f['n_games'])} games"
+        )
+        s.paragraphs.append(
+            "Plackett-Luce fit of the finishing orders with a seat term per player count "
+            "(maximum likelihood, block-clustered standard errors), on "
+            + sample
+            + ". Elo = 1500 + "
+            "400/ln(10) x rating; P(stronger than next) is the probability, from the fit's "
+            "covariance, that a strategy is stronger than the one listed below it."
+        )
+        if f.get("rating_note"):
+            s.paragraphs.append("Note: " + f["rating_note"] + ".")
+        s.charts += [(n, chart_titles[n]) for n in ("ratings",) if n in ch]
+        s.tables.append(
+            (
+                "Ratings",
+                *rows(
+                    t["ratings"],
+                    [
+                        ("#", lambda r: str(r.order)),
+                        ("strategy", lambda r: str(r.strategy)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("blocks", lambda r: count(r.n_blocks)),
+                        ("rating [95%]", lambda r: f"{r.rating:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
+                        ("Elo [95%]", lambda r: f"{r.elo:.0f} [{r.elo_lo:.0f}, {r.elo_hi:.0f}]"),
+                        ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Seat effects (log-strength over seat 0)",
+                *rows(
+                    t["seat_effects"],
+                    [
+                        ("players", lambda r: str(r.players)),
+                        ("seat", lambda r: str(r.seat)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("effect [95%]", lambda r: f"{r.effect:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
+                        ("Elo", lambda r: f"{r.elo_effect:+.0f}"),
+                        ("win chance, equal strategies", lambda r: pct(r.win_prob_equal)),
+                    ],
+                ),
+            )
+        )
+    else:
+        s.paragraphs.append("No ratings: " + f.get("rating_note", "nothing to rate") + ".")
+    secs.append(s)
+
+    # 5. Variant comparison
+    s = Section("5. Variant comparison")
+    comp = t.get("variant_comparison", pd.DataFrame())
+    moves = (
+        f" Lead changes and comebacks come from the moves of {count(f.get('moves_games', 0))} games"
+        + (" (a sample of whole blocks)." if f.get("moves_sampled") else ".")
+        if f.get("moves_games")
+        else " No moves table: no lead changes or comebacks."
+    )
+    s.paragraphs.append(
+        "Per rule set, the mean of each per-game metric (seat_advantage: seat 0's win share minus "
+        "1/players; margin: winner's score minus runner-up's; bankrupt: any seat went out; "
+        "comeback: a winner was behind after half the turns; winner_dirhams_share: dirhams' share "
+        "of the winning score) and each rule set's difference from the baseline with the same "
+        "player count (the one closest to the standard rules), with block-clustered 95% intervals "
+        "and Holm-corrected p-values over all comparisons." + moves
+    )
+    if comp.empty:
+        s.paragraphs.append("Only one rule set per player count: nothing to compare.")
+    else:
+        s.charts += [(n, chart_titles[n]) for n in ("variants",) if n in ch]
+        s.tables.append(
+            (
+                "Differences from the baseline",
+                *rows(
+                    comp,
+                    [
+                        ("metric", lambda r: str(r.metric)),
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("baseline", lambda r: str(r.baseline)),
+                        ("games", lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}"),
+                        ("means", lambda r: f"{num(r.mean, 4)} vs {num(r.baseline_mean, 4)}"),
+                        (
+                            "difference [95%]",
+                            lambda r: (
+                                f"{num(r.diff, 3)} {interval(r.lo, r.hi, lambda x: num(x, 3))}"
+                            ),
+                        ),
+                        ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
+                    ],
+                ),
+            )
+        )
+    s.tables.append(
+        (
+            "Means per rule set",
+            *rows(
+                t["variant_summary"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("metric", lambda r: str(r.metric)),
+                    ("games", lambda r: count(r.n_games)),
+                    ("blocks", lambda r: count(r.n_blocks)),
+                    (
+                        "mean [95%]",
+                        lambda r: f"{num(r.mean, 4)} {interval(r.lo, r.hi, lambda x: num(x, 4))}",
+                    ),
+                ],
+            ),
+        )
+    )
+    secs.append(s)
+
+    # 6. Distributions
+    s = Section("6. Distributions")
+    s.paragraphs.append(
+        "Final score margins (winner minus runner-up; 0 for a shared win), game lengths, "
+        "and each seat's score (dirhams + visible squares) after every turn."
+    )
+    s.charts += [
+        (n, chart_titles[n]) for n in ("dist_margin", "dist_turns", "score_over_turns") if n in ch
+    ]
+    s.tables.append(
+        (
+            "Summaries",
+            *rows(
+                t["distributions"],
+                [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("metric", lambda r: str(r.metric)),
+                    ("games", lambda r: count(r.n)),
+                    ("mean", lambda r: num(r.mean, 4)),
+                    ("sd", lambda r: num(r.sd, 3)),
+                    (
+                        "min / 5% / 25% / median / 75% / 95% / max",
+                        lambda r: " / ".join(
+                            f"{getattr(r, c):g}"
+                            for c in ("min", "q5", "q25", "q50", "q75", "q95", "max")
+                        ),
+                    ),
+                ],
+            ),
+        )
+    )
+    secs.append(s)
+
+    # 7. Power
+    s = Section("7. Power")
+    s.paragraphs.append(
+        "Each headline claim with its 95% interval. A claim is underpowered when the interval's "
+        "half-width exceeds the estimate's distance from zero (the interval still reaches the "
+        "other side); 'games to settle' is the total that would shrink the half-width to the "
+        "estimate (about even odds of a clear result if the estimate is right). "
+        "`marrakech plan` sizes a study before it is run."
+    )
+    power = t["power"]
+    if not power.empty:
+        n_under = int(power["underpowered"].sum())
+        s.paragraphs.append(f"{n_under} of {len(power)} claims are underpowered.")
+        s.tables.append(
+            (
+                "Claims",
+                *rows(
+                    power,
+                    [
+                        ("section", lambda r: str(r.section)),
+                        ("claim", lambda r: str(r.claim)),
+                        (
+                            "estimate [95%]",
+                            lambda r: (
+                                f"{num(r.estimate, 3)} {interval(r.lo, r.hi, num)} {r.unit}".strip()
+                            ),
+                        ),
+                        ("games", lambda r: count(r.n_games)),
+                        ("underpowered", lambda r: "yes" if r.underpowered else "no"),
+                        (
+                            "games to settle",
+                            lambda r: (
+                                "never (estimate is 0)"
+                                if np.isinf(r.n_to_settle)
+                                else count(r.n_to_settle)
+                            ),
+                        ),
+                    ],
+                ),
+            )
+        )
+    if "plan" in t:
+        s.tables.append(
+            (
+                "Games needed to detect a 1 pp seat-0 advantage (alpha 0.05, power 0.8)",
+                *rows(
+                    t["plan"],
+                    [
+                        ("players", lambda r: str(r.players)),
+                        ("design effect (from this data)", lambda r: num(r.design_effect, 3)),
+                        ("independent games", lambda r: count(r.n_games_independent)),
+                        ("games", lambda r: count(r.n_games)),
+                    ],
+                ),
+            )
+        )
+    secs.append(s)
+    return secs
+
+
+# ---------------------------------------------------------------- output files
+
+HTML_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{{ title }}</title>
+<style>
+body { font-family: system-ui, sans-serif; max-width: 75em; margin: 2em auto;
+       padding: 0 1em; color: #111; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #999; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #eee; }
+figure { margin: 1em 0; } img { max-width: 100%; }
+figcaption { font-style: italic; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
+.meta { color: #444; }
+</style></head><body>
+<h1>{{ title }}</h1>
+<p class="meta">{{ subtitle }}</p>
+<nav><ol>{% for s in sections %}
+<li><a href="#s{{ loop.index }}">{{ s.title }}</a></li>{% endfor %}</ol></nav>
+{% for s in sections %}
+<section id="s{{ loop.index }}"><h2>{{ s.title }}</h2>
+{% for p in s.paragraphs %}<p>{{ p }}</p>{% endfor %}
+{% for name, caption in s.charts %}<figure>
+<img alt="{{ caption }}" src="data:image/png;base64,{{ images[name] }}">
+<figcaption>{{ caption }}</figcaption></figure>{% endfor %}
+{% for caption, header, body in s.tables %}<table><caption>{{ caption }}</caption>
+<thead><tr>{% for h in header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for row in body %}
+<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+{% endfor %}</section>
+{% endfor %}
+</body></html>
+"""
+
+
+def md_escape(text: str) -> str:
+    """Text safe inside a Markdown table cell: no markup, no HTML, no cell breaks."""
+    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for ch in "\\`*_[]|#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("\n", " ")
+
+
+def write_html(
+    path: Path,
+    title: str,
+    subtitle: str,
+    sections: list[Section],
+    charts: dict[str, tuple[str, bytes]],
+) -> None:
+    """Write the self-contained HTML report."""
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    images = {name: base64.b64encode(png).decode("ascii") for name, (_, png) in charts.items()}
+    html = env.from_string(HTML_TEMPLATE).render(
+        title=title, subtitle=subtitle, sections=sections, images=images
+    )
+    path.write_text(html, encoding="utf-8")
+
+
+def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section]) -> None:
+    """Write the Markdown report; charts are the PNG files beside it."""
+    lines = [f"# {md_escape(title)}", "", md_escape(subtitle), ""]
+    for s in sections:
+        lines += [f"## {md_escape(s.title)}", ""]
+        for p in s.paragraphs:
+            lines += [md_escape(p).replace("\\`", "`"), ""]
+        for name, caption in s.charts:
+            lines += [f"![{md_escape(caption)}]({name}.png)", "", f"*{md_escape(caption)}*", ""]
+        for caption, header, body in s.tables:
+            lines += [f"**{md_escape(caption)}**", ""]
+            lines.append("| " + " | ".join(md_escape(h) for h in header) + " |")
+            lines.append("|" + "---|" * len(header))
+            lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in body]
+            lines.append("")
+    path.write_text("\n".join(lines), encoding="utf-8")

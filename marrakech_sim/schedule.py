@@ -1,0 +1,235 @@
+"""The plan of a study: match-ups, blocks of seatings sharing one chance stream, chunks.
+
+A **match** is one line-up of strategies under one rule set. A **block** is one game
+seed played under every distinct seating of the match's line-up (rotation "all": the
+k! permutations, fewer when a strategy sits twice; "latin": the k cyclic rotations;
+"none": the line-up as given). All games of a block share the dice and the piles, so
+each strategy meets the same luck in every seat.
+
+Games are numbered in schedule order, round by round: block r of every match, then
+block r + 1, so any prefix of the run is balanced over the matches (which is what a
+stopping rule needs). A **chunk** is a run of consecutive whole blocks of about
+`chunk_games` games: the unit of work of a worker and of one part file per table.
+
+Seeds: block b's game seed is word b % 1024 of
+``numpy.random.SeedSequence(seed, spawn_key=(b // 1024,)).generate_state(1024, numpy.uint64)``
+(the state of child b // 1024 of ``SeedSequence(seed).spawn(...)``), so it depends on
+the run seed and the block number only, never on process state or worker count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+from functools import cached_property
+
+import numpy as np
+
+from marrakech_sim.config import Study
+from marrakech_sim.errors import ConfigError
+
+SEED_GROUP = 1024  # block seeds are drawn in groups of this many per SeedSequence child
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Match:
+    """One line-up (strategy names in seat order) under one rule set."""
+
+    match_id: int
+    ruleset: str
+    lineup: tuple[str, ...]
+    seatings: tuple[tuple[str, ...], ...]  # the seatings of a block, first = the line-up
+
+
+def lineups_of(study: Study) -> dict[str, list[tuple[str, ...]]]:
+    """Line-ups per rule set (strategy names in seat order); ConfigError when one cannot fit."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    s = study.schedule
+    for name in s.rulesets:
+        k = study.rules(name).players
+        if s.kind == "self_play":
+            lineups = [(x,) * k for x in s.strategies]
+        elif s.kind == "round_robin":
+            pick = itertools.combinations_with_replacement if s.repeat else itertools.combinations
+            lineups = list(pick(s.strategies, k))
+            if not lineups:
+                raise ConfigError(
+                    f"schedule.strategies: {len(s.strategies)} strategies cannot fill the "
+                    f"{k} seats of rule set {name!r} without repeats; add strategies, "
+                    "set schedule.repeat = true, or use fewer players"
+                )
+        elif s.kind == "gauntlet":
+            if s.opponents == "copies":
+                lineups = [(f, *(x,) * (k - 1)) for f in s.focus for x in s.field]
+            else:
+                pick = (
+                    itertools.combinations_with_replacement if s.repeat else itertools.combinations
+                )
+                others = list(pick(s.field, k - 1))
+                if not others:
+                    raise ConfigError(
+                        f"schedule.field: {len(s.field)} strategies cannot fill the {k - 1} "
+                        f"other seats of rule set {name!r} without repeats; set "
+                        "schedule.repeat = true or schedule.opponents = 'copies'"
+                    )
+                lineups = [(f, *o) for f in s.focus for o in others]
+        else:
+            lineups = list(s.lineups)
+            for i, lineup in enumerate(lineups):
+                if len(lineup) != k:
+                    raise ConfigError(
+                        f"schedule.lineups[{i}] = {list(lineup)!r} has {len(lineup)} seats; "
+                        f"rule set {name!r} has players = {k}"
+                    )
+        out[name] = lineups
+    return out
+
+
+def seatings(lineup: Sequence[str], rotation: str) -> tuple[tuple[str, ...], ...]:
+    """The distinct seatings of a block, the line-up itself first."""
+    lineup = tuple(lineup)
+    if rotation == "all":
+        found = itertools.permutations(lineup)
+    elif rotation == "latin":
+        found = (lineup[r:] + lineup[:r] for r in range(len(lineup)))  # type: ignore[assignment]
+    else:
+        found = iter([lineup])  # type: ignore[assignment]
+    return tuple(dict.fromkeys(found))
+
+
+def matches_of(study: Study) -> list[Match]:
+    """The study's matches, numbered in config order (rule sets, then line-ups)."""
+    out: list[Match] = []
+    for ruleset, lineups in lineups_of(study).items():
+        for lineup in lineups:
+            out.append(Match(len(out), ruleset, lineup, seatings(lineup, study.rotation)))
+    return out
+
+
+def block_seeds(seed: int, blocks: np.ndarray) -> np.ndarray:
+    """The game seed (uint64) of each block number in `blocks` (see the module docstring)."""
+    blocks = np.asarray(blocks, dtype=np.int64)
+    out = np.empty(len(blocks), dtype=np.uint64)
+    if len(blocks) == 0:
+        return out
+    groups = blocks // SEED_GROUP
+    for group in np.unique(groups):
+        where = groups == group
+        offsets = blocks[where] % SEED_GROUP
+        # generate_state is prefix-stable: words 0..n-1 do not depend on n
+        words = np.random.SeedSequence(seed, spawn_key=(int(group),)).generate_state(
+            int(offsets.max()) + 1, np.uint64
+        )
+        out[where] = words[offsets]
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkGames:
+    """The games of one chunk, in game-id order (numpy arrays, one entry per game)."""
+
+    chunk: int
+    game_id: np.ndarray  # int64
+    match_id: np.ndarray  # int64
+    block: np.ndarray  # int64
+    seating: np.ndarray  # int64, index into Plan.seating_rows
+    seed: np.ndarray  # uint64
+
+    def __len__(self) -> int:
+        return len(self.game_id)
+
+
+class Plan:
+    """Every planned game of a study, as arrays (blocks in schedule order), and its chunks."""
+
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        self.matches = matches_of(study)
+        names = study.strategy_names
+        index = {name: i for i, name in enumerate(names)}
+        sizes = np.array([len(m.seatings) for m in self.matches], dtype=np.int64)
+        # blocks per match: games_per_lineup rounded up to whole blocks
+        per_match = -(-study.games_per_lineup // sizes)
+        # seating rows: one per (match, seating), strategy indices per seat, -1 padded
+        width = max(len(m.lineup) for m in self.matches)
+        rows = [
+            [index[name] for name in seating] + [-1] * (width - len(seating))
+            for m in self.matches
+            for seating in m.seatings
+        ]
+        self.seating_rows = np.array(rows, dtype=np.int64).reshape(-1, width)
+        self.seating_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.match_size = sizes
+        # round-major block order: round r of match 0, 1, ..., then round r + 1
+        match_of = np.repeat(np.arange(len(self.matches), dtype=np.int64), per_match)
+        round_of = np.concatenate([np.arange(n, dtype=np.int64) for n in per_match])
+        order = np.lexsort((match_of, round_of))
+        self.block_match = match_of[order]
+        block_sizes = sizes[self.block_match]
+        self.block_first = np.concatenate([[0], np.cumsum(block_sizes)]).astype(np.int64)
+        self.games_planned = int(self.block_first[-1])
+        self.chunk_first_block = _chunk_bounds(self.block_first, study.chunk_games)
+
+    @property
+    def blocks(self) -> int:
+        return len(self.block_match)
+
+    @property
+    def chunks(self) -> int:
+        return len(self.chunk_first_block) - 1
+
+    @cached_property
+    def chunk_first_game(self) -> np.ndarray:
+        return self.block_first[self.chunk_first_block]
+
+    def chunk_games(self, chunk: int) -> ChunkGames:
+        """The games of chunk `chunk`."""
+        if not 0 <= chunk < self.chunks:
+            raise IndexError(f"chunk {chunk} of {self.chunks}")
+        b0, b1 = int(self.chunk_first_block[chunk]), int(self.chunk_first_block[chunk + 1])
+        blocks = np.arange(b0, b1, dtype=np.int64)
+        match = self.block_match[b0:b1]
+        sizes = self.match_size[match]
+        block = np.repeat(blocks, sizes)
+        first = self.block_first[block]
+        g0, g1 = int(self.block_first[b0]), int(self.block_first[b1])
+        game_id = np.arange(g0, g1, dtype=np.int64)
+        within = game_id - first  # seating index within the block
+        match_id = np.repeat(match, sizes)
+        return ChunkGames(
+            chunk=chunk,
+            game_id=game_id,
+            match_id=match_id,
+            block=block,
+            seating=self.seating_offset[match_id] + within,
+            seed=np.repeat(block_seeds(self.study.seed, blocks), sizes),
+        )
+
+    def chunk_of_game(self, game_id: int) -> int:
+        return int(np.searchsorted(self.chunk_first_game, game_id, side="right") - 1)
+
+    def matches_table(self) -> list[dict[str, object]]:
+        """The matches as plain data (for the manifest)."""
+        return [
+            {
+                "match_id": m.match_id,
+                "ruleset": m.ruleset,
+                "lineup": list(m.lineup),
+                "seatings": len(m.seatings),
+                "blocks": int(np.count_nonzero(self.block_match == m.match_id)),
+            }
+            for m in self.matches
+        ]
+
+
+def _chunk_bounds(block_first: np.ndarray, chunk_games: int) -> np.ndarray:
+    """First block of each chunk (and the block count at the end): whole blocks per chunk."""
+    bounds = [0]
+    blocks = len(block_first) - 1
+    while bounds[-1] < blocks:
+        start = block_first[bounds[-1]]
+        # the first block boundary at or past start + chunk_games (at least one block)
+        end = int(np.searchsorted(block_first, start + chunk_games, side="left"))
+        bounds.append(min(max(end, bounds[-1] + 1), blocks))
+    return np.array(bounds, dtype=np.int64)

@@ -1,0 +1,193 @@
+"""The conformance checker for strategy authors (`marrakech check-strategy REF`).
+
+`check_strategy` plays the strategy against the built-ins in every seat, with 2, 3 and
+4 players and both turn orders (orient at start / at end), and reports what a study
+would trip over: a reference or parameters that do not load, a spec that does not
+pickle (workers receive specs), exceptions, illegal or malformed choices, different
+games for the same seed, and the time per decision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from marrakech_sim.errors import MarrakechError
+from marrakech_sim.game import GameRecord, play_game
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.state import Outcome, Placement
+from marrakech_sim.strategy import Strategy, StrategySpec
+from marrakech_sim.view import GameView
+
+#: the built-ins that fill the other seats, in turn
+OPPONENTS = ("random", "greedy")
+VARIANTS = tuple(
+    (players, orient_at_end) for players in (2, 3, 4) for orient_at_end in (False, True)
+)
+
+
+@dataclasses.dataclass(slots=True)
+class ConformanceReport:
+    """What `check_strategy` found; `ok` when there are no failures."""
+
+    ref: str
+    params: dict[str, Any]
+    games: int = 0
+    decisions: int = 0
+    total_decision_s: float = 0.0
+    max_decision_s: float = 0.0
+    failures: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    @property
+    def mean_decision_s(self) -> float:
+        return self.total_decision_s / self.decisions if self.decisions else 0.0
+
+    def lines(self) -> list[str]:
+        """The report as text lines (what the CLI prints)."""
+        head = [
+            f"strategy {self.ref!r} params {self.params}",
+            f"games played: {self.games}, decisions: {self.decisions}",
+            f"time per decision: mean {self.mean_decision_s * 1e6:,.0f} us, "
+            f"max {self.max_decision_s * 1e3:,.2f} ms",
+        ]
+        if self.ok:
+            return [*head, "OK: no problems found"]
+        return [*head, f"FAILED: {len(self.failures)} problem(s)"] + [
+            f"  - {failure}" for failure in self.failures
+        ]
+
+
+class _Timed:
+    """Wraps a strategy and records the time of each decision."""
+
+    def __init__(self, inner: Strategy, report: ConformanceReport) -> None:
+        self.inner = inner
+        self.report = report
+
+    def _timed(self, func: Any, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return func(*args)
+        finally:
+            spent = time.perf_counter() - started
+            self.report.decisions += 1
+            self.report.total_decision_s += spent
+            self.report.max_decision_s = max(self.report.max_decision_s, spent)
+
+    def choose_rotation(self, view: GameView) -> int:
+        return self._timed(self.inner.choose_rotation, view)  # type: ignore[no-any-return]
+
+    def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
+        return self._timed(self.inner.choose_placement, view, options)  # type: ignore[no-any-return]
+
+    def on_game_start(self, view: GameView) -> None:
+        hook = getattr(self.inner, "on_game_start", None)
+        if hook is not None:
+            hook(view)
+
+    def on_game_end(self, view: GameView, outcome: Outcome) -> None:
+        hook = getattr(self.inner, "on_game_end", None)
+        if hook is not None:
+            hook(view, outcome)
+
+
+def check_strategy(
+    ref: str,
+    params: Mapping[str, Any] | None = None,
+    games: int = 2,
+    seed: int = 1,
+    time_budget: float | None = 5.0,
+) -> ConformanceReport:
+    """Check a strategy reference against the plug-in contract; never raises for a
+    misbehaving strategy (that is what the report is for).
+
+    Args:
+        games: games per variant and seat of the strategy (6 variants, 9 seats in all).
+        seed: the first game seed; game i uses seed + i.
+        time_budget: seconds per decision before a decision counts as a fault.
+    """
+    params = dict(params or {})
+    report = ConformanceReport(ref, params)
+    try:
+        spec = StrategySpec.of(ref, params)
+    except MarrakechError as exc:
+        report.failures.append(f"spec: {exc}")
+        return report
+    try:
+        spec = pickle.loads(pickle.dumps(spec))
+    except Exception as exc:
+        report.failures.append(f"the spec does not pickle (workers receive specs): {exc!r}")
+        return report
+    try:
+        spec.build()
+    except Exception as exc:
+        report.failures.append(f"cannot build the strategy: {exc}")
+        return report
+    opponents = [StrategySpec.of(name) for name in OPPONENTS]
+    game_seed = seed
+    for players, orient_at_end in VARIANTS:
+        rules = Rules(players=players, orient_at_end=orient_at_end)
+        where = f"{players} players, orient {'at end' if orient_at_end else 'at start'}"
+        for seat in range(players):
+            for _ in range(games):
+                record = _play(rules, spec, opponents, seat, game_seed, report, time_budget)
+                game_seed += 1
+                if record is None:
+                    continue
+                if record.error is not None:
+                    report.failures.append(f"{where}: {record.error}")
+                    continue
+                again = _play(rules, spec, opponents, seat, record.seed, None, time_budget)
+                if again is None or not _same_game(record, again):
+                    report.failures.append(
+                        f"{where}, seat {seat}: not deterministic: the same seed "
+                        f"{record.seed} gave a different game (use view.rng, not a global "
+                        f"random generator)"
+                    )
+    return report
+
+
+def _play(
+    rules: Rules,
+    spec: StrategySpec,
+    opponents: list[StrategySpec],
+    seat: int,
+    seed: int,
+    report: ConformanceReport | None,
+    time_budget: float | None,
+) -> GameRecord | None:
+    """One game with the checked strategy in `seat`; None (and a failure) if it cannot start."""
+    lineup: list[Strategy] = []
+    names: list[str] = []
+    for i in range(rules.players):
+        if i == seat:
+            built = spec.build()
+            lineup.append(_Timed(built, report) if report is not None else built)
+            names.append(spec.label)
+        else:
+            other = opponents[(i + seat) % len(opponents)]
+            lineup.append(other.build())
+            names.append(other.label)
+    budgets = [time_budget if i == seat else None for i in range(rules.players)]
+    record = play_game(rules, lineup, seed, names=names, time_budgets=budgets)
+    if report is not None:
+        report.games += 1
+    return record
+
+
+def _same_game(a: GameRecord, b: GameRecord) -> bool:
+    return (
+        a.end_reason == b.end_reason
+        and a.error == b.error
+        and np.array_equal(a.moves, b.moves)
+        and np.array_equal(a.seats, b.seats)
+    )

@@ -1,0 +1,236 @@
+"""Compiled pieces the built-in strategies share: greedy scores, evaluation, rollouts.
+
+The greedy scores here are the ones `strategies.greedy` computes through `GameView`
+(same integers, same floating-point expressions in the same order), so the compiled
+twin in `strategies.twins` decides exactly as the Python form. The search strategies
+(`strategies.search`) use the greedy choice as their model of the other players.
+
+Greedy parameter vector (`GREEDY_PARAMETERS` order): area, cover, block, waste, ruin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from marrakech_sim.rng import rng_below
+from marrakech_sim.rules import core as k
+from marrakech_sim.view import (
+    F_OPPONENT_HALVES,
+    F_OPPONENT_REGION,
+    F_OWN_HALVES,
+    F_REGION,
+    FEATURES,
+    k_next_walker,
+    k_placements_features,
+    k_rotation_totals,
+)
+
+GREEDY_PARAMETERS = ("area", "cover", "block", "waste", "ruin")
+G_AREA, G_COVER, G_BLOCK, G_WASTE, G_RUIN = range(5)
+
+
+# ---------------------------------------------------------------- greedy scores
+
+
+@njit(cache=True)
+def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
+    """out[r + 1] = the greedy score of rotation r (higher is better).
+
+    Standard order (the mover walks): -(total due over the die's faces + ruin * faces
+    that bankrupt the mover). Variant "orient at end" (the next player walks): total
+    the next player would pay the mover (capped at what they have) + ruin * faces that
+    bankrupt them paying the mover.
+    """
+    me = s[k.SEAT_]
+    walker = k_next_walker(s)
+    tot = np.empty((3, 3), np.int64)
+    if walker == me or walker < 0:
+        k_rotation_totals(s, me, -1, tot)
+        for r in range(3):
+            out[r] = -(tot[r, 0] + params[G_RUIN] * tot[r, 2])
+    else:
+        k_rotation_totals(s, walker, me, tot)
+        for r in range(3):
+            out[r] = tot[r, 1] + params[G_RUIN] * tot[r, 2]
+
+
+@njit(cache=True)
+def greedy_placement_scores(s, params, options, count, out):  # type: ignore[no-untyped-def]
+    """out[i] = area * own region after + cover * opponent halves covered
+    + block * largest opponent region covered into - waste * own halves covered."""
+    f = np.empty((count, FEATURES), np.int64)
+    k_placements_features(s, options, count, f)
+    for i in range(count):
+        out[i] = (
+            params[G_AREA] * f[i, F_REGION]
+            + params[G_COVER] * f[i, F_OPPONENT_HALVES]
+            + params[G_BLOCK] * f[i, F_OPPONENT_REGION]
+            - params[G_WASTE] * f[i, F_OWN_HALVES]
+        )
+
+
+@njit(cache=True)
+def pick_best(scores, count, rng):  # type: ignore[no-untyped-def]
+    """Index of the best of scores[:count]; ties by one draw from `rng` (only if tied).
+
+    With rng of length 0 the first best is taken (the search strategies' opponent model).
+    """
+    best = scores[0]
+    ties = 1
+    for i in range(1, count):
+        if scores[i] > best:
+            best = scores[i]
+            ties = 1
+        elif scores[i] == best:
+            ties += 1
+    pick = 0
+    if ties > 1 and rng.shape[0] > 0:
+        pick = rng_below(rng, ties)
+    for i in range(count):
+        if scores[i] == best:
+            if pick == 0:
+                return i
+            pick -= 1
+    return 0
+
+
+# _nrt=True: it allocates, and is called from kernels compiled without the runtime
+# (strategies.compiled), whose setting numba would otherwise pass on
+@njit(cache=True, _nrt=True)
+def greedy_rotation(s, params, rng):  # type: ignore[no-untyped-def]
+    """The greedy rotation (-1, 0 or 1)."""
+    scores = np.empty(3)
+    greedy_rotation_scores(s, params, scores)
+    return pick_best(scores, 3, rng) - 1
+
+
+# _nrt=True: it allocates, and is called from kernels compiled without the runtime
+# (strategies.compiled), whose setting numba would otherwise pass on
+@njit(cache=True, _nrt=True)
+def greedy_placement(s, params, rng, options, count):  # type: ignore[no-untyped-def]
+    """Index into options[:count] of the greedy placement."""
+    scores = np.empty(count)
+    greedy_placement_scores(s, params, options, count, scores)
+    return pick_best(scores, count, rng)
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+@njit(cache=True)
+def seat_values(s, params, out):  # type: ignore[no-untyped-def]
+    """out[seat] = dirhams + visible_w * visible + region_w * largest own region;
+    -1e9 for eliminated seats. params: (visible_w, region_w)."""
+    p = s[k.P_]
+    n = s[k.N_]
+    col = s[k.COLOUR_AT]
+    largest = np.zeros(p, np.int64)
+    visible = np.zeros(p, np.int64)
+    for sq in range(n * n):
+        c = s[col + sq]
+        if c >= 0:
+            o = c % p
+            visible[o] += 1
+            if params[1] != 0.0:
+                size = k.region_size(s, sq)
+                if size > largest[o]:
+                    largest[o] = size
+    for seat in range(p):
+        if s[s[k.OUT_AT] + seat] != 0:
+            out[seat] = -1e9
+        else:
+            out[seat] = (
+                s[s[k.DIRHAMS_AT] + seat] + params[0] * visible[seat] + params[1] * largest[seat]
+            )
+
+
+@njit(cache=True)
+def evaluate(s, me, params):  # type: ignore[no-untyped-def]
+    """My value minus the best other seat's (RULES.md section 7 score as the base)."""
+    p = s[k.P_]
+    values = np.empty(p)
+    seat_values(s, params, values)
+    if values[me] < -1e8:
+        return -1e6
+    best = -1e9
+    for seat in range(p):
+        if seat != me and values[seat] > best:
+            best = values[seat]
+    if best < -1e8:
+        return 1e6  # everybody else is out
+    return values[me] - best
+
+
+@njit(cache=True)
+def draw_colour(s, rng):  # type: ignore[no-untyped-def]
+    """A uniform draw among the seat to move's remaining rugs (RULES.md section 1)."""
+    seat = s[k.SEAT_]
+    left = s[k.RUGS_LEFT_AT]
+    r = rng_below(rng, k.seat_rugs_left(s, seat))
+    for c in range(seat, s[k.P_] * s[k.C_], s[k.P_]):
+        r -= s[left + c]
+        if r < 0:
+            return c
+    return -1
+
+
+@njit(cache=True)
+def win_share(s, me, proxy):  # type: ignore[no-untyped-def]
+    """My share of the win: the result when the game is over, else the share by
+    `proxy` values (seat_values)."""
+    p = s[k.P_]
+    if s[k.PHASE_] == k.PHASE_OVER:
+        res = np.empty(4 * p + 1, np.int64)
+        k.k_result(s, res)
+        if res[3 * p + me] == 0:
+            return 0.0
+        winners = 0
+        for seat in range(p):
+            winners += res[3 * p + seat]
+        return 1.0 / winners
+    best = -1e18
+    for seat in range(p):
+        best = max(best, proxy[seat])
+    if proxy[me] < best:
+        return 0.0
+    ties = 0
+    for seat in range(p):
+        if proxy[seat] == best:
+            ties += 1
+    return 1.0 / ties
+
+
+@njit(cache=True)
+def rollout(s, me, rng, policy, horizon, greedy, eval_params):  # type: ignore[no-untyped-def]
+    """Play on from `s` (changed in place) with chance from `rng`; return my win share.
+
+    policy 0: uniformly random decisions; 1: greedy (first best, `greedy` weights).
+    horizon > 0 stops after that many turns and scores by seat_values(eval_params).
+    """
+    start = s[k.TURN_]
+    options = np.empty(16, np.int64)
+    none = rng[0:0]
+    faces = s[k.FACES_AT]
+    while s[k.PHASE_] != k.PHASE_OVER:
+        if horizon > 0 and s[k.TURN_] - start >= horizon:
+            break
+        phase = s[k.PHASE_]
+        if phase == k.PHASE_ROLL:
+            k.k_apply(s, s[faces + rng_below(rng, s[k.NFACES_])])
+        elif phase == k.PHASE_DRAW:
+            k.k_apply(s, draw_colour(s, rng))
+        elif phase == k.PHASE_ORIENT:
+            if policy == 1:
+                k.k_apply(s, greedy_rotation(s, greedy, none))
+            else:
+                k.k_apply(s, rng_below(rng, 3) - 1)
+        else:
+            count = k.legal_placements(s, options)
+            if policy == 1:
+                k.k_apply(s, options[greedy_placement(s, greedy, none, options, count)])
+            else:
+                k.k_apply(s, options[rng_below(rng, count)])
+    proxy = np.empty(s[k.P_])
+    seat_values(s, eval_params, proxy)
+    return win_share(s, me, proxy)

@@ -1,0 +1,141 @@
+"""The compiled whole-game loop plays exactly the games of the Python loop.
+
+`strategies.compiled.play_batch` with the `random` twin and `marrakech_sim.game.play_game`
+with `RandomStrategy` draw from the same seeded streams, so for one seed they must give
+the same game move for move, across the rule options that change the turn structure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from marrakech_sim import GameState, Rules
+from marrakech_sim import turns as t
+from marrakech_sim.game import play_game
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import COLOUR_LETTERS
+from strategies.basic import RandomStrategy
+from strategies.compiled import play_batch
+from strategies.twins import lineup_arrays
+
+END_NAMES = {k.END_RUGS_EXHAUSTED: "rugs_exhausted", k.END_ONE_LEFT: "one_left"}
+
+VARIANTS = {
+    "2p": {"players": 2},
+    "3p": {"players": 3},
+    "4p": {"players": 4},
+    "4p-orient-at-end": {"players": 4, "orient_at_end": True},
+    "2p-orient-at-end": {"players": 2, "orient_at_end": True},
+    "4p-poor": {"players": 4, "starting_dirhams": 2},
+    "3p-poor-survivor": {"players": 3, "starting_dirhams": 1, "end_when_one_left": False},
+    "2p-broke": {"players": 2, "starting_dirhams": 0, "rugs_per_colour": 6},
+    "4p-board9": {"players": 4, "board_size": 9},
+    "3p-die": {"players": 3, "die_faces": (1, 1, 5, 6, 9)},
+    "3p-two-colours": {"players": 3, "colours_per_player": 2, "rugs_per_colour": 5},
+}
+SEEDS = list(range(12))
+
+
+def batch(rules: Rules, seeds: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """play_batch with the random twin in every seat: (moves, games, seats)."""
+    p, g, rows = rules.players, len(seeds), t.max_turns(rules)
+    codes, params = lineup_arrays([["random"] * p] * g, [[{}] * p] * g)
+    moves = np.zeros((g * rows, t.move_columns(p)), np.int32)  # play_batch fills NULL itself
+    games = np.zeros((g, 3), np.int32)
+    seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
+    err = play_batch(
+        k.initial_state(rules), np.array(seeds, np.uint64), codes, params, moves, games, seats
+    )
+    assert err == 0
+    return moves.reshape(g, rows, -1), games, seats
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_batch_matches_play_game(variant: str) -> None:
+    """For the same seeds the compiled loop and play_game give identical games."""
+    rules = Rules(**VARIANTS[variant])
+    moves, games, seats = batch(rules, SEEDS)
+    reasons = set()
+    for i, seed in enumerate(SEEDS):
+        record = play_game(rules, [RandomStrategy() for _ in range(rules.players)], seed)
+        turns = int(games[i, 0])
+        assert record.turns == turns
+        assert record.end_reason == END_NAMES[int(games[i, 1])]
+        assert record.tie_broken == bool(games[i, 2])
+        np.testing.assert_array_equal(record.moves, moves[i, :turns])
+        assert (moves[i, turns:] == t.NULL).all()
+        np.testing.assert_array_equal(record.seats, seats[i])
+        reasons.add(record.end_reason)
+    if "poor" in variant or "broke" in variant:
+        # these variants exist to reach bankruptcies; make sure they do
+        assert (seats[:, :, t.S_ELIMINATED_TURN] >= 0).any()
+    if variant == "2p-broke":
+        assert "one_left" in reasons
+
+
+def test_same_seed_same_game_different_seeds_differ() -> None:
+    """A seed fixes the game (twice the same record); different seeds give different games."""
+    rules = Rules(players=4)
+    first = batch(rules, [7, 8, 9])
+    again = batch(rules, [7, 8, 9])
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    moves = first[0]
+    assert not np.array_equal(moves[0], moves[1])
+    assert not np.array_equal(moves[1], moves[2])
+
+
+def test_buffer_reuse_leaves_no_stale_rows() -> None:
+    """A reused move buffer holds only the new games' rows (play_batch fills NULL itself)."""
+    rules = Rules(players=2, starting_dirhams=0, rugs_per_colour=6)  # short games
+    p, rows = rules.players, t.max_turns(rules)
+    codes, params = lineup_arrays([["random"] * p], [[{}] * p])
+    moves = np.full((rows, t.move_columns(p)), 99, np.int32)
+    games = np.zeros((1, 3), np.int32)
+    seats = np.zeros((1, p, t.SEAT_COLUMNS), np.int32)
+    init = k.initial_state(rules)
+    assert play_batch(init, np.array([3], np.uint64), codes, params, moves, games, seats) == 0
+    fresh, _, _ = batch(rules, [3])
+    np.testing.assert_array_equal(moves, fresh[0])
+
+
+def _visible_by_scan(state: GameState) -> list[int]:
+    """Visible squares per seat, counted square by square (RULES.md section 7)."""
+    rules = state.rules
+    counts = [0] * rules.players
+    for y in range(rules.board_size):
+        for x in range(rules.board_size):
+            half = state.square(x, y)
+            if half is not None:
+                counts[COLOUR_LETTERS.index(half[0]) % rules.players] += 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"players": 4}, {"players": 2}, {"players": 3, "starting_dirhams": 2, "orient_at_end": True}],
+)
+def test_move_rows_replay_with_dirhams_and_visible_after(options: dict) -> None:
+    """Replaying a record's rows through GameState reproduces dirhams_after and visible_after."""
+    rules = Rules(**options)
+    p = rules.players
+    record = play_game(rules, [RandomStrategy() for _ in range(p)], 11)
+    state = GameState.start(rules)
+    for row in record.moves:
+        if state.phase == "draw":
+            state = state.apply(COLOUR_LETTERS[row[t.M_COLOUR]])
+        if state.phase == "orient":
+            state = state.apply(int(row[t.M_ROTATION]))
+        state = state.apply(int(row[t.M_ROLL]))
+        assert list(state.dirhams) == [row[t.dirhams_after_col(i, p)] for i in range(p)]
+        if state.phase == "place":
+            placement = ((int(row[t.M_X1]), int(row[t.M_Y1])), (int(row[t.M_X2]), int(row[t.M_Y2])))
+            state = state.apply(placement)
+        else:
+            assert row[t.M_BANKRUPT] == 1 and row[t.M_X1] == t.NULL
+        if rules.orient_at_end and state.phase == "orient":
+            state = state.apply(int(row[t.M_END_ROTATION]))
+        assert _visible_by_scan(state) == [row[t.visible_after_col(i, p)] for i in range(p)]
+    assert state.is_over
+    assert state.outcome().visible == tuple(record.seats[:, t.S_VISIBLE])

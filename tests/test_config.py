@@ -1,0 +1,153 @@
+"""Study configs: validation errors name the key and what is allowed; rule-set inheritance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from marrakech_sim.config import load_study, study_from_dict
+from marrakech_sim.errors import ConfigError
+
+CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
+
+
+def minimal(**changes: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "seed": 1,
+        "games_per_lineup": 10,
+        "rulesets": {"standard": {}},
+        "strategies": {"random": {}},
+        "schedule": {"kind": "self_play"},
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"sedd": 1}, "unknown key 'sedd' at the top level; allowed: name"),
+        ({"rotation": "some"}, "rotation = 'some': allowed are 'all', 'latin', 'none'"),
+        ({"games_per_lineup": 0}, "games_per_lineup = 0: allowed are integers from 1"),
+        ({"seed": -1}, "seed = -1: allowed are integers from 0"),
+        ({"strategies": {"x": {"ref": "nope"}}}, "strategies.x.ref: unknown strategy 'nope'"),
+        (
+            {"strategies": {"random": {"params": {"depth": 2}}}},
+            "strategies.random.params.depth: unknown parameter",
+        ),
+        ({"strategies": {"random": {"rf": "random"}}}, "unknown key 'strategies.random.rf'"),
+        ({"rulesets": {"a": {"players": 1}}}, "rulesets.a: players = 1"),
+        ({"rulesets": {"a": {"colour": 1}}}, "rulesets.a: unknown rule option 'colour'"),
+        ({"rulesets": {"a": {"base": "b"}}}, "rulesets.a.base = 'b': allowed are the rule set"),
+        (
+            {"rulesets": {"a": {"base": "b"}, "b": {"base": "a"}}},
+            "the bases form a cycle",
+        ),
+        ({"schedule": {"kind": "league"}}, "schedule.kind = 'league': allowed are"),
+        (
+            {"schedule": {"kind": "self_play", "focus": ["random"]}},
+            "schedule.focus does not apply to kind = 'self_play'",
+        ),
+        ({"schedule": {"kind": "gauntlet"}}, "schedule.focus is required for a gauntlet"),
+        (
+            {"schedule": {"kind": "lineups", "lineups": [["random", "random"]]}},
+            "schedule.lineups[0] = ['random', 'random'] has 2 seats; rule set 'standard' "
+            "has players = 4",
+        ),
+        (
+            {"schedule": {"kind": "lineups", "lineups": [["random", "greedyy"]]}},
+            "schedule.lineups[0]: unknown name 'greedyy'; allowed: random",
+        ),
+        ({"schedule": {"kind": "round_robin"}}, "cannot fill the 4 seats"),
+        ({"schedule": {"kind": "self_play", "rulesets": ["x"]}}, "unknown name 'x'"),
+        ({"stopping": {"rule": "interval_width"}}, "stopping.quantity = None: allowed are"),
+        (
+            {"stopping": {"rule": "interval_width", "quantity": "seat_win_share"}},
+            "stopping.width is required",
+        ),
+        (
+            {"stopping": {"rule": "sprt", "quantity": "seat_win_share", "p0": 0.2}},
+            "stopping.p1 is required",
+        ),
+        (
+            {
+                "stopping": {
+                    "rule": "sprt",
+                    "quantity": "strategy_win_share",
+                    "p0": 0.2,
+                    "p1": 0.3,
+                    "strategy": "zz",
+                }
+            },
+            "stopping.strategy = 'zz': allowed are random",
+        ),
+        (
+            {
+                "stopping": {
+                    "rule": "interval_width",
+                    "quantity": "seat_win_share",
+                    "seat": 4,
+                    "width": 0.1,
+                }
+            },
+            "stopping.seat = 4: allowed are integers from 0 to 3",
+        ),
+    ],
+)
+def test_config_errors_name_key_and_allowed(changes: dict[str, object], message: str) -> None:
+    """A bad config is refused before anything runs, naming the key and what is allowed."""
+    with pytest.raises(ConfigError) as info:
+        study_from_dict(minimal(**changes))
+    assert message in str(info.value)
+
+
+def test_ruleset_base_rederives_unset_options() -> None:
+    """A rule set built on another with players = 3 re-derives rugs_per_colour (15)."""
+    study = study_from_dict(
+        minimal(
+            rulesets={
+                "four": {"starting_dirhams": 20},
+                "three": {"base": "four", "players": 3},
+                "three_end": {"base": "three", "orient_at_end": True},
+            }
+        )
+    )
+    three = study.rules("three_end")
+    assert (three.players, three.rugs_per_colour, three.starting_dirhams) == (3, 15, 20)
+    assert three.orient_at_end and not study.rules("three").orient_at_end
+    assert study.rules("four").rugs_per_colour == 12
+
+
+def test_resolved_config_reads_back_to_the_same_study() -> None:
+    """The manifest's resolved config rebuilds the identical study (what resume relies on)."""
+    study = study_from_dict(
+        minimal(
+            strategies={"a": {"ref": "random"}, "b": {"ref": "random"}},
+            schedule={"kind": "gauntlet", "focus": ["a"]},
+            stopping={
+                "rule": "sprt",
+                "quantity": "strategy_win_share",
+                "strategy": "a",
+                "p0": 0.25,
+                "p1": 0.3,
+            },
+        )
+    )
+    again = study_from_dict(study.to_dict())
+    assert again == study
+    assert again.to_dict()["rulesets"]["standard"]["rugs_per_colour"] == 12
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_shipped_configs_load(path: Path) -> None:
+    """Every example config in configs/ is valid."""
+    assert load_study(path).games_per_lineup > 0
+
+
+def test_unreadable_toml_is_a_config_error(tmp_path: Path) -> None:
+    """A TOML syntax error names the file."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("seed = = 1\n")
+    with pytest.raises(ConfigError, match=r"bad\.toml"):
+        load_study(bad)

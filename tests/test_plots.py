@@ -1,0 +1,102 @@
+"""Charts: each plot function draws onto the Axes it is given and renders to PNG."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
+from synthetic_games import make_run, make_turn_scores
+
+from marrakech_sim import plots, stats
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def data() -> dict[str, pd.DataFrame]:
+    games, seats = make_run(
+        {"a": 0.2, "b": 0.0, "c": -0.2},
+        80,
+        players=3,
+        seat_effects=[0.2, 0, 0],
+        tie_rate=0.05,
+        seed=7,
+    )
+    metrics = stats.game_metrics(games, seats)
+    alt = metrics.assign(ruleset="other", margin=metrics["margin"] + 1)
+    both = pd.concat([metrics, alt.assign(block=alt["block"] + 10_000)], ignore_index=True)
+    hist = both.groupby(["ruleset", "margin"]).size().rename("n_games").reset_index()
+    return {
+        "win_rates": stats.win_rates(games, seats),
+        "head_to_head": stats.head_to_head(games, seats),
+        "seats": stats.seat_win_shares(games, seats),
+        "ratings": stats.fit_ratings(games, seats).ratings,
+        "forest": stats.compare_variants(both, "standard", ["margin", "turns"]),
+        "hist": hist.rename(columns={"margin": "value"}),
+        "sot": stats.score_over_turns(make_turn_scores(games, seats), games),
+    }
+
+
+def _draw(name: str, data: dict[str, pd.DataFrame], ax: Axes) -> Axes:
+    if name == "win_rates":
+        return plots.plot_win_rates(data["win_rates"], ax, "t")
+    if name == "head_to_head":
+        return plots.plot_head_to_head(data["head_to_head"], ax, "t")
+    if name == "seats":
+        return plots.plot_seat_effects(data["seats"], ax, "t")
+    if name == "ratings":
+        return plots.plot_ratings(data["ratings"], ax, "t")
+    if name == "forest":
+        return plots.plot_forest(data["forest"].loc[data["forest"]["metric"] == "margin"], ax, "t")
+    if name == "hist":
+        return plots.plot_distribution(data["hist"], ax, "margin", "t")
+    return plots.plot_score_over_turns(data["sot"], ax, "t")
+
+
+@pytest.mark.parametrize(
+    "name", ["win_rates", "head_to_head", "seats", "ratings", "forest", "hist", "sot"]
+)
+def test_plot_returns_axes_and_renders(name: str, data: dict[str, pd.DataFrame], tmp_path) -> None:
+    """The function draws on the given Axes, returns it, sets the title, and saves as PNG."""
+    fig = plots.new_figure()
+    ax = fig.add_subplot()
+    assert _draw(name, data, ax) is ax
+    assert ax.get_title() == "t"
+    assert ax.has_data() or ax.images
+    png = plots.to_png(fig)
+    assert png[:8] == PNG and len(png) > 5_000
+    (tmp_path / f"{name}.png").write_bytes(png)
+
+
+def test_png_is_deterministic(data: dict[str, pd.DataFrame]) -> None:
+    """The same chart gives the same PNG bytes (reports can be compared by digest)."""
+    pngs = []
+    for _ in range(2):
+        fig = plots.new_figure()
+        plots.plot_seat_effects(data["seats"], fig.add_subplot(), "t")
+        pngs.append(plots.to_png(fig))
+    assert pngs[0] == pngs[1]
+
+
+def test_series_differ_without_colour(data: dict[str, pd.DataFrame]) -> None:
+    """Series of one chart differ by marker and line style, so they survive grey-scale print."""
+    fig = plots.new_figure()
+    ax = plots.plot_score_over_turns(data["sot"], fig.add_subplot())
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("seat")]
+    assert len({(ln.get_marker(), ln.get_linestyle()) for ln in lines}) == len(lines) == 3
+
+
+def test_no_pyplot_imported() -> None:
+    """The plots module never imports pyplot (no global figure state)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(plots))
+    names = [
+        a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    ]
+    mods = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert "matplotlib.pyplot" not in names + mods and "pyplot" not in names

@@ -1,0 +1,361 @@
+"""The balance report: tables agree with marrakech_sim.stats, files are complete and safe."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from report_runs import write_run
+from synthetic_games import combine_runs, make_run, make_turn_scores
+
+from marrakech_sim import stats
+from marrakech_sim.cli import main
+from marrakech_sim.errors import RunFolderError
+from marrakech_sim.report import build_report
+from marrakech_sim.report.load import connect, open_runs
+from marrakech_sim.report.render import build_sections
+from marrakech_sim.report.tables import compute_tables, turn_scores_sql
+
+EVIL = '<script>alert("x")</script>'
+ODD_RULESET = "orient'at<end>"
+STRATEGIES = {"alpha": 0.3, "beta": 0.0, EVIL: -0.2, "delta": 0.1, "eps & co": 0.0}
+
+
+def _tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    g1, s1 = make_run(
+        STRATEGIES,
+        60,
+        players=4,
+        seat_effects=[0.3, 0, 0, 0],
+        tie_rate=0.05,
+        tie_break_rate=0.05,
+        bankrupt_rate=0.05,
+        error_rate=0.02,
+        shared_dice=0.3,
+        seed=1,
+    )
+    g2, s2 = make_run(
+        STRATEGIES, 60, players=4, ruleset=ODD_RULESET, tie_rate=0.03, bankrupt_rate=0.1, seed=2
+    )
+    g3, s3 = make_run(
+        STRATEGIES, 80, players=2, ruleset="two", seat_effects=[0.2, 0], tie_rate=0.05, seed=3
+    )
+    games, seats = combine_runs([(g1, s1), (g2, s2), (g3, s3)])
+    return games, seats, make_turn_scores(games, seats, seed=4)
+
+
+RULESETS = {
+    "standard": {"players": 4},
+    ODD_RULESET: {"players": 4, "orient_at_end": True},
+    "two": {"players": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    games, seats, turn_scores = _tables()
+    return write_run(
+        tmp_path_factory.mktemp("run") / "r1", games, seats, turn_scores, RULESETS, parts=3
+    )
+
+
+@pytest.fixture(scope="module")
+def frames(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """games, seats and turn_scores as read back from the run folder."""
+    runs = open_runs([run_dir])
+    con = connect(runs)
+    games = con.execute("SELECT * FROM games ORDER BY game_id").df()
+    seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
+    con.execute("CREATE TEMP TABLE everything AS SELECT game_id, block FROM games")
+    turn_scores = con.execute(turn_scores_sql("everything")).df()
+    con.close()
+    return games, seats, turn_scores
+
+
+@pytest.fixture(scope="module")
+def report_tables(run_dir: Path):
+    runs = open_runs([run_dir])
+    con = connect(runs)
+    rt = compute_tables(con, runs)
+    con.close()
+    return rt
+
+
+@pytest.fixture(scope="module")
+def built(run_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    return build_report([run_dir], tmp_path_factory.mktemp("rep") / "out")
+
+
+def _same(got: pd.DataFrame, want: pd.DataFrame, keys: list[str], cols: list[str]) -> None:
+    got = got.sort_values(keys, ignore_index=True)
+    want = want.sort_values(keys, ignore_index=True)
+    assert got[keys].astype(str).equals(want[keys].astype(str))
+    for c in cols:
+        np.testing.assert_allclose(
+            got[c].to_numpy(float), want[c].to_numpy(float), rtol=1e-9, atol=1e-12, err_msg=c
+        )
+
+
+def test_seat_tables_equal_stats(report_tables, frames) -> None:
+    """Seat shares, tests and ties from DuckDB block totals equal the stats functions."""
+    games, seats, _ = frames
+    _same(
+        report_tables.tables["seat_shares"],
+        stats.seat_win_shares(games, seats),
+        ["players", "ruleset", "seat"],
+        [
+            "n_games",
+            "n_blocks",
+            "wins",
+            "share",
+            "lo",
+            "hi",
+            "effect_pp",
+            "n_eff",
+            "outright_wins",
+            "shared_wins",
+            "tie_broken_wins",
+        ],
+    )
+    _same(
+        report_tables.tables["seat_tests"],
+        stats.seat_tests(games, seats),
+        ["players", "ruleset"],
+        ["n_games", "chi2_block", "p_block", "chi2_pearson", "trend_pp", "trend_lo_pp", "trend_p"],
+    )
+    _same(
+        report_tables.tables["ties"],
+        stats.tie_summary(games, seats),
+        ["players", "ruleset"],
+        ["n_games", "shared_wins", "shared_lo", "tie_broken", "tie_broken_hi"],
+    )
+
+
+def test_win_rate_tables_equal_stats(report_tables, frames) -> None:
+    """Win rates overall, per line-up and head to head equal the stats functions."""
+    games, seats, _ = frames
+    _same(
+        report_tables.tables["win_rates"],
+        stats.win_rates(games, seats),
+        ["strategy"],
+        ["n_games", "n_seat_games", "n_blocks", "wins", "rate", "lo", "hi", "fair_share"],
+    )
+    _same(
+        report_tables.tables["lineup_win_rates"],
+        stats.lineup_win_rates(games, seats),
+        ["ruleset", "lineup", "strategy"],
+        ["n_games", "wins", "rate", "lo", "hi"],
+    )
+    _same(
+        report_tables.tables["head_to_head"],
+        stats.head_to_head(games, seats),
+        ["strategy", "opponent"],
+        ["n_games", "n_blocks", "n_pairs", "tied_pairs", "rate", "lo", "hi"],
+    )
+    want = stats.fault_counts(games, seats)
+    _same(report_tables.tables["faults"], want, ["strategy"], ["n_games", "n_errors", "lo", "hi"])
+
+
+def test_variant_tables_equal_stats(report_tables, frames) -> None:
+    """Per-rule-set means, comparisons (Holm) and summaries equal the stats functions."""
+    games, seats, turn_scores = frames
+    metrics = stats.game_metrics(games, seats, turn_scores)
+    _same(
+        report_tables.tables["variant_summary"],
+        stats.variant_summary(metrics),
+        ["ruleset", "metric"],
+        ["n_games", "n_blocks", "mean", "se", "lo", "hi"],
+    )
+    four = metrics.loc[metrics["players"] == 4]
+    want = stats.compare_variants(four, "standard")
+    _same(
+        report_tables.tables["variant_comparison"],
+        want,
+        ["metric", "ruleset"],
+        ["diff", "se", "lo", "hi", "p_value", "p_holm", "n_games", "n_blocks"],
+    )
+    got = report_tables.tables["distributions"]
+    for metric, fn in (("margin", stats.margin_summary), ("turns", stats.length_summary)):
+        _same(
+            got.loc[got["metric"] == metric],
+            fn(metrics),
+            ["ruleset"],
+            ["n", "n_blocks", "mean", "sd", "min", "q5", "q50", "q95", "max"],
+        )
+    _same(
+        report_tables.tables["score_over_turns"],
+        stats.score_over_turns(turn_scores, games),
+        ["ruleset", "players", "seat", "turn"],
+        ["n_games", "mean", "lo", "hi"],
+    )
+
+
+def test_turn_scores_from_moves_match_synthetic(frames) -> None:
+    """dirhams_after + visible_after read back give the synthetic score paths."""
+    turn_scores = frames[2]
+    want = make_turn_scores(*_tables()[:2], seed=4)
+    merged = turn_scores.merge(want, on=["game_id", "turn", "seat"], suffixes=("", "_want"))
+    assert len(merged) == len(want)
+    out = merged["score"].isna()
+    assert (merged.loc[~out, "score"] == merged.loc[~out, "score_want"]).all()
+
+
+def test_ratings_and_power_present(report_tables) -> None:
+    """Ratings come with P(stronger than next); every headline claim is flagged."""
+    ratings = report_tables.tables["ratings"]
+    assert set(ratings["strategy"]) == set(STRATEGIES)
+    assert ratings["p_above_next"].iloc[:-1].between(0, 1).all()
+    power = report_tables.tables["power"]
+    assert {"seat advantage", "win rates", "variants"} <= set(power["section"])
+    assert power["underpowered"].dtype == bool
+
+
+def test_report_has_every_section(built) -> None:
+    """HTML and Markdown have all seven sections, the charts and the CSV tables."""
+    html = built.html.read_text()
+    md = built.markdown.read_text()
+    for title in (
+        "The data",
+        "Win rates",
+        "Seat advantage",
+        "Ratings",
+        "Variant comparison",
+        "Distributions",
+        "Power",
+    ):
+        assert title in html
+        assert f". {title}" in md
+    assert html.count("data:image/png;base64,") == len(built.charts) >= 8
+    for name in (
+        "win_rates",
+        "seat_shares",
+        "seat_tests",
+        "ratings",
+        "variant_comparison",
+        "power",
+    ):
+        assert (built.folder / f"{name}.csv").is_file()
+    for png in built.charts:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({png.name})" in md
+
+
+def test_html_is_self_contained(built) -> None:
+    """No src or href leaves the file: only data: URIs and in-page anchors."""
+    html = built.html.read_text()
+    refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html, flags=re.IGNORECASE)
+    assert refs
+    assert all(r.startswith(("data:", "#")) for r in refs), [r[:40] for r in refs]
+    assert "<script" not in html.lower() and "<link" not in html.lower() and "url(" not in html
+
+
+def test_user_names_escaped(built) -> None:
+    """A strategy named like markup and a rule set with quotes appear as text, not markup."""
+    html = built.html.read_text()
+    md = built.markdown.read_text()
+    assert EVIL not in html and "&lt;script&gt;" in html
+    assert EVIL not in md and "&lt;script&gt;" in md
+    assert "orient&#39;at&lt;end&gt;" in html
+
+
+def test_two_runs_are_kept_apart(tmp_path: Path) -> None:
+    """Two runs: ids made unique, a rule set name reused with other options is renamed."""
+    g, s = make_run({"x": 0.0, "y": 0.0}, 30, players=2, seed=5)
+    a = write_run(tmp_path / "a", g, s, None, {"standard": {"players": 2}}, run_id="ra")
+    b = write_run(
+        tmp_path / "b", g, s, None, {"standard": {"players": 2, "orient_at_end": True}}, run_id="rb"
+    )
+    result = build_report([a, b], tmp_path / "out")
+    rulesets = pd.read_csv(result.folder / "rulesets.csv")
+    assert sorted(rulesets["ruleset"]) == ["standard", "standard@rb"]
+    assert rulesets["n_games"].tolist() == [60, 60]
+    comp = pd.read_csv(result.folder / "variant_comparison.csv")
+    assert set(comp["ruleset"]) == {"standard@rb"}
+    # The same games in both runs: every difference is exactly 0 and blocks are not paired.
+    np.testing.assert_allclose(comp["diff"], 0.0, atol=1e-12)
+    assert (comp["n_blocks"] == comp["n_blocks_baseline"]).all()
+    assert not (result.folder / "score_over_turns.csv").exists()  # no moves tables
+
+
+def test_samples_are_whole_blocks(run_dir: Path) -> None:
+    """With small sample caps ratings and per-turn metrics use whole blocks and say so."""
+    runs = open_runs([run_dir])
+    con = connect(runs)
+    rt = compute_tables(con, runs, rating_games=200, moves_games=100)
+    sampled = con.execute(
+        "SELECT count(*) FROM games JOIN (SELECT DISTINCT block FROM rating_sample) USING (block)"
+    ).fetchone()
+    con.close()
+    assert rt.facts["rating_sampled"] and rt.facts["moves_sampled"]
+    assert 200 <= rt.facts["rating_games"] < 260
+    assert sampled == (rt.facts["rating_games"],)  # every game of a sampled block
+    assert rt.tables["ratings"]["n_games"].max() <= rt.facts["rating_games"]
+    assert rt.tables["score_over_turns"]["n_games"].max() <= rt.facts["moves_games"]
+    sections = build_sections(rt, {})
+    assert "a sample of" in " ".join(sections[3].paragraphs)
+
+
+def test_not_a_run_folder(tmp_path: Path) -> None:
+    """A folder without run.json is a RunFolderError naming the folder."""
+    with pytest.raises(RunFolderError, match=r"no run\.json"):
+        open_runs([tmp_path])
+
+
+def test_cli_report(tmp_path: Path) -> None:
+    """`marrakech report RUN_DIR --out DIR` writes the report and prints its path."""
+    g, s = make_run({"x": 0.0, "y": 0.1}, 20, players=2, seed=6)
+    run_dir = write_run(tmp_path / "run", g, s, None, {"standard": {"players": 2}})
+    out = tmp_path / "cli"
+    res = CliRunner().invoke(main, ["report", str(run_dir), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip().endswith(str(out / "report.html"))
+    assert (out / "report.md").is_file()
+    bad = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert bad.exit_code == 1 and "no run.json" in bad.output
+
+
+@pytest.mark.parametrize(("players", "effect"), [(4, 0.01), (2, 0.02), (3, 0.005)])
+def test_cli_plan_matches_stats(players: int, effect: float) -> None:
+    """`marrakech plan` prints what stats.plan_seat_advantage / plan_variant_difference give."""
+    res = CliRunner().invoke(main, ["plan", "--seats", str(players), "--effect", str(effect)])
+    assert res.exit_code == 0, res.output
+    seat = stats.plan_seat_advantage(players, effect)
+    variant = stats.plan_variant_difference(players, effect)
+    assert f"needs {int(seat['n_games'].iloc[0]):,} games" in res.output
+    assert f"needs {int(variant['n_games_per_variant'].iloc[0]):,} games per variant" in res.output
+    assert f"({int(variant['n_games_total'].iloc[0]):,} in all)" in res.output
+
+
+def test_commands_have_help() -> None:
+    """Both commands explain themselves in --help."""
+    for cmd in ("report", "plan"):
+        res = CliRunner().invoke(main, [cmd, "--help"])
+        assert res.exit_code == 0 and len(res.output) > 200
+
+
+def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
+    """A strategy seated twice in a game: head to head, win rates and games equal stats."""
+    g, s = make_run({"x": 0.2, "y": 0.0}, 40, players=4, tie_rate=0.1, seed=8)
+    run = write_run(tmp_path / "dup", g, s, None, {"standard": {"players": 4}})
+    runs = open_runs([run])
+    con = connect(runs)
+    rt = compute_tables(con, runs)
+    games = con.execute("SELECT * FROM games ORDER BY game_id").df()
+    seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
+    con.close()
+    _same(
+        rt.tables["head_to_head"],
+        stats.head_to_head(games, seats),
+        ["strategy", "opponent"],
+        ["n_games", "n_pairs", "tied_pairs", "rate", "lo", "hi"],
+    )
+    _same(
+        rt.tables["win_rates"],
+        stats.win_rates(games, seats),
+        ["strategy"],
+        ["n_games", "n_seat_games", "rate", "lo", "hi"],
+    )

@@ -1,0 +1,168 @@
+"""GameView: what a strategy sees, and its compiled queries, against plain computations."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from marrakech_sim.rng import Rng
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import FACINGS, Rules
+from marrakech_sim.rules.state import GameState
+from marrakech_sim.view import (
+    F_OPPONENT_HALVES,
+    F_OPPONENT_REGION,
+    F_OWN_HALVES,
+    F_REGION,
+    GameView,
+    k_payment_totals,
+    k_rotation_totals,
+)
+
+
+def positions(rules: Rules, phase: str, count: int, seed: int = 5) -> list[GameState]:
+    """`count` positions in `phase` from random games (spread over the game)."""
+    rnd = random.Random(seed)
+    found: list[GameState] = []
+    while len(found) < count:
+        state = GameState.start(rules)
+        while not state.is_over:
+            if state.phase == phase and rnd.random() < 0.25:
+                found.append(state)
+            state = state.apply(rnd.choice(state.legal_actions()))
+    return found[:count]
+
+
+def view_of(state: GameState) -> GameView:
+    s = np.array(state.packed)
+    return GameView(state.rules, s, int(s[k.SEAT_]), Rng(1, 64))
+
+
+def assert_same_position(a: np.ndarray, b: np.ndarray) -> None:
+    """Equal packed states, apart from the scratch section (work space, not position)."""
+    keep = np.ones(len(a), bool)
+    keep[a[k.SCRATCH_AT] : a[k.FACES_AT]] = False
+    np.testing.assert_array_equal(a[keep], b[keep])
+
+
+RULES = [Rules(), Rules(players=2), Rules(players=3, orient_at_end=True, starting_dirhams=8)]
+
+
+@pytest.mark.parametrize("rules", RULES, ids=["4p", "2p", "3p-end"])
+def test_landing_matches_walking_the_state(rules: Rules) -> None:
+    """landing(rotation, roll) is where GameState puts Assam after that rotation and roll."""
+    for state in positions(rules, "orient", 10):
+        if rules.orient_at_end:
+            continue  # the variant's rotation is followed by the next player's roll
+        view = view_of(state)
+        for rotation in (-1, 0, 1):
+            rolled = state.apply(rotation)
+            for face in rules.distinct_faces:
+                assert view.landing(rotation, face) == rolled.apply(face).assam
+            dist = dict(view.landing_distribution(rotation))
+            assert sum(dist.values()) == pytest.approx(1.0)
+            land = view.landings(rotation)
+            for (x, y, f), face in zip(land.tolist(), rules.die_faces, strict=True):
+                assert view.landing(rotation, face) == (x, y, FACINGS[f])
+
+
+@pytest.mark.parametrize("rules", RULES, ids=["4p", "2p", "3p-end"])
+def test_payment_queries_agree(rules: Rules) -> None:
+    """payment_totals equals summing payment_at over the landings, and the batched
+    k_rotation_totals (one region labelling) equals the per-rotation flood fills."""
+    for state in positions(rules, "orient", 12):
+        view = view_of(state)
+        s = np.array(state.packed)
+        for payer in range(rules.players):
+            for payee in [None, *range(rules.players)]:
+                batched = np.empty((3, 3), np.int64)
+                k_rotation_totals(s, payer, -1 if payee is None else payee, batched)
+                for rotation in (-1, 0, 1):
+                    due = paid = bankrupt = 0
+                    have = view.dirhams(payer)
+                    for face in rules.die_faces:
+                        x, y, _ = view.landing(rotation, face)
+                        amount, to = view.payment_at(x, y, payer)
+                        if amount and (payee is None or to == payee):
+                            due += amount
+                            paid += min(amount, have)
+                            bankrupt += amount > have
+                    totals = view.payment_totals(rotation, payer, payee)
+                    assert totals == (due, paid, bankrupt)
+                    assert tuple(batched[rotation + 1]) == totals
+                    single = np.empty(3, np.int64)
+                    k_payment_totals(s, rotation, payer, -1 if payee is None else payee, single)
+                    assert tuple(single) == totals
+        assert_same_position(s, np.array(state.packed))
+
+
+@pytest.mark.parametrize("rules", RULES, ids=["4p", "2p", "3p-end"])
+def test_placement_effects_match_placing(rules: Rules) -> None:
+    """placement_effect and the batched placement_features describe what applying the
+    placement to a GameState really gives, and change nothing."""
+    for state in positions(rules, "place", 15):
+        view = view_of(state)
+        before = np.array(view.packed)
+        options = state.legal_actions()
+        features = view.placement_features(options)
+        me = state.seat
+        for option, row in zip(options, features.tolist(), strict=True):
+            effect = view.placement_effect(option)
+            after = state.apply(option)
+            (x1, y1), (x2, y2) = option
+            n = rules.board_size
+            a = np.array(after.packed)
+            assert effect.region == k.region_size(a, y1 * n + x1) == row[F_REGION]
+            owners = [view.owner(x, y) for x, y in option]
+            opp = [o for o in owners if o is not None and o != me and not view.is_eliminated(o)]
+            assert effect.opponent_halves == len(opp) == row[F_OPPONENT_HALVES]
+            assert effect.own_halves == owners.count(me) == row[F_OWN_HALVES]
+            largest = max(
+                [
+                    view.region_size(x, y)
+                    for (x, y), o in zip(option, owners, strict=True)
+                    if o in opp
+                ]
+                or [0]
+            )
+            assert effect.opponent_region == largest == row[F_OPPONENT_REGION]
+            assert effect.covered == (state.square(x1, y1), state.square(x2, y2))
+            assert set(effect.covered_seats) == {o for o in owners if o is not None}
+        assert_same_position(np.array(view.packed), before)
+
+
+def test_view_reads_the_live_position() -> None:
+    """The view reads the state it wraps (no copy), and its accessors match GameState."""
+    state = positions(Rules(players=2), "place", 1, seed=9)[0]
+    view = view_of(state)
+    assert view.phase == "place" and view.colour == state.colour
+    assert view.assam == state.assam
+    assert [view.dirhams(i) for i in range(2)] == list(state.dirhams)
+    assert view.rugs_left(0) == sum(v for c, v in state.rugs_left.items() if c in "ry")
+    board, rugs = view.board(), view.rugs()
+    for y in range(7):
+        for x in range(7):
+            sq = state.square(x, y)
+            assert view.square(x, y) == sq
+            assert (board[y, x] >= 0) == (sq is not None) == (rugs[y, x] > 0)
+    assert view.visible(0) + view.visible(1) == int((board >= 0).sum())
+    assert max(view.largest_regions().values()) >= 1
+    with pytest.raises(ValueError, match="not a legal placement"):
+        view.placement_effect(((0, 0), (5, 5)))
+    s = view._s
+    s[s[k.DIRHAMS_AT]] = 77  # the game loop changes its state: the view sees it
+    assert view.dirhams(0) == 77
+    with pytest.raises(ValueError):
+        view.packed[0] = 1  # strategies get a read-only array
+
+
+def test_next_walker_in_the_variant() -> None:
+    """With orient at end the rotation sets the next seat's walk; otherwise the mover's."""
+    state = positions(Rules(players=3, orient_at_end=True), "orient", 1, seed=3)[0]
+    view = view_of(state)
+    assert view.orient_for_next
+    assert view.next_walker == (state.seat + 1) % 3
+    standard = view_of(positions(Rules(), "orient", 1)[0])
+    assert not standard.orient_for_next and standard.next_walker == standard.to_move
