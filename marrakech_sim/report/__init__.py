@@ -15,6 +15,7 @@ distributions, power. Every table is also written as ``<name>.csv``.
 from __future__ import annotations
 
 import datetime as _dt
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,7 @@ def build_report(
     rating_games: int = RATING_GAMES,
     moves_games: int = MOVES_GAMES,
     title: str | None = None,
-    memory_limit: str = "2GB",
+    memory_limit: str = "1500MB",
 ) -> ReportResult:
     """Read the run folders, compute every section, and write the report into ``out``.
 
@@ -74,11 +75,13 @@ def build_report(
         memory_limit: DuckDB's memory limit for the aggregations.
     """
     runs = open_runs([Path(p) for p in run_dirs])
-    con = connect(runs, memory_limit=memory_limit)
-    try:
-        rt = compute_tables(con, runs, rating_games=rating_games, moves_games=moves_games)
-    finally:
-        con.close()
+    # DuckDB spills to a folder of its own, not into the working directory
+    with tempfile.TemporaryDirectory(prefix="marrakech-report-") as spill:
+        con = connect(runs, memory_limit=memory_limit, temp_directory=Path(spill))
+        try:
+            rt = compute_tables(con, runs, rating_games=rating_games, moves_games=moves_games)
+        finally:
+            con.close()
     rt.tables["plan"] = _plan_from_data(rt)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

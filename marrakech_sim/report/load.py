@@ -136,6 +136,7 @@ def connect(
     memory_limit: str = "2GB",
     threads: int | None = None,
     database: Path | None = None,
+    temp_directory: Path | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the tables and views described in the module docstring.
 
@@ -146,6 +147,8 @@ def connect(
     con = duckdb.connect(str(database) if database else ":memory:")
     con.execute(f"SET memory_limit = '{memory_limit}'")
     con.execute("SET preserve_insertion_order = false")
+    if temp_directory is not None:
+        con.execute(f"SET temp_directory = '{temp_directory}'")
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     games, seats, moves = [], [], []
