@@ -130,18 +130,26 @@ def play_game(
                 break
 
     result = t.k_advance(s, streams, moves) if fault is None else 0
+    seat_index, orient, over = k.SEAT_, k.PHASE_ORIENT, k.PHASE_OVER  # the hot loop's names
     while fault is None:
         phase = result & 7
-        if phase == k.PHASE_OVER:
+        if phase == over:
             break
-        seat = int(s[k.SEAT_])
-        options = ROTATIONS if phase == k.PHASE_ORIENT else placements_of(n, result >> 3)
+        seat = int(s[seat_index])
         budget = budgets[seat]
         try:
-            if budget is None:
-                choice = _decide(strategies[seat], views[seat], options)
+            if phase == orient:
+                options = ROTATIONS
+                if budget is None:
+                    choice = strategies[seat].choose_rotation(views[seat])
+                else:
+                    choice = _decide_timed(strategies[seat], views[seat], options, budget)
             else:
-                choice = _decide_timed(strategies[seat], views[seat], options, budget)
+                options = placements_of(n, result >> 3)
+                if budget is None:
+                    choice = strategies[seat].choose_placement(views[seat], options)
+                else:
+                    choice = _decide_timed(strategies[seat], views[seat], options, budget)
             code = _action_code(choice, options, codes)
         except _DecisionTimeout:
             fault = f"exceeded its time budget of {budget} s per decision"
@@ -219,9 +227,9 @@ def _decide_timed(
 def _action_code(choice: Any, options: tuple[Any, ...], codes: dict[Placement, int]) -> int | None:
     """The kernel code of a strategy's choice, or None when it is not an option's form."""
     if options is ROTATIONS:
-        if type(choice) is int or (
-            isinstance(choice, numbers.Integral) and not isinstance(choice, bool)
-        ):
+        if type(choice) is int:
+            return choice
+        if isinstance(choice, numbers.Integral) and not isinstance(choice, bool):
             return int(choice)
         return None
     try:
