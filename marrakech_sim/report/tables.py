@@ -29,7 +29,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 
 from marrakech_sim import stats
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, has_moves, rule_differences
@@ -1114,37 +1113,7 @@ def compare_rulesets(
                     "n_blocks": int(a["b"]),
                 }
             )
-    cols = [
-        "metric",
-        "baseline",
-        "ruleset",
-        "baseline_mean",
-        "mean",
-        "diff",
-        "se",
-        "lo",
-        "hi",
-        "p_value",
-        "p_holm",
-        "reject_holm",
-        "n_games_baseline",
-        "n_games",
-        "n_blocks_baseline",
-        "n_blocks",
-    ]
-    tab = pd.DataFrame.from_records(
-        records, columns=[c for c in cols if c not in ("p_holm", "reject_holm")]
-    )
-    tab["p_holm"] = np.nan
-    tab["reject_holm"] = False
-    valid = tab["p_value"].notna().to_numpy()
-    if valid.any():
-        reject, p_holm, _, _ = multipletests(
-            tab.loc[valid, "p_value"], alpha=1 - level, method="holm"
-        )
-        tab.loc[valid, "p_holm"] = p_holm
-        tab.loc[valid, "reject_holm"] = reject
-    return tab[cols]
+    return stats.variants.comparison_table(records, level)
 
 
 # ---------------------------------------------------------------- 7. power

@@ -269,26 +269,33 @@ def compare_variants(
                     "n_blocks": int(alt["block"].nunique()),
                 }
             )
-    cols = [
-        "metric",
-        "baseline",
-        "ruleset",
-        "baseline_mean",
-        "mean",
-        "diff",
-        "se",
-        "lo",
-        "hi",
-        "p_value",
-        "p_holm",
-        "reject_holm",
-        "n_games_baseline",
-        "n_games",
-        "n_blocks_baseline",
-        "n_blocks",
-    ]
+    return comparison_table(records, level)
+
+
+COMPARISON_COLUMNS = [
+    "metric",
+    "baseline",
+    "ruleset",
+    "baseline_mean",
+    "mean",
+    "diff",
+    "se",
+    "lo",
+    "hi",
+    "p_value",
+    "p_holm",
+    "reject_holm",
+    "n_games_baseline",
+    "n_games",
+    "n_blocks_baseline",
+    "n_blocks",
+]
+
+
+def comparison_table(records: list[dict[str, object]], level: float = 0.95) -> pd.DataFrame:
+    """The forest-plot table from per-comparison records, Holm-corrected across all rows."""
     out = pd.DataFrame.from_records(
-        records, columns=[c for c in cols if c not in ("p_holm", "reject_holm")]
+        records, columns=[c for c in COMPARISON_COLUMNS if c not in ("p_holm", "reject_holm")]
     )
     out["p_holm"] = np.nan
     out["reject_holm"] = False
@@ -299,7 +306,7 @@ def compare_variants(
         )
         out.loc[valid, "p_holm"] = p_holm
         out.loc[valid, "reject_holm"] = reject
-    return out[cols]
+    return out[COMPARISON_COLUMNS]
 
 
 def _two_sided_p(diff: float, se: float) -> float:
