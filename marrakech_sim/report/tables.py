@@ -40,7 +40,7 @@ from marrakech_sim.stats.intervals import (
 )
 
 RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
-PGAME_CHUNK = 4_000_000  # games whose seats are reduced per game in one aggregate
+PGAME_CHUNK = 1_000_000  # games whose seats are reduced per game in one aggregate
 MOVES_GAMES = 10_000  # games whose moves are read for per-turn metrics (~0.5 M score rows)
 GAME_METRICS = (
     "seat_advantage",
