@@ -82,6 +82,7 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
     def _alarm(signum: int, frame: Any) -> None:
         raise _DecisionTimeout
 
+    assert seconds is not None
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -137,6 +138,8 @@ def play_game(
             break
         seat = int(s[seat_index])
         budget = budgets[seat]
+        options: tuple[Any, ...]
+        choice: Any
         try:
             if phase == orient:
                 options = ROTATIONS

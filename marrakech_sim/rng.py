@@ -96,7 +96,7 @@ class Rng(random.Random):
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n)."""
-        return rng_below(self.state, n)  # type: ignore[no-any-return]
+        return rng_below(self.state, n)
 
     def random(self) -> float:
         return float(rng_random(self.state))

@@ -84,10 +84,10 @@ class _Timed:
             self.report.max_decision_s = max(self.report.max_decision_s, spent)
 
     def choose_rotation(self, view: GameView) -> int:
-        return self._timed(self.inner.choose_rotation, view)  # type: ignore[no-any-return]
+        return self._timed(self.inner.choose_rotation, view)
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        return self._timed(self.inner.choose_placement, view, options)  # type: ignore[no-any-return]
+        return self._timed(self.inner.choose_placement, view, options)
 
     def on_game_start(self, view: GameView) -> None:
         hook = getattr(self.inner, "on_game_start", None)
