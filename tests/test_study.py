@@ -88,3 +88,12 @@ def test_default_study_shows_the_ladder(tmp_path: Path) -> None:
         rows = [r for r in csv.DictReader(f) if r["ruleset"] == "standard"]
     rate = {r["strategy"]: (float(r["lo"]), float(r["hi"])) for r in rows}
     assert rate["greedy"][0] > 0.25 > rate["random"][1]
+
+
+@pytest.mark.parametrize("config", sorted((ROOT / "configs").glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_configs_are_valid(config: Path) -> None:
+    """Every example config in configs/ loads, validates and plans at least one game."""
+    from marrakech_sim.config import load_study
+    from marrakech_sim.schedule import Plan
+
+    assert Plan(load_study(config)).games_planned > 0
