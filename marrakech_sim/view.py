@@ -86,48 +86,6 @@ def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped
 
 
 @njit(cache=True)
-def k_placement_features(s, code, row):  # type: ignore[no-untyped-def]
-    """Fill `row` (FEATURES) with what placing the turn's rug on `code` would change.
-
-    The state is changed only temporarily (the two squares' colours) and restored.
-    """
-    n = s[k.N_]
-    p = s[k.P_]
-    mover = s[k.SEAT_]
-    col = s[k.COLOUR_AT]
-    out_ = s[k.OUT_AT]
-    x1, y1, x2, y2 = k.unpack_placement(code)
-    a = y1 * n + x1
-    b = y2 * n + x2
-    opponent = 0
-    own = 0
-    largest = 0
-    seats = 0
-    for sq in (a, b):
-        c = s[col + sq]
-        if c >= 0:
-            o = c % p
-            seats |= 1 << o
-            if o == mover:
-                own += 1
-            elif s[out_ + o] == 0:
-                opponent += 1
-                largest = max(largest, k.region_size(s, sq))
-    ca = s[col + a]
-    cb = s[col + b]
-    s[col + a] = s[k.COLOUR_]
-    s[col + b] = s[k.COLOUR_]
-    region = k.region_size(s, a)
-    s[col + a] = ca
-    s[col + b] = cb
-    row[F_REGION] = region
-    row[F_OPPONENT_HALVES] = opponent
-    row[F_OWN_HALVES] = own
-    row[F_OPPONENT_REGION] = largest
-    row[F_COVERED_SEATS] = seats
-
-
-@njit(cache=True)
 def _find(s, lab, x):  # type: ignore[no-untyped-def]
     """Root of square x in the union-find forest at lab (path halving)."""
     while s[lab + x] != x:
@@ -225,9 +183,12 @@ def k_rotation_totals(s, payer, payee, out):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def k_placements_features(s, codes, count, out):  # type: ignore[no-untyped-def]
-    """k_placement_features for codes[:count], one row of `out` each, from one region
-    labelling: the placed colour's regions only merge, so the region after placing is
-    the two squares plus the distinct regions of that colour touching them."""
+    """What placing the turn's rug on each of codes[:count] would change (F_* columns).
+
+    One row of `out` each, from one region labelling: the placed colour's regions only
+    merge, so the region after placing is the two squares plus the distinct regions of
+    that colour touching them.
+    """
     n = s[k.N_]
     p = s[k.P_]
     mover = s[k.SEAT_]
@@ -501,9 +462,8 @@ class GameView:
             and k.placement_error(self._s, x2, y2, x1, y1) != k.OK
         ):
             raise ValueError(f"{placement!r} is not a legal placement now")
-        row = self._features[0]
-        k_placement_features(self._s, code, row)
-        region, opponent, own, largest, seats = row.tolist()
+        k_placements_features(self._s, np.array([code], np.int64), 1, self._features)
+        region, opponent, own, largest, seats = self._features[0].tolist()
         return PlacementEffect(
             covered=(self.square(x1, y1), self.square(x2, y2)),
             covered_seats=tuple(i for i in range(self.rules.players) if seats >> i & 1),

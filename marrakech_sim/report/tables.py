@@ -38,6 +38,8 @@ from marrakech_sim.stats.intervals import (
     add_rate_interval,
     z_value,
 )
+from marrakech_sim.stats.seats import finish_seat_shares
+from marrakech_sim.stats.winrates import WIN_RATE_COLUMNS
 
 RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
 PGAME_CHUNK = 1_000_000  # games whose seats are reduced per game in one aggregate
@@ -519,21 +521,7 @@ def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.Dat
     tab = tab.rename(columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"})
     tab["n_seat_games"] = tab["n_seat_games"].astype("int64")
     tab["n_games"] = tab["n_games"].astype("int64")
-    out.tables[name] = tab[
-        [
-            *keys,
-            "n_games",
-            "n_seat_games",
-            "n_blocks",
-            "wins",
-            "rate",
-            "lo",
-            "hi",
-            "fair_share",
-            "n_eff",
-            "design_effect",
-        ]
-    ].reset_index(drop=True)
+    out.tables[name] = tab[[*keys, *WIN_RATE_COLUMNS]].reset_index(drop=True)
 
 
 def win_rate_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: float) -> None:
@@ -691,32 +679,7 @@ def seat_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: float)
         ).df()
         tab = tab.merge(counts, on=keys, how="left", validate="one_to_one")
     tab = tab.rename(columns={"total": "wins", "n": "n_games", "estimate": "share"})
-    tab["n_games"] = tab["n_games"].astype("int64")
-    tab["fair_share"] = 1.0 / tab["players"]
-    for col, src in (("effect_pp", "share"), ("effect_lo_pp", "lo"), ("effect_hi_pp", "hi")):
-        tab[col] = 100.0 * (tab[src] - tab["fair_share"])
-    for c in ("outright_wins", "shared_wins", "tie_broken_wins"):
-        tab[c] = tab[c].astype("int64")
-    out.tables["seat_shares"] = tab[
-        [
-            *keys,
-            "n_games",
-            "n_blocks",
-            "wins",
-            "share",
-            "lo",
-            "hi",
-            "fair_share",
-            "effect_pp",
-            "effect_lo_pp",
-            "effect_hi_pp",
-            "n_eff",
-            "design_effect",
-            "outright_wins",
-            "shared_wins",
-            "tie_broken_wins",
-        ]
-    ].reset_index(drop=True)
+    out.tables["seat_shares"] = finish_seat_shares(tab, keys)
 
     # Tests from the block-by-seat matrix of summed win shares, one group at a time
     # (numbers only: a few million blocks stay small).

@@ -67,29 +67,7 @@ def seat_win_shares(
             "_broken": "tie_broken_wins",
         }
     )
-    tab["n_games"] = tab["n_games"].astype("int64")
-    tab["fair_share"] = 1.0 / tab["players"]
-    for col, src in (("effect_pp", "share"), ("effect_lo_pp", "lo"), ("effect_hi_pp", "hi")):
-        tab[col] = 100.0 * (tab[src] - tab["fair_share"])
-    cols = [
-        *keys,
-        "n_games",
-        "n_blocks",
-        "wins",
-        "share",
-        "lo",
-        "hi",
-        "fair_share",
-        "effect_pp",
-        "effect_lo_pp",
-        "effect_hi_pp",
-        "n_eff",
-        "design_effect",
-        "outright_wins",
-        "shared_wins",
-        "tie_broken_wins",
-    ]
-    return tab[cols]
+    return finish_seat_shares(tab, keys)
 
 
 def seat_block_totals(
@@ -265,3 +243,38 @@ def tie_summary(
             "tie_broken_hi",
         ]
     ]
+
+
+SEAT_SHARE_COLUMNS = (
+    "n_games",
+    "n_blocks",
+    "wins",
+    "share",
+    "lo",
+    "hi",
+    "fair_share",
+    "effect_pp",
+    "effect_lo_pp",
+    "effect_hi_pp",
+    "n_eff",
+    "design_effect",
+    "outright_wins",
+    "shared_wins",
+    "tie_broken_wins",
+)
+
+
+def finish_seat_shares(tab: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Add the fair share and the effects in pp, and order the columns of a seat table.
+
+    `tab` has the keys (with `players`), n_games, n_blocks, wins, share, lo, hi, n_eff,
+    design_effect and the three win counts. Shared with the report's out-of-core path.
+    """
+    tab = tab.copy()
+    tab["n_games"] = tab["n_games"].astype("int64")
+    tab["fair_share"] = 1.0 / tab["players"]
+    for col, src in (("effect_pp", "share"), ("effect_lo_pp", "lo"), ("effect_hi_pp", "hi")):
+        tab[col] = 100.0 * (tab[src] - tab["fair_share"])
+    for col in ("outright_wins", "shared_wins", "tie_broken_wins"):
+        tab[col] = tab[col].astype("int64")
+    return tab[[*keys, *SEAT_SHARE_COLUMNS]].reset_index(drop=True)

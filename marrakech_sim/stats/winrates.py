@@ -71,20 +71,21 @@ def win_rates(
     tab = tab.merge(extra, on=keys, how="left", validate="one_to_one")
     tab = tab.rename(columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"})
     tab["n_seat_games"] = tab["n_seat_games"].astype("int64")
-    cols = [
-        *keys,
-        "n_games",
-        "n_seat_games",
-        "n_blocks",
-        "wins",
-        "rate",
-        "lo",
-        "hi",
-        "fair_share",
-        "n_eff",
-        "design_effect",
-    ]
-    return tab[cols]
+    return tab[[*keys, *WIN_RATE_COLUMNS]]
+
+
+WIN_RATE_COLUMNS = (
+    "n_games",
+    "n_seat_games",
+    "n_blocks",
+    "wins",
+    "rate",
+    "lo",
+    "hi",
+    "fair_share",
+    "n_eff",
+    "design_effect",
+)
 
 
 def lineup_win_rates(
