@@ -19,6 +19,9 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _MASK64 = (1 << 64) - 1
+_SMALL = 1 << 32
+_TWO32 = np.uint64(1 << 32)
+_LOW32 = np.uint64((1 << 32) - 1)
 
 # stream numbers: one per use, so the streams of one game never overlap
 STREAM_DICE = 0
@@ -44,14 +47,23 @@ def rng_next(state):  # type: ignore[no-untyped-def]
 def rng_below(state, n):  # type: ignore[no-untyped-def]
     """A uniform integer in [0, n), exactly uniform.
 
-    Takes the top k bits, k the bit length of n - 1, and rejects values >= n (fewer
-    than 2 draws on average; no division, which is slow in hot loops).
+    Lemire's multiply-and-shift ("Fast random integer generation in an interval", 2019)
+    on the top 32 bits of a draw: one draw and no division, except in the rare case
+    (probability below n / 2**32) where a draw must be checked against the rejection
+    threshold. n above 2**32 takes the top bits and rejects values >= n.
     """
+    if n <= _SMALL:
+        m = (rng_next(state) >> uint64(32)) * uint64(n)
+        low = m & _LOW32
+        if low < uint64(n):
+            threshold = (_TWO32 - uint64(n)) % uint64(n)
+            while low < threshold:
+                m = (rng_next(state) >> uint64(32)) * uint64(n)
+                low = m & _LOW32
+        return np.int64(m >> uint64(32))
     bits = 0
     while (1 << bits) < n:
         bits += 1
-    if bits == 0:
-        return np.int64(0)
     shift = uint64(64 - bits)
     while True:
         r = np.int64(rng_next(state) >> shift)

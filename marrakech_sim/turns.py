@@ -159,11 +159,18 @@ def _record(s, action, moves):  # type: ignore[no-untyped-def]
     return result
 
 
+@njit(cache=True, _nrt=False)
+def k_record(s, action, moves):  # type: ignore[no-untyped-def]
+    """_record as an ordinary compiled function: the Python loop's steps call it, so
+    the rules are inlined into as few functions as possible (compile time)."""
+    return _record(s, action, moves)
+
+
 @njit(cache=True, inline="always")
 def _advance(s, streams, moves):  # type: ignore[no-untyped-def]
-    """k_advance's body, inlined into the loops that call it."""
+    """k_advance's body, shared with k_decide."""
     while s[k.PHASE_] == k.PHASE_ROLL or s[k.PHASE_] == k.PHASE_DRAW:
-        _record(s, k_chance(s, streams), moves)
+        k_record(s, k_chance(s, streams), moves)
     if s[k.PHASE_] == k.PHASE_PLACE:
         return k.PHASE_PLACE + 8 * k.legal_placement_mask(s)
     return s[k.PHASE_]
@@ -184,7 +191,7 @@ def k_decide(s, action, streams, moves):  # type: ignore[no-untyped-def]
 
     Returns an ERR_* code (< 0, nothing changed) for an illegal action.
     """
-    err = _record(s, action, moves)
+    err = k_record(s, action, moves)
     if err < 0:
         return err
     return _advance(s, streams, moves)

@@ -30,23 +30,30 @@ def _seed_streams(seed, p, streams, rngs):  # type: ignore[no-untyped-def]
         rngs[i] = _seed_of(seed, STREAM_STRATEGY + i)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def _play(s, codes, params, moves, streams, rngs, options):  # type: ignore[no-untyped-def]
-    """The decision loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action."""
-    result = t._advance(s, streams, moves)
-    while (result & 7) != k.PHASE_OVER:
-        seat = s[k.SEAT_]
-        rng = rngs[seat : seat + 1]
-        if (result & 7) == k.PHASE_ORIENT:
-            action = choose_rotation(codes[seat], params[seat], s, rng)
-        else:
-            count = k.placements_of_key(s, result >> 3, options)  # the mask _advance made
+    """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
+
+    One call of turns._record for every phase, so the rules (inlined into it) are
+    compiled into this loop once.
+    """
+    while True:
+        phase = s[k.PHASE_]
+        if phase == k.PHASE_ROLL or phase == k.PHASE_DRAW:
+            action = t.k_chance(s, streams)
+        elif phase == k.PHASE_ORIENT:
+            seat = s[k.SEAT_]
+            action = choose_rotation(codes[seat], params[seat], s, rngs[seat : seat + 1])
+        elif phase == k.PHASE_PLACE:
+            seat = s[k.SEAT_]
+            count = k.placements_of_key(s, k.legal_placement_mask(s), options)
+            rng = rngs[seat : seat + 1]
             action = options[choose_placement(codes[seat], params[seat], s, rng, options, count)]
+        else:
+            return 0
         err = t._record(s, action, moves)
         if err < 0:
             return err  # a twin chose an illegal action: a bug, reported by play_batch
-        result = t._advance(s, streams, moves)
-    return 0
 
 
 @njit(cache=True)

@@ -46,8 +46,9 @@ def encode_params(twin: str, params: Mapping[str, Any]) -> np.ndarray:
     return vector
 
 
-# _nrt=False: no reference counting in the compiled loop (see marrakech_sim.rules.core)
-@njit(cache=True, _nrt=False)
+# inlined into the compiled loop, which runs without reference counting
+# (see marrakech_sim.rules.core)
+@njit(cache=True, inline="always")
 def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
     """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`."""
     if code == GREEDY:
@@ -55,7 +56,7 @@ def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
     return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def choose_placement(code, params, s, rng, options, count):  # type: ignore[no-untyped-def]
     """The index into options[:count] (legal_placements order) the twin chooses."""
     if code == GREEDY:

@@ -28,11 +28,15 @@ that depend on the board size N, the players P and the colours K = P * C:
 Squares are indices y * N + x. Facings are 0 N, 1 E, 2 S, 3 W.
 
 Speed: a compiled call that passes the state array costs 20-30 ns of reference counting
-when it is not inlined, so the small helpers below are `inline="always"` (numba inlines
-them into each caller); the entry points (k_apply, region_size, legal_placement_mask, ...)
-stay ordinary calls so that each is compiled once. Kernels that allocate nothing are
-compiled with `_nrt=False` (numba's runtime off): they then do no reference counting at
-all, whose atomic increments were half the time of a whole game. numba passes this flag
+when it is not inlined, and every call passes each array as seven machine words, so the
+helpers below are `inline="always"` (numba inlines them into each caller), and so are the
+two kernels of every turn, `apply_action` and `legal_placement_mask`: the compiled game
+loop then keeps the state's offsets in registers across a whole turn. numba's inlining
+is slow to compile, so these are inlined into few functions (`k_apply`, `k_step`,
+`turns.k_record` and the compiled loop); everyone else calls those ordinary kernels.
+Kernels that allocate nothing are compiled with `_nrt=False` (numba's runtime off):
+they then do no reference counting at all, whose atomic increments were half the time
+of a whole game. numba passes this flag
 on to the functions such a kernel calls unless they set it themselves, so a kernel that
 allocates and is called from one of these says `_nrt=True`.
 """
@@ -301,7 +305,7 @@ def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
     return cover_error(s, y1 * n + x1, y2 * n + x2)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def legal_placement_mask(s):  # type: ignore[no-untyped-def]
     """Assam's square * 65536 + a mask whose bit d1 * 4 + d2 is set when the placement
     (Assam + d1, Assam + d1 + d2) is legal.
@@ -324,16 +328,18 @@ def legal_placement_mask(s):  # type: ignore[no-untyped-def]
         y1 = ay + dy(d1)
         if x1 < 0 or y1 < 0 or x1 >= n or y1 >= n:
             continue
+        a = y1 * n + x1
+        colour_a = s[col + a]
+        rug_a = s[rug + a]
         for d2 in range(4):
+            if d2 == (d1 + 2) & 3:
+                continue  # back onto Assam's square (section 6.2)
             x2 = x1 + dx(d2)
             y2 = y1 + dy(d2)
-            if x2 < 0 or y2 < 0 or x2 >= n or y2 >= n or (x2 == ax and y2 == ay):
+            if x2 < 0 or y2 < 0 or x2 >= n or y2 >= n:
                 continue
-            a = y1 * n + x1
-            b = y2 * n + x2
-            if not covers_whole_rug(
-                s[col + a], s[rug + a], s[col + b], s[rug + b], mover, players, flags
-            ):
+            b = a + dy(d2) * n + dx(d2)
+            if not covers_whole_rug(colour_a, rug_a, s[col + b], s[rug + b], mover, players, flags):
                 mask |= 1 << (d1 * 4 + d2)
     assam = ay * n + ax
     return assam * 65536 + mask
@@ -529,7 +535,7 @@ def _place(s, a, b):  # type: ignore[no-untyped-def]
         _next_turn(s)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def apply_action(s, action):  # type: ignore[no-untyped-def]
     """Apply one action of the current phase in place; return the new phase or an ERR_* code.
 
