@@ -107,7 +107,9 @@ class Rng(random.Random):
             self.state = new_stream(a, 0)
 
     def below(self, n: int) -> int:
-        """A uniform integer in [0, n)."""
+        """A uniform integer in [0, n); n must be at least 1."""
+        if n < 1:
+            raise ValueError(f"below(n) needs n >= 1, got {n!r}")
         return rng_below(self.state, n)
 
     def random(self) -> float:
