@@ -4,11 +4,13 @@ Several runs are read as one: every run gets an index, and ``game_id``, ``match_
 ``block`` are made unique across runs by putting the run index above bit 40 (game ids
 are numbered 0.. within a run, so they never reach 2^40). Blocks of different runs are
 therefore never paired: different runs do not share dice. A rule set name used by two
-runs with different options is renamed ``name@run_id`` so the two are not pooled.
+runs with different options is renamed ``name@run_id`` so the two are not pooled. The
+first run keeps its ids as stored (its offset is 0), so a filter or join on ``game_id``
+reaches its Parquet scan and skips row groups.
 
-Views on the connection:
+Views on the connection (nothing is loaded; every query reads the columns it needs):
 
-* ``games`` (a table): the games of every run plus ``run`` (index) and the made-unique ids.
+* ``games``: the games of every run plus ``run`` (index) and the made-unique ids.
 * ``seats``: the seats table plus ``run``; ``game_id`` made unique.
 * ``seats_<run>``: one run's seats as stored (its own game ids), for per-run scans.
 * ``moves``: ``run``, ``game_id`` (made unique), ``turn``, ``dirhams_after``,
@@ -154,15 +156,19 @@ def connect(
     games, seats, moves = [], [], []
     for run in runs:
         off = run.index * RUN_SHIFT
+
+        def unique(column: str, off: int = off) -> str:
+            return f"{column} + {off} AS {column}" if off else column
+
         games.append(
-            f"SELECT {run.index} AS run, game_id + {off} AS game_id, "
-            f"match_id + {off} AS match_id, {_ruleset_expr(run)} AS ruleset, seed, "
+            f"SELECT {run.index} AS run, {unique('game_id')}, {unique('match_id')}, "
+            f"{_ruleset_expr(run)} AS ruleset, seed, "
             "CAST(players AS INTEGER) AS players, CAST(turns AS INTEGER) AS turns, "
-            f"end_reason, winners, tie_broken, error, block + {off} AS block "
+            f"end_reason, winners, tie_broken, error, {unique('block')} "
             f"FROM read_parquet({_files(run.parts['games'])})"
         )
         seats.append(
-            f"SELECT {run.index} AS run, game_id + {off} AS game_id, "
+            f"SELECT {run.index} AS run, {unique('game_id')}, "
             "CAST(seat AS INTEGER) AS seat, strategy, dirhams, visible, score, rank, "
             f"win_share, eliminated_turn FROM read_parquet({_files(run.parts['seats'])})"
         )
@@ -173,12 +179,14 @@ def connect(
         )
         if run.parts["moves"]:
             moves.append(
-                f"SELECT {run.index} AS run, game_id + {off} AS game_id, "
+                f"SELECT {run.index} AS run, {unique('game_id')}, "
                 "CAST(turn AS INTEGER) AS turn, dirhams_after, visible_after "
                 f"FROM read_parquet({_files(run.parts['moves'])})"
             )
-    # games are read once into a (compressed) table: every section aggregates them again.
-    con.execute("CREATE TABLE games AS " + " UNION ALL ".join(games))
+    # A view, not a table: 10 million games would hold about 1 GB in memory, and the report
+    # scans them only a few times (report.tables keeps block-level totals, report.pergame
+    # the per-game arrays).
+    con.execute("CREATE VIEW games AS " + " UNION ALL ".join(games))
     con.execute("CREATE VIEW seats AS " + " UNION ALL ".join(seats))
     if len(moves) == len(runs):
         con.execute("CREATE VIEW moves AS " + " UNION ALL ".join(moves))

@@ -32,6 +32,7 @@ from scipy import stats as sps
 
 from marrakech_sim import stats
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, has_moves, rule_differences
+from marrakech_sim.report.pergame import Games, PerGame, build_per_game, load_games
 from marrakech_sim.stats.intervals import (
     DEFAULT_LEVEL,
     add_mean_interval,
@@ -42,7 +43,6 @@ from marrakech_sim.stats.seats import finish_seat_shares
 from marrakech_sim.stats.winrates import WIN_RATE_COLUMNS
 
 RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
-PGAME_CHUNK = 1_000_000  # games whose seats are reduced per game in one aggregate
 MOVES_GAMES = 10_000  # games whose moves are read for per-turn metrics (~0.5 M score rows)
 GAME_METRICS = (
     "seat_advantage",
@@ -114,82 +114,178 @@ def cluster_ratio_sql(
 # ---------------------------------------------------------------- 1. the data
 
 
-def data_tables(con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: ReportTables) -> None:
-    """Runs, rule sets, line-ups and faults."""
-    per_run = (
-        con.execute(
-            """SELECT run, count(*) AS games, count(*) FILTER (end_reason = 'error') AS error_games,
-                  count(DISTINCT block) AS blocks, count(DISTINCT match_id) AS lineups,
-                  sum(turns) AS turns
-           FROM games GROUP BY run ORDER BY run"""
-        )
-        .df()
-        .set_index("run")
-    )
-    rows = []
+def seats_of_games(runs: list[RunInfo], games_sql: str, columns: str) -> str:
+    """SQL: ``game_id`` (run-unique) and ``columns`` of the seats of the games ``games_sql`` lists.
+
+    Each run's seats are read through its own view, whose ``game_id`` is as stored, so the
+    join's filter reaches the Parquet scan and only row groups holding those games are read.
+    """
+    parts = []
     for run in runs:
-        m = run.manifest
-        got = per_run.loc[run.index] if run.index in per_run.index else None
+        off = run.index * RUN_SHIFT
+        parts.append(
+            f"""SELECT s.game_id + {off} AS game_id, {columns} FROM seats_{run.index} s
+                SEMI JOIN (SELECT game_id - {off} AS game_id FROM ({games_sql})
+                           WHERE game_id >= {off} AND game_id < {off + RUN_SHIFT})
+                USING (game_id)"""
+        )
+    return " UNION ALL ".join(parts)
+
+
+def _group_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for run-unique ids (run index above bit 40).
+
+    Ids are numbered 0.. within a run, so (run, id) packs into a small range and a
+    bincount replaces the sort.
+    """
+    if not len(values):
+        return values, np.zeros(0, "int64")
+    run, local = values >> 40, values & (RUN_SHIFT - 1)
+    width = int(local.max()) + 1
+    if values.min() < 0 or width * (int(run.max()) + 1) > 4 * len(values) + (1 << 20):
+        return np.unique(values, return_inverse=True)
+    keys, inverse = _small_unique(run * width + local)
+    return (keys // width) * RUN_SHIFT + keys % width, inverse
+
+
+def _pair_rows(group: np.ndarray, block_start: np.ndarray, block_index: np.ndarray) -> np.ndarray:
+    """One game (row) for each distinct (block, group) pair; games sorted by block.
+
+    ``np.bincount(group[rows])`` then counts the distinct blocks of each group.
+    """
+    starts = np.flatnonzero(block_start)
+    if np.array_equal(group, np.repeat(group[starts], np.diff(np.r_[starts, len(group)]))):
+        return starts  # one group per block: the block's first game stands for it
+    _, first = np.unique(block_index * (int(group.max()) + 1) + group, return_index=True)
+    return np.asarray(first)
+
+
+def data_tables(
+    con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: ReportTables, games: Games
+) -> None:
+    """Runs, rule sets, line-ups and faults; counts from the games' arrays."""
+    n = len(games)
+    block_start = np.r_[n > 0, games.block[1:] != games.block[:-1]] if n else np.zeros(0, bool)
+    block_index = np.cumsum(block_start) - 1
+    n_runs = max(len(runs), int(games.run.max()) + 1 if n else 0)
+    run = games.run.astype("int64")
+    error = games.is_error.astype("float64")
+    matches, match_of = _group_ids(games.match_id)
+    run_blocks = np.bincount(run[_pair_rows(run, block_start, block_index)], minlength=n_runs)
+    run_matches = np.bincount((matches >> 40).astype("int64"), minlength=n_runs)
+    per_run = {
+        "games": np.bincount(run, minlength=n_runs),
+        "error_games": np.bincount(run, minlength=n_runs, weights=error),
+        "blocks": run_blocks,
+        "lineups": run_matches,
+        "turns": np.bincount(run, minlength=n_runs, weights=np.nan_to_num(games.turns)),
+    }
+    rows = []
+    for info in runs:
+        m = info.manifest
+        got = {k: int(v[info.index]) for k, v in per_run.items()}
         rows.append(
             {
-                "run": run.index,
-                "run_id": run.run_id,
-                "folder": str(run.path),
+                "run": info.index,
+                "run_id": info.run_id,
+                "folder": str(info.path),
                 "created": m.get("created", ""),
                 "program_version": m.get("program_version", ""),
                 "seed": m.get("seed", ""),
                 "games_planned": m.get("games_planned", ""),
-                "games": int(got["games"]) if got is not None else 0,
-                "error_games": int(got["error_games"]) if got is not None else 0,
-                "blocks": int(got["blocks"]) if got is not None else 0,
-                "lineups": int(got["lineups"]) if got is not None else 0,
-                "moves_rows": int(got["turns"]) if got is not None else 0,
-                "parts": " / ".join(str(len(run.parts[t])) for t in ("games", "seats", "moves")),
+                "games": got["games"],
+                "error_games": got["error_games"],
+                "blocks": got["blocks"],
+                "lineups": got["lineups"],
+                "moves_rows": got["turns"],
+                "parts": " / ".join(str(len(info.parts[t])) for t in ("games", "seats", "moves")),
                 **{
-                    f"sha256_{t}": digest(run.parts[t], run.path) if run.parts[t] else ""
+                    f"sha256_{t}": digest(info.parts[t], info.path) if info.parts[t] else ""
                     for t in ("games", "seats", "moves")
                 },
             }
         )
     out.tables["runs"] = pd.DataFrame(rows)
 
-    per_rs = con.execute(
-        """SELECT ruleset, any_value(players) AS players, count(*) AS n_games,
-                  count(*) FILTER (end_reason = 'error') AS error_games,
-                  count(DISTINCT block) AS n_blocks, list(DISTINCT run ORDER BY run) AS runs
-           FROM games GROUP BY ruleset ORDER BY ruleset"""
-    ).df()
+    n_rs = len(games.rulesets)
+    rc = games.ruleset.astype("int64")
+    first_of_rs = np.full(n_rs, n)
+    np.minimum.at(first_of_rs, rc, np.arange(n))
+    rs_runs = np.bincount(rc * n_runs + run, minlength=n_rs * n_runs).reshape(n_rs, n_runs)
+    rs_pairs = _pair_rows(rc, block_start, block_index)
+    per_rs = pd.DataFrame(
+        {
+            "ruleset": games.rulesets,
+            "players": games.players[first_of_rs].astype("int32"),
+            "n_games": np.bincount(rc, minlength=n_rs).astype("int64"),
+            "error_games": np.bincount(rc, minlength=n_rs, weights=error).astype("int64"),
+            "n_blocks": np.bincount(rc[rs_pairs], minlength=n_rs).astype("int64"),
+            "runs": [", ".join(str(r) for r in np.flatnonzero(row)) for row in rs_runs],
+        }
+    )
     options: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        for name, opts in run.rulesets.items():
-            options.setdefault(run.ruleset_labels.get(name, name), opts)
-    per_rs["differences"] = [
-        ", ".join(f"{k} = {v}" for k, v in rule_differences(options.get(r, {})).items())
-        or "(standard rules)"
-        if r in options
-        else "(not in the manifest)"
-        for r in per_rs["ruleset"]
+    for info in runs:
+        for name, opts in info.rulesets.items():
+            options.setdefault(info.ruleset_labels.get(name, name), opts)
+    per_rs.insert(
+        5,
+        "differences",
+        [
+            ", ".join(f"{k} = {v}" for k, v in rule_differences(options.get(r, {})).items())
+            or "(standard rules)"
+            if r in options
+            else "(not in the manifest)"
+            for r in per_rs["ruleset"]
+        ],
+    )
+    out.tables["rulesets"] = per_rs[
+        ["ruleset", "players", "n_games", "error_games", "n_blocks", "runs", "differences"]
     ]
-    per_rs["runs"] = [", ".join(str(x) for x in r) for r in per_rs["runs"]]
-    out.tables["rulesets"] = per_rs
     out.facts["ruleset_options"] = options
 
+    # Matches: counts from the arrays, the line-up from the seats of each match's first game.
+    n_m = len(matches)
+    first = np.full(n_m, np.iinfo("int64").max)
+    np.minimum.at(first, match_of, games.game_id)
+    first_row = np.full(n_m, n)
+    np.minimum.at(first_row, match_of, np.arange(n))
+    match_pairs = _pair_rows(match_of, block_start, block_index)
+    match_frame = pd.DataFrame(
+        {
+            "match_id": matches,
+            "first_game": first,
+            "ruleset": [games.rulesets[c] for c in rc[first_row]],
+            "players": games.players[first_row].astype("int32"),
+            "n_games_all": np.bincount(match_of, minlength=n_m).astype("int64"),
+            "n_games": np.bincount(match_of, games.balance, n_m).astype("int64"),
+            "n_blocks": np.bincount(match_of[match_pairs], minlength=n_m).astype("int64"),
+        }
+    )
+    con.register("match_frame", match_frame)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE first_seats AS "
+        + seats_of_games(runs, "SELECT first_game AS game_id FROM match_frame", "s.strategy")
+    )
     con.execute(
         """CREATE OR REPLACE TEMP TABLE match_info AS
-           WITH f AS (SELECT match_id, min(game_id) AS first_game, any_value(ruleset) AS ruleset,
-                             any_value(players) AS players, count(*) AS n_games_all,
-                             count(*) FILTER (end_reason <> 'error') AS n_games,
-                             count(DISTINCT block) AS n_blocks
-                      FROM games GROUP BY match_id)
            SELECT f.*, string_agg(s.strategy, '|' ORDER BY s.strategy) AS lineup
-           FROM f JOIN seats s ON s.game_id = f.first_game
+           FROM match_frame f JOIN first_seats s ON s.game_id = f.first_game
            GROUP BY ALL"""
     )
+    con.unregister("match_frame")
     con.execute(
         """CREATE OR REPLACE TEMP TABLE match_strategy AS
            SELECT f.match_id, s.strategy, count(*) AS mult
-           FROM match_info f JOIN seats s ON s.game_id = f.first_game GROUP BY ALL"""
+           FROM match_info f JOIN first_seats s ON s.game_id = f.first_game GROUP BY ALL"""
     )
+    con.execute("DROP TABLE first_seats")
+    # (match, block) pairs, for the samples of whole blocks (make_sample)
+    pairs = pd.DataFrame(
+        {"match_id": matches[match_of[match_pairs]], "block": games.block[match_pairs]}
+    )
+    con.register("match_block_arrow", pairs)
+    con.execute("CREATE OR REPLACE TEMP TABLE match_blocks AS SELECT * FROM match_block_arrow")
+    con.unregister("match_block_arrow")
     out.tables["lineups"] = con.execute(
         """SELECT ruleset, players, lineup, count(*) AS matches, sum(n_games_all) AS n_games_all,
                   sum(n_games) AS n_games, sum(n_blocks) AS n_blocks
@@ -201,8 +297,11 @@ def data_tables(con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: Report
         "SELECT game_id, end_reason, error FROM games WHERE end_reason = 'error'"
     ).df()
     err_seats = con.execute(
-        """SELECT s.game_id, s.seat, s.strategy FROM seats s
-           JOIN (SELECT game_id FROM games WHERE end_reason = 'error') USING (game_id)"""
+        seats_of_games(
+            runs,
+            "SELECT game_id FROM games WHERE end_reason = 'error'",
+            "CAST(s.seat AS INTEGER) AS seat, s.strategy",
+        )
     ).df()
     faults = stats.fault_counts(err_games, err_seats)[["strategy", "n_errors"]]
     n_games = con.execute(
@@ -222,13 +321,10 @@ def data_tables(con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: Report
            FROM games WHERE end_reason = 'error' GROUP BY kind ORDER BY n_games DESC"""
     ).df()
     out.tables["fault_kinds"] = kinds
-    totals = con.execute(
-        """SELECT count(*), count(*) FILTER (end_reason <> 'error'), count(DISTINCT block)
-           FROM games"""
-    ).fetchone()
-    assert totals is not None
     out.facts.update(
-        n_games=int(totals[0]), n_balance_games=int(totals[1]), n_blocks=int(totals[2])
+        n_games=len(games),
+        n_balance_games=int(games.balance.sum()),
+        n_blocks=int(block_start.sum()),
     )
 
 
@@ -237,84 +333,6 @@ def data_tables(con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: Report
 
 def _rate_table(tab: pd.DataFrame, level: float) -> pd.DataFrame:
     return add_rate_interval(tab, level)
-
-
-def per_game_table(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Temp table ``pgame``: one row per balance game, made once; returns the strategy names.
-
-    Columns: game_id, block, ruleset, players, match_id, the per-game metrics of
-    ``GAME_METRICS``; packed 8 bits per seat, strategy code + 1 (``s``; 0 = no such seat)
-    and rank (``r``); one bit per seat for a win (``wbits``) and the winners' share (``wv``).
-    Packing keeps the pivot of the seats to a few aggregates over one GROUP BY.
-    """
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pgame' AND temporary"
-    ).fetchone()
-    if exists and exists[0]:
-        return [
-            str(r[0])
-            for r in con.execute("SELECT name FROM pgame_strategies ORDER BY code").fetchall()
-        ]
-    # Every strategy seated in the runs (one that only played error games codes no seat).
-    names = [
-        str(r[0]) for r in con.execute("SELECT DISTINCT strategy FROM seats ORDER BY 1").fetchall()
-    ]
-    if len(names) > 254:
-        raise ValueError(f"{len(names)} strategies in one report; at most 254 are supported")
-    con.execute("CREATE OR REPLACE TEMP TABLE pgame_strategies (code INTEGER, name VARCHAR)")
-    if names:
-        con.executemany("INSERT INTO pgame_strategies VALUES (?, ?)", list(enumerate(names)))
-    codes = (
-        "CASE strategy "
-        + " ".join(f"WHEN {_q(n)} THEN {i + 1}" for i, n in enumerate(names))
-        + " END"
-        if names
-        else "0"
-    )
-    # Seats are reduced per game straight from Parquet, a range of game ids at a time (the
-    # scan skips other row groups; the aggregate's state stays small), then joined to games.
-    seat_aggregates = f"""
-        SELECT game_id,
-           max(win_share) FILTER (WHERE seat = 0) AS w0,
-           CASE WHEN count(score) >= 2 THEN
-             list_extract(max(score, 2), 1) - list_extract(max(score, 2), 2) END AS margin,
-           bool_or(score IS NULL)::DOUBLE AS bankrupt,
-           avg(dirhams / score) FILTER (WHERE win_share > 0) AS winner_dirhams_share,
-           sum(({codes})::BIGINT << (8 * seat))::BIGINT AS s,
-           sum(coalesce(rank, 0)::BIGINT << (8 * seat))::BIGINT AS r,
-           sum((win_share > 0)::BIGINT << seat)::BIGINT AS wbits,
-           max(win_share)::DOUBLE AS wv"""
-    select = """
-        SELECT g.game_id, g.block, g.ruleset, CAST(g.players AS TINYINT) AS players,
-               sg.w0 - 1.0 / g.players AS seat_advantage, g.turns::DOUBLE AS turns,
-               sg.margin, sg.bankrupt, g.tie_broken::DOUBLE AS tie_broken,
-               sg.winner_dirhams_share, sg.s, sg.r, g.match_id, sg.wbits, sg.wv,
-               CAST(len(g.winners) AS TINYINT) AS n_winners"""
-    ranges = con.execute(
-        f"""SELECT run, min(game_id) - run * {RUN_SHIFT}, max(game_id) - run * {RUN_SHIFT}
-            FROM games GROUP BY run ORDER BY run"""
-    ).fetchall()
-    chunks = [
-        (int(run), start)
-        for run, lo, hi in ranges
-        for start in range(int(lo), int(hi) + 1, PGAME_CHUNK)
-    ] or [(0, 0)]  # no games: an empty table
-    for i, (run, start) in enumerate(chunks):
-        verb = "CREATE OR REPLACE TEMP TABLE pgame AS" if i == 0 else "INSERT INTO pgame"
-        con.execute(
-            f"""{verb} {select}
-                FROM ({seat_aggregates} FROM seats_{run}
-                      WHERE game_id BETWEEN {start} AND {start + PGAME_CHUNK - 1}
-                      GROUP BY game_id) sg
-                JOIN games g ON g.game_id = sg.game_id + {run * RUN_SHIFT}
-                WHERE g.end_reason <> 'error'"""
-        )
-    return names
-
-
-def _packed_games(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
-    """block, packed strategy codes ``s`` and ranks ``r`` of every balance game, by block."""
-    return con.execute("SELECT block, s, r FROM pgame ORDER BY block").fetchnumpy()
 
 
 def _ratio_columns(
@@ -337,63 +355,100 @@ def _ratio_columns(
     return {"total": y, "n": m, "n_blocks": n_blocks.astype("int64"), "estimate": p, "var": var}
 
 
-def head_to_head_totals(con: duckdb.DuckDBPyConnection, names: list[str]) -> pd.DataFrame:
+def _small_unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for non-negative keys of a small range."""
+    if not len(key) or int(key.max()) > 4 * len(key) + (1 << 16):
+        return np.unique(key, return_inverse=True)
+    seen = np.bincount(key) > 0
+    keys = np.flatnonzero(seen)
+    index = np.cumsum(seen) - 1
+    return keys, index[key]
+
+
+@dataclass(frozen=True, slots=True)
+class LineupSlots:
+    """Each block's line-up as numbered slots: the block's distinct strategies in code order.
+
+    Every game of a block seats the same line-up (only the seating changes), so a seat's
+    strategy is one of its block's few slots and per-(block, slot) totals are bincounts.
+
+    Attributes:
+        seats: the seats considered (the most players of any game).
+        slot: (seats, games) the seat's slot, ``seats`` where the game has no such seat.
+        code: (seats, blocks) the strategy code in each slot of a block, -1 when unused.
+        repeats: some game seats one strategy more than once.
+    """
+
+    seats: int
+    slot: np.ndarray
+    code: np.ndarray
+    repeats: bool
+
+
+def lineup_slots(pg: PerGame) -> LineupSlots | None:
+    """The slot layout; None when a block spans two rule sets or matches, or line-ups."""
+    block = pg.block
+    if not len(block) or not pg.names:
+        return None
+    rc, mid = pg.ruleset, pg.match_id
+    same = block[1:] == block[:-1]
+    if np.any(same & ((rc[1:] != rc[:-1]) | (mid[1:] != mid[:-1]))):
+        return None
+    k = int(pg.players.max())
+    s = [pg.strategy[i] for i in range(k)]
+    n = len(block)
+    # A seat's slot: how many distinct strategies of its game have a smaller code.
+    first = []  # the seat is the first with its strategy (and has one)
+    repeats = False
+    for j in range(k):
+        f = s[j] >= 0
+        for h in range(j):
+            equal = s[h] == s[j]
+            f &= ~equal
+            repeats = repeats or bool(np.any(equal & (s[j] >= 0)))
+        first.append(f)
+    slot = np.full((k, n), k, "int8")
+    by_slot = np.full((k + 1, n), -1, "int16")  # strategy in each slot; row k: no seat
+    rows = np.arange(n)
+    for i in range(k):
+        count = np.zeros(n, "int8")
+        for j in range(k):
+            count += first[j] & (s[j] < s[i])
+        slot[i] = np.where(s[i] >= 0, count, k)
+        by_slot[slot[i], rows] = s[i]
+    starts = np.flatnonzero(np.r_[True, same == 0])
+    code = by_slot[:k, starts]
+    if not np.array_equal(by_slot[:k], code[:, pg.block_index]):
+        return None  # games of a block seat different line-ups
+    return LineupSlots(k, slot, code, repeats)
+
+
+def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
     """Head-to-head block ratio table (as :func:`cluster_ratio_sql`) plus pair counts.
 
-    One pass over the games (numpy, ordered by block): every ordered seat pair adds its
-    score to a (block, strategy, opponent) cell; cells are summed in chunks of whole
-    blocks, so memory stays at one chunk's blocks times the number of strategy pairs.
+    Every ordered seat pair of a game scores 1 / 0.5 / 0 by rank, weighted 1 / (mult_A *
+    mult_B) for strategies seated several times; block totals per (strategy, opponent).
     """
+    names = pg.names
     n_s = len(names)
     kk = n_s * n_s
-    cols = ["y", "m", "count", "tie", "syy", "sym", "smm", "nb"]
-    acc = {c: np.zeros(kk) for c in cols}
-    data = _packed_games(con) if n_s else {"block": np.zeros(0, "int64")}
-    block = np.asarray(data["block"])
-    if len(block):
-        kmax = int(con.execute("SELECT max(players) FROM pgame").fetchone()[0] or 0)
-        sp = np.asarray(data["s"]).astype("int64")
-        rp = np.asarray(data["r"]).astype("int64")
-        bidx = np.concatenate([[0], np.cumsum(block[1:] != block[:-1])])
-        n_blocks = int(bidx[-1]) + 1
-        per = max(1, 4_000_000 // kk)  # blocks per chunk
-        starts = np.searchsorted(bidx, np.arange(0, n_blocks, per))
-        stops = np.r_[starts[1:], len(bidx)]
-        for a, b in zip(starts, stops, strict=True):
-            local = bidx[a:b] - bidx[a]
-            nbl = int(local[-1]) + 1
-            s = [((sp[a:b] >> (8 * i)) & 255) - 1 for i in range(kmax)]
-            r = [((rp[a:b] >> (8 * i)) & 255).astype("float64") for i in range(kmax)]
-            mult = [
-                sum(((s[j] == s[i]) & (s[i] >= 0)).astype("float64") for j in range(kmax))
-                for i in range(kmax)
-            ]
-            parts: dict[str, list[np.ndarray]] = {"key": [], "y": [], "m": [], "tie": []}
-            for i in range(kmax):
-                for j in range(kmax):
-                    if i == j:
-                        continue
-                    ok = (s[i] >= 0) & (s[j] >= 0) & (s[i] != s[j])
-                    w = 1.0 / (mult[i][ok] * mult[j][ok])
-                    ri, rj = r[i][ok], r[j][ok]
-                    parts["key"].append(local[ok] * kk + s[i][ok] * n_s + s[j][ok])
-                    # Lower rank is better (RULES.md section 7: rank 1 = winner).
-                    parts["y"].append(np.where(ri < rj, 1.0, np.where(ri == rj, 0.5, 0.0)) * w)
-                    parts["m"].append(w)
-                    parts["tie"].append((ri == rj).astype("float64"))
-            key = np.concatenate(parts["key"])
-            size = nbl * kk
-            cell = {c: np.bincount(key, np.concatenate(parts[c]), size) for c in ("y", "m", "tie")}
-            cell["count"] = np.bincount(key, minlength=size).astype("float64")
-            y, m = cell["y"].reshape(nbl, kk), cell["m"].reshape(nbl, kk)
-            acc["y"] += y.sum(axis=0)
-            acc["m"] += m.sum(axis=0)
-            acc["count"] += cell["count"].reshape(nbl, kk).sum(axis=0)
-            acc["tie"] += cell["tie"].reshape(nbl, kk).sum(axis=0)
-            acc["syy"] += (y * y).sum(axis=0)
-            acc["sym"] += (y * m).sum(axis=0)
-            acc["smm"] += (m * m).sum(axis=0)
-            acc["nb"] += (cell["count"].reshape(nbl, kk) > 0).sum(axis=0)
+    acc = {c: np.zeros(kk) for c in ("y", "m", "count", "tie", "syy", "sym", "smm", "nb")}
+
+    def add(
+        key: np.ndarray, y: np.ndarray, m: np.ndarray, count: np.ndarray, tie: np.ndarray
+    ) -> None:
+        """Accumulate per-(block, pair) cells into the per-pair sums."""
+        for name, v in (("y", y), ("m", m), ("count", count), ("tie", tie)):
+            acc[name] += np.bincount(key, v, kk)
+        acc["syy"] += np.bincount(key, y * y, kk)
+        acc["sym"] += np.bincount(key, y * m, kk)
+        acc["smm"] += np.bincount(key, m * m, kk)
+        acc["nb"] += np.bincount(key, count > 0, kk)
+
+    if slots is not None and not slots.repeats:
+        _head_to_head_by_slot(pg, slots, add)
+    elif len(pg) and n_s:
+        _head_to_head_by_pair(pg, add)
     present = np.flatnonzero(acc["count"] > 0)
     tab = pd.DataFrame(
         {
@@ -414,71 +469,114 @@ def head_to_head_totals(con: duckdb.DuckDBPyConnection, names: list[str]) -> pd.
     return tab.sort_values(["strategy", "opponent"], ignore_index=True)
 
 
-def _win_rate_totals(
-    con: duckdb.DuckDBPyConnection, names: list[str]
-) -> dict[str, pd.DataFrame] | None:
-    """``win_rates`` and ``lineup_win_rates`` block ratio tables from ``pgame`` in numpy.
+def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
+    """Block totals per slot pair (no strategy twice in a game: every pair weighs 1)."""
+    k, n, nb = slots.seats, len(pg), pg.n_blocks
+    bidx = pg.block_index
+    rank = np.zeros((k + 1, n), "int8")  # the rank in each slot; row k: no seat
+    rows = np.arange(n)
+    for i in range(k):
+        rank[slots.slot[i], rows] = pg.rank[i]
+    seated = slots.code >= 0  # (slots, blocks)
+    n_games = np.bincount(bidx, minlength=nb).astype("float64")
+    for a in range(k):
+        for b in range(a + 1, k):
+            both = seated[a] & seated[b]
+            if not both.any():
+                continue
+            # a block's games all seat its line-up, so the pair is in every game of the block
+            ahead = np.bincount(bidx, rank[a] < rank[b], nb)  # lower rank is better (section 7)
+            tie = np.bincount(bidx, rank[a] == rank[b], nb)
+            behind = n_games - ahead - tie
+            count = np.where(both, n_games, 0.0)
+            for first, second, wins in ((a, b, ahead), (b, a, behind)):
+                key = slots.code[first] * len(pg.names) + slots.code[second]
+                y = np.where(both, wins + 0.5 * tie, 0.0)
+                add(
+                    np.where(both, key, 0),
+                    y,
+                    count,
+                    count,
+                    np.where(both, tie, 0.0),
+                )
 
-    Each block lies in one (rule set, match) and so has one line-up: a seat's strategy is
-    one of the block's few distinct strategies ("slots"), and the (block, slot) totals are
-    bincounts. Returns None when some block spans two rule sets or matches (the SQL path
-    handles that).
+
+def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
+    """Block totals per (block, strategy, opponent) cell, any layout, in chunks of blocks."""
+    n_s = len(pg.names)
+    kk = n_s * n_s
+    kmax = int(pg.players.max())
+    bidx = pg.block_index
+    per = max(1, 4_000_000 // kk)  # blocks per chunk
+    starts = np.searchsorted(bidx, np.arange(0, pg.n_blocks, per))
+    stops = np.r_[starts[1:], len(bidx)]
+    for a, b in zip(starts, stops, strict=True):
+        local = bidx[a:b] - bidx[a]
+        nbl = int(local[-1]) + 1
+        s = [pg.strategy[i, a:b].astype("int64") for i in range(kmax)]
+        r = [pg.rank[i, a:b].astype("float64") for i in range(kmax)]
+        mult = [
+            sum(((s[j] == s[i]) & (s[i] >= 0)).astype("float64") for j in range(kmax))
+            for i in range(kmax)
+        ]
+        parts: dict[str, list[np.ndarray]] = {"key": [], "y": [], "m": [], "tie": []}
+        for i in range(kmax):
+            for j in range(kmax):
+                if i == j:
+                    continue
+                ok = (s[i] >= 0) & (s[j] >= 0) & (s[i] != s[j])
+                w = 1.0 / (mult[i][ok] * mult[j][ok])
+                ri, rj = r[i][ok], r[j][ok]
+                parts["key"].append(local[ok] * kk + s[i][ok] * n_s + s[j][ok])
+                # Lower rank is better (RULES.md section 7: rank 1 = winner).
+                parts["y"].append(np.where(ri < rj, 1.0, np.where(ri == rj, 0.5, 0.0)) * w)
+                parts["m"].append(w)
+                parts["tie"].append((ri == rj).astype("float64"))
+        key = np.concatenate(parts["key"])
+        size = nbl * kk
+        cell = {c: np.bincount(key, np.concatenate(parts[c]), size) for c in ("y", "m", "tie")}
+        cell["count"] = np.bincount(key, minlength=size).astype("float64")
+        used = np.flatnonzero(cell["count"] > 0)
+        add(used % kk, *(cell[c][used] for c in ("y", "m", "count", "tie")))
+
+
+def _win_rate_totals(
+    con: duckdb.DuckDBPyConnection, pg: PerGame, slots: LineupSlots | None
+) -> dict[str, pd.DataFrame] | None:
+    """``win_rates`` and ``lineup_win_rates`` block ratio tables from the per-game arrays.
+
+    Per (block, slot) totals are bincounts over the seats. Returns None without a slot
+    layout (some block spans two rule sets, matches or line-ups: the SQL path handles that).
     """
-    rulesets = [str(r[0]) for r in con.execute("SELECT DISTINCT ruleset FROM pgame").fetchall()]
-    rcase = " ".join(f"WHEN {_q(n)} THEN {i}" for i, n in enumerate(rulesets))
-    d = con.execute(
-        f"""SELECT block, s, wbits, wv, players::INTEGER AS players, match_id,
-                   CASE ruleset {rcase} END AS rc
-            FROM pgame ORDER BY block"""
-    ).fetchnumpy()
-    block = np.asarray(d["block"])
-    if not len(block) or not names:
+    if slots is None:
         return None
-    rc, mid = np.asarray(d["rc"]).astype("int64"), np.asarray(d["match_id"]).astype("int64")
-    same = block[1:] == block[:-1]
-    if np.any(same & ((rc[1:] != rc[:-1]) | (mid[1:] != mid[:-1]))):
-        return None
-    kmax = int(np.max(d["players"]))
-    sp, wbits = np.asarray(d["s"]).astype("int64"), np.asarray(d["wbits"]).astype("int64")
-    wv = np.asarray(d["wv"], dtype="float64")
-    inv_players = 1.0 / np.asarray(d["players"], dtype="float64")
-    bidx = np.concatenate([[0], np.cumsum(~same)])
-    nb = int(bidx[-1]) + 1
-    s = [(((sp >> (8 * i)) & 255) - 1).astype("int16") for i in range(kmax)]
-    del sp
-    # slot of a seat: how many distinct strategies of its game have a smaller code.
-    slot = []
+    names, rulesets = pg.names, pg.rulesets
+    kmax, nb = slots.seats, pg.n_blocks
+    s = [pg.strategy[i] for i in range(kmax)]
+    wv = pg.win_value
+    inv_players = 1.0 / pg.players.astype("float64")
+    bidx = pg.block_index
+    size = (kmax + 1) * nb  # slot kmax: no seat
+    y = np.zeros(size)
+    m = np.zeros(size)
+    games = np.zeros(size)
+    fair = np.zeros(size)
     for i in range(kmax):
-        k = np.zeros(len(block), "int8")
-        for j in range(kmax):
-            first = np.ones(len(block), bool)
-            for h in range(j):
-                first &= s[h] != s[j]
-            k += first & (s[j] >= 0) & (s[j] < s[i])
-        slot.append(k)
-    code = np.full(nb * kmax, -1, "int64")
-    y = np.zeros(nb * kmax)
-    m = np.zeros(nb * kmax)
-    games = np.zeros(nb * kmax)
-    fair = np.zeros(nb * kmax)
-    for i in range(kmax):
-        ok = s[i] >= 0
-        cell = bidx[ok] * kmax + slot[i][ok]
-        code[cell] = s[i][ok]
-        mult = sum(((s[j] == s[i]) & ok).astype("float64") for j in range(kmax))[ok]
-        y += np.bincount(cell, np.where((wbits[ok] >> i) & 1 == 1, wv[ok], 0.0), nb * kmax)
-        m += np.bincount(cell, minlength=nb * kmax)
-        games += np.bincount(cell, 1.0 / mult, nb * kmax)
-        fair += np.bincount(cell, inv_players[ok], nb * kmax)
-    for i in range(kmax):  # every game of a block has the block's line-up
-        ok = s[i] >= 0
-        if np.any(code[bidx[ok] * kmax + slot[i][ok]] != s[i][ok]):
-            return None
+        cell = slots.slot[i].astype("int64") * nb + bidx
+        y += np.bincount(cell, np.where(pg.win[i], wv, 0.0), size)
+        m += np.bincount(cell, minlength=size)
+        fair += np.bincount(cell, inv_players, size)
+        if slots.repeats:  # games: each of a strategy's mult seats counts 1 / mult
+            mult = sum((s[j] == s[i]).astype("float64") for j in range(kmax))
+            games += np.bincount(cell, 1.0 / mult, size)
+    if not slots.repeats:
+        games = m
+    code = slots.code.ravel()  # (slot, block) order, as the cells
     used = np.flatnonzero(code >= 0)
-    code, y, m, games, fair = code[used], y[used], m[used], games[used], fair[used]
+    code, y, m, games, fair = code[used].astype("int64"), y[used], m[used], games[used], fair[used]
     first_game = np.searchsorted(bidx, np.arange(nb))
-    group_rc = rc[first_game][used // kmax]
-    match_ids = mid[first_game][used // kmax]
+    group_rc = pg.ruleset[first_game][used % nb].astype("int64")
+    match_ids = pg.match_id[first_game][used % nb]
     info = con.execute("SELECT match_id, lineup FROM match_info").fetchnumpy()
     order = np.argsort(info["match_id"])
     info_ids = np.asarray(info["match_id"])[order].astype("int64")
@@ -486,7 +584,7 @@ def _win_rate_totals(
     lineup_of = np.searchsorted(info_ids, match_ids)
 
     def table(key: np.ndarray) -> pd.DataFrame:
-        keys, inv = np.unique(key, return_inverse=True)
+        keys, inv = _small_unique(key)
 
         def total(v: np.ndarray) -> np.ndarray:
             return np.bincount(inv, v, len(keys))
@@ -524,10 +622,12 @@ def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.Dat
     out.tables[name] = tab[[*keys, *WIN_RATE_COLUMNS]].reset_index(drop=True)
 
 
-def win_rate_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: float) -> None:
+def win_rate_tables(
+    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, pg: PerGame
+) -> None:
     """Win rate per strategy, per (ruleset, line-up, strategy), and head to head."""
-    names = per_game_table(con)
-    fast = _win_rate_totals(con, names)
+    slots = lineup_slots(pg)
+    fast = _win_rate_totals(con, pg, slots)
     for name, by in (("win_rates", []), ("lineup_win_rates", ["ruleset", "lineup"])):
         keys = [*by, "strategy"]
         if fast is not None:
@@ -556,7 +656,7 @@ def win_rate_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: fl
     # Head to head: each (A seat, B seat) pair of a game scores 1 / 0.5 / 0 by rank; a game's
     # score is the mean over its pairs, i.e. each pair weighs 1 / (mult_A * mult_B).
     keys = ["strategy", "opponent"]
-    tab = _rate_table(head_to_head_totals(con, names), level)
+    tab = _rate_table(head_to_head_totals(pg, slots), level)
     tab = tab.rename(columns={"total": "ahead", "n": "n_games", "estimate": "rate"})
     tab["n_games"] = np.round(tab["n_games"]).astype("int64")
     for c in ("n_pairs", "tied_pairs"):
@@ -580,7 +680,7 @@ def win_rate_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: fl
 # ---------------------------------------------------------------- 3. seat advantage
 
 
-def _ratio_frame(keys: dict[str, list], y: np.ndarray, m: np.ndarray) -> pd.DataFrame:
+def _ratio_frame(keys: dict[str, list[Any]], y: np.ndarray, m: np.ndarray) -> pd.DataFrame:
     """:func:`cluster_ratio_sql`'s table for one key from its (blocks,) totals y and m."""
     cols = _ratio_columns(
         np.array([y.sum()]),
@@ -593,42 +693,38 @@ def _ratio_frame(keys: dict[str, list], y: np.ndarray, m: np.ndarray) -> pd.Data
     return pd.DataFrame({**keys, **cols})
 
 
-def _seat_block_totals(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+def _seat_block_totals(pg: PerGame) -> dict[str, Any] | None:
     """Per (players, rule set): block-by-seat win totals, games per block, tie counts.
 
-    From ``pgame`` in numpy; None when a block spans two (players, rule set) groups.
+    From the per-game arrays; None when a block spans two (players, rule set) groups.
     """
-    rulesets = [str(r[0]) for r in con.execute("SELECT DISTINCT ruleset FROM pgame").fetchall()]
-    if not rulesets:
+    rulesets = pg.rulesets
+    if not rulesets or not len(pg):
         return None
-    rcase = " ".join(f"WHEN {_q(n)} THEN {i}" for i, n in enumerate(rulesets))
-    d = con.execute(
-        f"""SELECT block, players::INTEGER AS players, CASE ruleset {rcase} END AS rc, wbits, wv,
-                   n_winners::INTEGER AS nw, tie_broken
-            FROM pgame ORDER BY block"""
-    ).fetchnumpy()
-    block = np.asarray(d["block"])
-    players = np.asarray(d["players"]).astype("int64")
-    group = np.asarray(d["rc"]).astype("int64") * 256 + players
+    block = pg.block
+    players = pg.players.astype("int64")
+    group = pg.ruleset.astype("int64") * 256 + players
     same = block[1:] == block[:-1]
     if np.any(same & (group[1:] != group[:-1])):
         return None
-    bidx = np.concatenate([[0], np.cumsum(~same)])
-    nb = int(bidx[-1]) + 1
+    bidx = pg.block_index
+    nb = pg.n_blocks
     kmax = int(players.max())
-    wbits = np.asarray(d["wbits"]).astype("int64")
-    wv = np.asarray(d["wv"], dtype="float64")
-    nw = np.asarray(d["nw"]).astype("int64")
-    broken = np.asarray(d["tie_broken"], dtype="float64")
+    wv = pg.win_value
+    nw = pg.n_winners.astype("int64")
+    broken = pg.tie_broken
     n_b = np.bincount(bidx, minlength=nb).astype("float64")
     block_group = group[np.searchsorted(bidx, np.arange(nb))]
-    shares, blocks, ties = [], {}, {}
+    shares: list[pd.DataFrame] = []
+    blocks: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+    ties: dict[str, list[pd.DataFrame]] = {}
     per_game_shared = (nw > 1).astype("float64")
     shared_b = np.bincount(bidx, per_game_shared, nb)
     broken_b = np.bincount(bidx, broken, nb)
-    wins = [((wbits >> i) & 1) == 1 for i in range(kmax)]
+    wins = [pg.win[i] for i in range(kmax)]
     y_b = np.stack([np.bincount(bidx, np.where(wins[i], wv, 0.0), nb) for i in range(kmax)], axis=1)
-    for g in np.unique(block_group):
+    # groups in (players, rule set) order, the order of the SQL path's tables
+    for g in sorted(np.unique(block_group).tolist(), key=lambda g: (g % 256, g // 256)):
         rs, k = rulesets[g // 256], int(g % 256)
         in_g = block_group == g
         games_g = group == g
@@ -654,11 +750,12 @@ def _seat_block_totals(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
     }
 
 
-def seat_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: float) -> None:
+def seat_tables(
+    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, pg: PerGame
+) -> None:
     """Win share per seat, equal-share / trend tests, ties; per (players, ruleset)."""
     keys = ["players", "ruleset", "seat"]
-    per_game_table(con)
-    fast = _seat_block_totals(con)
+    fast = _seat_block_totals(pg)
     if fast is not None:
         tab = add_rate_interval(fast["shares"], level)
     else:
@@ -683,9 +780,8 @@ def seat_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: float)
 
     # Tests from the block-by-seat matrix of summed win shares, one group at a time
     # (numbers only: a few million blocks stay small).
-    groups = con.execute(
-        "SELECT DISTINCT players, ruleset FROM games WHERE end_reason <> 'error' ORDER BY ALL"
-    ).fetchall()
+    pairs, _ = _small_unique(pg.players.astype("int64") * 65536 + pg.ruleset)
+    groups = sorted((int(p // 65536), pg.rulesets[p % 65536]) for p in pairs)
     records = []
     for players, ruleset in groups:
         if fast is not None and (int(players), str(ruleset)) in fast["blocks"]:
@@ -784,22 +880,25 @@ def seat_tables(con: duckdb.DuckDBPyConnection, out: ReportTables, level: float)
 # ---------------------------------------------------------------- samples of whole blocks
 
 
-def make_sample(con: duckdb.DuckDBPyConnection, name: str, max_games: int) -> int:
-    """Temp table ``name`` (game_id, block) of whole blocks, about ``max_games`` games.
+def make_sample(con: duckdb.DuckDBPyConnection, name: str, max_games: int, total_games: int) -> int:
+    """Temp table ``name`` of the games of whole blocks, about ``max_games`` games.
 
     Every match keeps the same fraction of its blocks (its first ones by block id), so the
-    sample's mix of rule sets and line-ups is the run's. Returns the games sampled.
+    sample's mix of rule sets and line-ups is the run's (``total_games`` is the number of
+    games, ``match_blocks`` the (match, block) pairs data_tables made). The table has the
+    games' columns :func:`_sample_frames` reads (game_id, block, match_id, ruleset, players,
+    turns, end_reason, tie_broken, error). Returns the games sampled.
     """
-    total = con.execute("SELECT count(*) FROM games").fetchone()
-    assert total is not None
-    frac = 1.0 if total[0] <= max_games else max_games / total[0]
+    frac = 1.0 if total_games <= max_games else max_games / total_games
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE {name} AS
-            WITH b AS (SELECT match_id, block FROM games GROUP BY ALL),
+            WITH b AS (SELECT match_id, block FROM match_blocks),
                  r AS (SELECT block, row_number() OVER (PARTITION BY match_id ORDER BY block) AS i,
                               count(*) OVER (PARTITION BY match_id) AS nb FROM b),
                  keep AS (SELECT block FROM r WHERE i <= ceil({frac} * nb))
-            SELECT g.game_id, g.block FROM games g SEMI JOIN keep USING (block)"""
+            SELECT g.game_id, g.block, g.match_id, g.ruleset, g.players, g.turns, g.end_reason,
+                   g.tie_broken, g.error
+            FROM games g SEMI JOIN keep USING (block)"""
     )
     got = con.execute(f"SELECT count(*) FROM {name}").fetchone()
     assert got is not None
@@ -811,7 +910,7 @@ def _sample_frames(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     games = con.execute(
         f"""SELECT game_id, match_id, ruleset, players, turns, end_reason, tie_broken, error, block
-            FROM games SEMI JOIN {sample} USING (game_id) ORDER BY game_id"""
+            FROM {sample} ORDER BY game_id"""
     ).df()
     seats = con.execute(
         f"""SELECT game_id, seat, strategy, dirhams, score, rank, win_share, eliminated_turn
@@ -827,7 +926,7 @@ def rating_tables(
     con: duckdb.DuckDBPyConnection, out: ReportTables, max_games: int, level: float
 ) -> None:
     """Plackett-Luce ratings with a seat term on a whole-block sample (all games if small)."""
-    n = make_sample(con, "rating_sample", max_games)
+    n = make_sample(con, "rating_sample", max_games, out.facts["n_games"])
     out.facts["rating_games"] = n
     out.facts["rating_sampled"] = n < out.facts["n_games"]
     games, seats = _sample_frames(con, "rating_sample")
@@ -863,10 +962,15 @@ def turn_scores_sql(sample: str) -> str:
     """
 
 
-def score_over_turns(con: duckdb.DuckDBPyConnection, level: float) -> pd.DataFrame:
-    """``stats.score_over_turns`` from the ``turn_scores`` temp table, aggregated in DuckDB."""
-    src = """SELECT g.ruleset, g.players, t.seat, t.turn, g.block, t.score
-             FROM turn_scores t JOIN games g USING (game_id)
+def score_over_turns(
+    con: duckdb.DuckDBPyConnection, level: float, sample: str = "moves_sample"
+) -> pd.DataFrame:
+    """``stats.score_over_turns`` from the ``turn_scores`` temp table, aggregated in DuckDB.
+
+    ``sample`` is the table :func:`make_sample` made for the turn scores' games.
+    """
+    src = f"""SELECT g.ruleset, g.players, t.seat, t.turn, g.block, t.score
+             FROM turn_scores t JOIN {sample} g USING (game_id)
              WHERE g.end_reason <> 'error' AND t.score IS NOT NULL"""
     keys = ["ruleset", "players", "seat", "turn"]
     tab = add_mean_interval(
@@ -886,54 +990,141 @@ def score_over_turns(con: duckdb.DuckDBPyConnection, level: float) -> pd.DataFra
     return tab[[*keys, "n_games", "n_blocks", "mean", "sd", "lo", "hi", "q2.5", "q97.5"]]
 
 
+@dataclass
+class MetricTotals:
+    """Per (rule set, metric): the blocks where the metric has a value, with sums and counts.
+
+    These block totals are all the variant statistics use (``stats.variant_summary`` and
+    ``stats.compare_variants`` reduce per-game metrics to the same totals).
+    """
+
+    players: dict[str, int] = field(default_factory=dict)
+    # (ruleset, metric) -> (block ids ascending, per-block sum, per-block count)
+    cells: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )
+
+
+def game_metric_totals(pg: PerGame) -> MetricTotals:
+    """Block totals of every metric of ``GAME_METRICS`` per rule set, from the per-game arrays."""
+    out = MetricTotals()
+    if not len(pg):
+        return out
+    n_rs = len(pg.rulesets)
+    rc = pg.ruleset.astype("int64")
+    key = pg.block_index * n_rs + rc  # one group per (block, rule set)
+    step = np.diff(key)
+    if np.all(step >= 0):
+        group = np.zeros(len(key), "int64")
+        np.cumsum(step != 0, out=group[1:])
+        first = np.flatnonzero(np.r_[True, step != 0])
+    else:  # a block with games of two rule sets
+        _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    n_groups = len(first)
+    group_rc, group_block, group_players = rc[first], pg.block[first], pg.players[first]
+    for r, name in enumerate(pg.rulesets):
+        in_r = np.flatnonzero(group_rc == r)
+        if len(in_r):
+            out.players[name] = int(group_players[in_r[0]])
+    size = np.bincount(group, minlength=n_groups).astype("float64")
+    for metric in GAME_METRICS:
+        x = getattr(pg, metric)
+        ok = ~np.isnan(x)
+        if ok.all():
+            total, count = np.bincount(group, x, n_groups), size
+        else:
+            total = np.bincount(group, np.where(ok, x, 0.0), n_groups)
+            count = np.bincount(group[ok], minlength=n_groups).astype("float64")
+        for r, name in enumerate(pg.rulesets):
+            sel = np.flatnonzero((group_rc == r) & (count > 0))
+            if len(sel):
+                out.cells[(name, metric)] = (group_block[sel], total[sel], count[sel])
+    return out
+
+
+def _histogram(pg: PerGame, metric: str) -> pd.DataFrame:
+    """Games per (rule set, players, value) of ``metric``, ordered by rule set and value."""
+    x = getattr(pg, metric)
+    ok = ~np.isnan(x)
+    value = x[ok]
+    group = (pg.ruleset.astype("int64") * 256 + pg.players)[ok]
+    if len(value) and np.all(value == np.round(value)) and np.ptp(value) < 1 << 20:
+        low = int(value.min())
+        span = int(value.max()) - low + 1
+        counts = np.bincount(group * span + (value.astype("int64") - low))
+        cell = np.flatnonzero(counts)
+        g, v, n = cell // span, (cell % span + low).astype("float64"), counts[cell]
+    else:  # values that are not small integers: sort them
+        order = np.lexsort((value, group))
+        value, group = value[order], group[order]
+        start = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(value) != 0)])
+        g, v = group[start], value[start]
+        n = np.diff(np.r_[start, len(value)])
+    order = np.lexsort((g % 256, v, g // 256))
+    g, v, n = g[order], v[order], n[order]
+    return pd.DataFrame(
+        {
+            "ruleset": [pg.rulesets[i] for i in g // 256],
+            "players": (g % 256).astype("int8"),
+            "metric": metric,
+            "value": v,
+            "n_games": n.astype("int64"),
+        }
+    )
+
+
+def _summaries(pg: PerGame, metric: str) -> pd.DataFrame:
+    """``stats.summarize`` of ``metric`` per rule set: counts, mean, sd, quantiles."""
+    x = getattr(pg, metric)
+    rows = []
+    for r, name in enumerate(pg.rulesets):
+        sel = np.flatnonzero(pg.ruleset == r)
+        if not len(sel):
+            continue  # a rule set with error games only
+        v = x[sel]
+        ok = ~np.isnan(v)
+        blocks = pg.block_index[sel][ok]
+        v = v[ok]
+        n = len(v)
+        row: dict[str, Any] = {
+            "ruleset": name,
+            "metric": metric,
+            "n": n,
+            "n_missing": len(sel) - n,
+            "n_blocks": int(np.count_nonzero(np.diff(blocks)) + 1) if n else 0,
+            "mean": float(v.mean()) if n else np.nan,
+            "sd": float(v.std(ddof=1)) if n > 1 else np.nan,
+            "min": float(v.min()) if n else np.nan,
+        }
+        qs = np.quantile(v, QUANTILES) if n else np.full(len(QUANTILES), np.nan)
+        row.update({f"q{q * 100:g}": float(val) for q, val in zip(QUANTILES, qs, strict=True)})
+        row["max"] = float(v.max()) if n else np.nan
+        rows.append(row)
+    return pd.DataFrame.from_records(rows)
+
+
 def variant_tables(
-    con: duckdb.DuckDBPyConnection, out: ReportTables, moves_games: int, level: float
+    con: duckdb.DuckDBPyConnection,
+    out: ReportTables,
+    moves_games: int,
+    level: float,
+    pg: PerGame,
 ) -> None:
     """Per-game metrics -> per-rule-set means, comparisons with Holm, distributions."""
-    per_game_table(con)
-    con.execute("CREATE OR REPLACE TEMP VIEW gm AS SELECT * FROM pgame")
-    # One pass over the games gives every metric's block totals; then one row per metric.
-    sums = ", ".join(f"sum({m}) AS t_{m}, count({m}) AS n_{m}" for m in GAME_METRICS)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE mbw AS SELECT ruleset, any_value(players) AS players, "
-        f"block, {sums} FROM pgame GROUP BY ruleset, block"
-    )
-    parts = [
-        f"SELECT ruleset, players, '{m}' AS metric, block, t_{m} AS total, n_{m} AS n "
-        f"FROM mbw WHERE n_{m} > 0"
-        for m in GAME_METRICS
-    ]
-    con.execute("CREATE OR REPLACE TEMP TABLE mb AS " + " UNION ALL ".join(parts))
-    con.execute("DROP TABLE mbw")
+    totals = game_metric_totals(pg)
 
     # Distributions of margins and lengths (exact histograms; summaries like stats.summarize).
-    hist, summaries = [], []
-    for metric in ("margin", "turns"):
-        hist.append(
-            con.execute(
-                f"""SELECT ruleset, players, '{metric}' AS metric, {metric} AS value,
-                           count(*) AS n_games
-                FROM gm WHERE {metric} IS NOT NULL GROUP BY ALL ORDER BY ruleset, value"""
-            ).df()
-        )
-        qs = ", ".join(f"quantile_cont({metric}, {q}) AS q{q * 100:g}" for q in QUANTILES)
-        summaries.append(
-            con.execute(
-                f"""SELECT ruleset, '{metric}' AS metric, count({metric}) AS n,
-                       count(*) - count({metric}) AS n_missing,
-                       count(DISTINCT block) FILTER (WHERE {metric} IS NOT NULL) AS n_blocks,
-                       avg({metric}) AS mean, stddev_samp({metric}) AS sd, min({metric}) AS min,
-                       {qs}, max({metric}) AS max
-                FROM gm GROUP BY ruleset ORDER BY ruleset"""
-            ).df()
-        )
-    out.tables["histograms"] = pd.concat(hist, ignore_index=True)
-    out.tables["distributions"] = pd.concat(summaries, ignore_index=True)
+    out.tables["histograms"] = pd.concat(
+        [_histogram(pg, m) for m in ("margin", "turns")], ignore_index=True
+    )
+    out.tables["distributions"] = pd.concat(
+        [_summaries(pg, m) for m in ("margin", "turns")], ignore_index=True
+    )
 
     # Per-turn metrics from a sample's moves.
     out.facts["moves_games"] = 0
     if has_moves(con):
-        n = make_sample(con, "moves_sample", moves_games)
+        n = make_sample(con, "moves_sample", moves_games, out.facts["n_games"])
         games, seats = _sample_frames(con, "moves_sample")
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE turn_scores AS {turn_scores_sql('moves_sample')}"
@@ -953,27 +1144,29 @@ def variant_tables(
                 value_name="value",
             )
             long = long.loc[long["value"].notna()]
-            sums = long.groupby(["ruleset", "players", "metric", "block"], as_index=False).agg(
-                total=("value", "sum"), n=("value", "size")
+            sums = long.groupby(["ruleset", "metric", "block"], as_index=False).agg(
+                players=("players", "first"), total=("value", "sum"), n=("value", "size")
             )
-            con.register("lead_sums", sums)
-            con.execute(
-                "INSERT INTO mb SELECT ruleset, players, metric, block, total, n FROM lead_sums"
-            )
-            con.unregister("lead_sums")
+            for (ruleset, metric), part in sums.groupby(["ruleset", "metric"], sort=True):
+                part = part.sort_values("block")
+                totals.players.setdefault(str(ruleset), int(part["players"].iloc[0]))
+                totals.cells[(str(ruleset), str(metric))] = (
+                    part["block"].to_numpy(dtype="int64"),
+                    part["total"].to_numpy(dtype="float64"),
+                    part["n"].to_numpy(dtype="float64"),
+                )
 
+    rows = [
+        _ratio_frame({"ruleset": [rs], "metric": [metric]}, total, n)
+        for (rs, metric), (_, total, n) in sorted(totals.cells.items())
+    ]
+    columns = ["ruleset", "metric", "total", "n", "n_blocks", "estimate", "var"]
     summary = add_mean_interval(
-        cluster_ratio_sql(
-            con,
-            "SELECT ruleset, metric, block, total AS y, n AS m FROM mb",
-            ["ruleset", "metric"],
-            grouped=True,
-        ),
-        level,
+        pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns), level
     )
-    players = con.execute(
-        "SELECT ruleset, any_value(players) AS players FROM mb GROUP BY ruleset"
-    ).df()
+    players = pd.DataFrame(
+        {"ruleset": list(totals.players), "players": list(totals.players.values())}
+    )
     summary = summary.merge(players, on="ruleset").rename(
         columns={"n": "n_games", "estimate": "mean"}
     )
@@ -985,8 +1178,7 @@ def variant_tables(
     out.tables["variant_summary"] = summary[
         ["ruleset", "metric", "players", "n_games", "n_blocks", "mean", "se", "lo", "hi"]
     ].reset_index(drop=True)
-    out.tables["variant_comparison"] = compare_rulesets(con, out, level)
-    con.execute("DROP VIEW gm")
+    out.tables["variant_comparison"] = compare_rulesets(totals, out, level)
 
 
 def baselines(rulesets: pd.DataFrame, options: dict[str, dict[str, Any]]) -> dict[str, str]:
@@ -1005,52 +1197,45 @@ def baselines(rulesets: pd.DataFrame, options: dict[str, dict[str, Any]]) -> dic
     return out
 
 
-def compare_rulesets(
-    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float
-) -> pd.DataFrame:
+def _paired_sum_of_squares(
+    base: tuple[np.ndarray, np.ndarray, np.ndarray],
+    other: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[int, float]:
+    """Blocks and sum over blocks of the squared influence on mean(other) - mean(base).
+
+    A block's influence is (y_b - m_b * Y / M) / M, with the sign of its rule set; a block
+    that has games of both rule sets (shared dice) adds its two influences before squaring.
+    """
+    psi = []
+    for (block, total, n), sign in ((base, -1.0), (other, 1.0)):
+        psi.append((block, sign * (total - n * total.sum() / n.sum()) / n.sum()))
+    (b0, p0), (b1, p1) = psi
+    at = np.minimum(np.searchsorted(b0, b1), max(len(b0) - 1, 0))
+    both = (b0[at] == b1) if len(b0) else np.zeros(len(b1), bool)
+    paired = p0.copy()
+    paired[at[both]] += p1[both]
+    alone = p1[~both]
+    return len(b0) + len(alone), float(np.sum(paired * paired) + np.sum(alone * alone))
+
+
+def compare_rulesets(totals: MetricTotals, out: ReportTables, level: float) -> pd.DataFrame:
     """``stats.compare_variants`` from block totals: each rule set against its baseline."""
     base_of = baselines(out.tables["rulesets"], out.facts.get("ruleset_options", {}))
     out.facts["baselines"] = base_of
-    tot = con.execute(
-        # mb has one row per (ruleset, metric, block): count(*) counts the blocks.
-        "SELECT ruleset, metric, sum(total) AS t, sum(n) AS n, count(*) AS b FROM mb GROUP BY ALL"
-    ).df()
-    tot = tot.set_index(["ruleset", "metric"])
     z = z_value(level)
     records = []
     for other, base in sorted(base_of.items()):
         if other == base:
             continue
-        # Each block's influence on the difference (blocks shared by the two rule sets pair).
-        rows = (
-            con.execute(
-                f"""WITH tot AS (SELECT ruleset, metric, sum(total) AS t, sum(n) AS n FROM mb
-                             WHERE ruleset IN ({_q(base)}, {_q(other)}) GROUP BY ALL),
-                     r AS (SELECT mb.metric, mb.block,
-                                  CASE WHEN mb.ruleset = {_q(other)} THEN 1 ELSE -1 END
-                                  * (mb.total - mb.n * tot.t / tot.n) / tot.n AS psi
-                           FROM mb JOIN tot USING (ruleset, metric)),
-                     pb AS (SELECT metric, block, sum(psi) AS p FROM r GROUP BY ALL)
-                SELECT metric, count(*) AS blocks, sum(p * p) AS ss FROM pb GROUP BY metric"""
-            )
-            .df()
-            .set_index("metric")
-        )
         for metric in stats.VARIANT_METRICS:
-            if (
-                (base, metric) not in tot.index
-                or (other, metric) not in tot.index
-                or metric not in rows.index
-            ):
+            if (base, metric) not in totals.cells or (other, metric) not in totals.cells:
                 continue
-            b, a = tot.loc[(base, metric)], tot.loc[(other, metric)]
-            mean_b, mean_a = b["t"] / b["n"], a["t"] / a["n"]
-            blocks = int(rows.loc[metric, "blocks"])
-            se = (
-                math.sqrt(blocks / (blocks - 1) * rows.loc[metric, "ss"])
-                if blocks > 1
-                else float("nan")
-            )
+            b, a = totals.cells[(base, metric)], totals.cells[(other, metric)]
+            # Each block's influence on the difference (blocks shared by the two rule sets pair).
+            blocks, ss = _paired_sum_of_squares(b, a)
+            n_b, n_a = float(b[2].sum()), float(a[2].sum())
+            mean_b, mean_a = float(b[1].sum()) / n_b, float(a[1].sum()) / n_a
+            se = math.sqrt(blocks / (blocks - 1) * ss) if blocks > 1 else float("nan")
             diff = mean_a - mean_b
             if math.isnan(se):
                 p = float("nan")
@@ -1070,10 +1255,10 @@ def compare_rulesets(
                     "lo": diff - z * se,
                     "hi": diff + z * se,
                     "p_value": p,
-                    "n_games_baseline": int(b["n"]),
-                    "n_games": int(a["n"]),
-                    "n_blocks_baseline": int(b["b"]),
-                    "n_blocks": int(a["b"]),
+                    "n_games_baseline": int(n_b),
+                    "n_games": int(n_a),
+                    "n_blocks_baseline": len(b[0]),
+                    "n_blocks": len(a[0]),
                 }
             )
     return stats.variants.comparison_table(records, level)
@@ -1152,12 +1337,29 @@ def compute_tables(
     """Every table of the report, section by section."""
     out = ReportTables()
     seconds: dict[str, float] = {}
+    # games (every game) feed the data section and the per-game arrays, then go; the
+    # per-game arrays are shared by the sections and freed before the ratings' fit
+    held: dict[str, Any] = {}
+
+    def per_game() -> PerGame:
+        pg: PerGame = held["per_game"]
+        return pg
+
+    def build() -> None:
+        held["per_game"] = build_per_game(held.pop("games"), runs)
+
+    def ratings() -> None:
+        held.clear()  # the fit's sample is read anew; the arrays are no longer needed
+        rating_tables(con, out, rating_games, level)
+
     steps = (
-        ("data", lambda: data_tables(con, runs, out)),
-        ("win_rates", lambda: win_rate_tables(con, out, level)),
-        ("seats", lambda: seat_tables(con, out, level)),
-        ("ratings", lambda: rating_tables(con, out, rating_games, level)),
-        ("variants", lambda: variant_tables(con, out, moves_games, level)),
+        ("games", lambda: held.update(games=load_games(runs))),
+        ("data", lambda: data_tables(con, runs, out, held["games"])),
+        ("per_game", build),
+        ("win_rates", lambda: win_rate_tables(con, out, level, per_game())),
+        ("seats", lambda: seat_tables(con, out, level, per_game())),
+        ("variants", lambda: variant_tables(con, out, moves_games, level, per_game())),
+        ("ratings", ratings),
     )
     for name, step in steps:
         start = time.perf_counter()

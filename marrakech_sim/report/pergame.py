@@ -1,0 +1,441 @@
+"""The games and their seats in numpy arrays, read once and shared by the report's sections.
+
+A run of 10 million games has 40 million seat rows. Reducing them per game in SQL (a hash
+aggregate over every seat, then a join back to the games) took most of a 10M-game report's
+time. Here the games are read column-wise with pyarrow (:func:`load_games`, every game,
+ids made unique across runs and rule set labels as in report.load) and sorted by block, so
+every section sums per block with ``bincount``; the seats are read one batch at a time and
+scattered straight into (seats x games) arrays (:func:`build_per_game`), a game's position
+found from its id by a lookup table. Per-seat arrays are seat-major: a per-game reduction
+over the seats is a few whole-array operations, one per seat.
+
+:class:`PerGame` holds the games that count for balance statistics (``end_reason`` is not
+``error``) and have at least one seat row - the games the SQL ``bseats`` view joins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from marrakech_sim.report.load import RUN_SHIFT, RunInfo
+
+MAX_STRATEGIES = 254  # codes are kept in int16 with room for "no seat"; the SQL path packs 8 bits
+SEAT_BATCH = 1 << 21  # seat rows decoded at a time
+SEAT_COLUMNS = ("game_id", "seat", "strategy", "dirhams", "score", "rank", "win_share")
+
+
+@dataclass(frozen=True, slots=True)
+class PerGame:
+    """The balance games, sorted by block (then game id), one array entry per game.
+
+    Attributes:
+        names: strategy names in code order (sorted); every strategy seated in the runs.
+        rulesets: rule set names in code order (sorted): ``Games.rulesets``, so a rule set
+            may have no balance game.
+        block: the game's block (run-unique).
+        block_index: 0, 1, ... numbering the distinct blocks in order; ``n_blocks`` of them.
+        match_id: run-unique match id.
+        ruleset: code into ``rulesets``.
+        players: seats of the game.
+        n_winners: length of ``winners``.
+        strategy: (seats, games) strategy code, -1 where the game has no such seat (or its
+            strategy is null).
+        rank: (seats, games) rank, 0 where missing.
+        win: (seats, games) the seat's win share is above 0.
+        win_value: the largest win share of the game (the winners' share).
+        seat_advantage, turns, margin, bankrupt, tie_broken, winner_dirhams_share: the
+            per-game metrics of ``stats.game_metrics`` (float, NaN where undefined).
+    """
+
+    names: list[str]
+    rulesets: list[str]
+    block: np.ndarray
+    block_index: np.ndarray
+    n_blocks: int
+    match_id: np.ndarray
+    ruleset: np.ndarray
+    players: np.ndarray
+    n_winners: np.ndarray
+    strategy: np.ndarray
+    rank: np.ndarray
+    win: np.ndarray
+    win_value: np.ndarray
+    seat_advantage: np.ndarray
+    turns: np.ndarray
+    margin: np.ndarray
+    bankrupt: np.ndarray
+    tie_broken: np.ndarray
+    winner_dirhams_share: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.block)
+
+    @property
+    def seats(self) -> int:
+        """Width of the per-seat arrays (the most seats any game has)."""
+        return int(self.strategy.shape[0])
+
+
+def _numpy(column: pa.ChunkedArray | pa.Array, dtype: str, fill: float | int) -> np.ndarray:
+    """A column as numpy ``dtype`` with nulls replaced by ``fill`` (NaN: as pyarrow does)."""
+    if column.null_count and not np.isnan(fill):
+        column = pc.fill_null(column, fill)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
+def _game_order(block: np.ndarray, game_id: np.ndarray) -> np.ndarray | None:
+    """Permutation sorting games by (block, game_id); None when they already are."""
+    if len(block) < 2:
+        return None
+    db = np.diff(block)
+    if np.all((db > 0) | ((db == 0) & (np.diff(game_id) > 0))):
+        return None
+    by_id = np.argsort(game_id, kind="stable")  # near-linear on nearly sorted input
+    return by_id[np.argsort(block[by_id], kind="stable")]
+
+
+class _Lookup:
+    """Stored game id of one run -> position in the per-game arrays (``missing`` if none)."""
+
+    def __init__(self, ids: np.ndarray, positions: np.ndarray, missing: int) -> None:
+        self.missing = missing
+        self.lo = int(ids.min()) if len(ids) else 0
+        span = int(ids.max()) - self.lo + 1 if len(ids) else 0
+        self.dense: np.ndarray | None = None
+        if span <= 4 * len(ids) + 1024:  # ids are numbered 0.. in a run: a table is cheap
+            self.dense = np.full(span + 1, missing, "int64")  # the last entry: not in the run
+            self.dense[ids - self.lo] = positions
+        else:
+            order = np.argsort(ids, kind="stable")
+            self.ids, self.pos = ids[order], positions[order]
+
+    def __call__(self, game_id: np.ndarray) -> np.ndarray:
+        if self.dense is not None:
+            rel = game_id - self.lo
+            if len(rel) and (rel.min() < 0 or rel.max() >= len(self.dense) - 1):
+                rel[(rel < 0) | (rel >= len(self.dense) - 1)] = len(self.dense) - 1
+            return self.dense[rel]
+        at = np.minimum(np.searchsorted(self.ids, game_id), max(len(self.ids) - 1, 0))
+        if not len(self.ids):
+            return np.full(len(game_id), self.missing, "int64")
+        return np.where(self.ids[at] == game_id, self.pos[at], self.missing)
+
+
+def _seat_batches(parts: list[Path]) -> Iterator[pa.RecordBatch]:
+    for path in parts:
+        file = pq.ParquetFile(path, read_dictionary=["strategy"])
+        yield from file.iter_batches(batch_size=SEAT_BATCH, columns=list(SEAT_COLUMNS))
+
+
+INT16_NULL = -32768  # marks a missing score or dirhams in the int16 seat arrays
+
+
+class _SeatArrays:
+    """(seats x games) arrays the seat rows are scattered into; widened on demand.
+
+    Column ``n`` (one past the last game) takes the rows of games that are not reported.
+    """
+
+    present: np.ndarray
+    strategy: np.ndarray
+    rank: np.ndarray
+    win_share: np.ndarray
+    score: np.ndarray
+    dirhams: np.ndarray
+
+    FILL = (
+        ("present", "bool", False),
+        ("strategy", "int16", -1),  # provisional codes until sorted by name
+        ("rank", "int8", 0),
+        ("win_share", "float32", np.nan),
+        ("score", "int16", INT16_NULL),
+        ("dirhams", "int16", INT16_NULL),
+    )
+
+    def __init__(self, n: int, width: int) -> None:
+        self.n = n
+        for name, dtype, fill in self.FILL:
+            setattr(self, name, np.full((width, n + 1), fill, dtype))
+
+    @property
+    def width(self) -> int:
+        return int(self.present.shape[0])
+
+    def widen(self, width: int) -> None:
+        extra = width - self.width
+        for name, _, fill in self.FILL:
+            old = getattr(self, name)
+            setattr(self, name, np.pad(old, ((0, extra), (0, 0)), constant_values=fill))
+
+
+@dataclass(frozen=True, slots=True)
+class Games:
+    """Every game of the runs (error games too), sorted by block then game id.
+
+    Attributes:
+        rulesets: rule set labels in code order (sorted); a name two runs use with
+            different options is ``name@run_id`` (report.load).
+        run: the run's index; game_id, block, match_id: made unique across runs.
+        ruleset: code into ``rulesets``.
+        players, turns (NaN when null), tie_broken (NaN when null), n_winners (length of
+            ``winners``, 0 when null).
+        is_error: ``end_reason`` is ``error``; balance: it is another value (not null).
+    """
+
+    rulesets: list[str]
+    run: np.ndarray
+    game_id: np.ndarray
+    block: np.ndarray
+    match_id: np.ndarray
+    ruleset: np.ndarray
+    players: np.ndarray
+    turns: np.ndarray
+    tie_broken: np.ndarray
+    n_winners: np.ndarray
+    is_error: np.ndarray
+    balance: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.block)
+
+    def take(self, index: np.ndarray | slice) -> dict[str, np.ndarray]:
+        """The per-game arrays at ``index``, by name."""
+        return {name: getattr(self, name)[index] for name in _GAME_ARRAYS}
+
+
+_GAME_ARRAYS = (
+    "run",
+    "game_id",
+    "block",
+    "match_id",
+    "ruleset",
+    "players",
+    "turns",
+    "tie_broken",
+    "n_winners",
+    "is_error",
+    "balance",
+)
+GAME_COLUMNS = (
+    "game_id",
+    "match_id",
+    "ruleset",
+    "players",
+    "turns",
+    "end_reason",
+    "winners",
+    "tie_broken",
+    "block",
+)
+
+
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Dictionary indices of a string column (-1 for null) and its dictionary's values."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    if column.num_chunks == 0:
+        return np.zeros(0, "int64"), []
+    if column.num_chunks > 1:
+        column = pa.chunked_array([column.combine_chunks()])
+    chunk = column.chunk(0)
+    return _numpy(chunk.indices, "int64", -1), [str(v) for v in chunk.dictionary.to_pylist()]
+
+
+def load_games(runs: list[RunInfo]) -> Games:
+    """Read the games tables of ``runs`` (LOG_FORMAT.md) column-wise with pyarrow."""
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in _GAME_ARRAYS}
+    found: dict[str, int] = {}  # rule set label -> provisional code
+    for run in runs:
+        off = run.index * RUN_SHIFT
+        for path in run.parts["games"]:
+            table = pq.read_table(
+                path, columns=list(GAME_COLUMNS), read_dictionary=["ruleset", "end_reason"]
+            )
+            index, names = _codes(table.column("ruleset"))
+            if np.any(index < 0):  # a null rule set is named "None", as str() names it
+                names.append("None")
+                index = np.where(index < 0, len(names) - 1, index)
+            used = np.bincount(index, minlength=len(names)) > 0
+            to_code = np.array(
+                [
+                    found.setdefault(run.ruleset_labels.get(v, v), len(found)) if u else -1
+                    for v, u in zip(names, used, strict=True)
+                ],
+                "int32",
+            )
+            parts["ruleset"].append(to_code[index])
+            reason, reasons = _codes(table.column("end_reason"))
+            error = reasons.index("error") if "error" in reasons else -2
+            parts["run"].append(np.full(table.num_rows, run.index, "int16"))
+            for name in ("game_id", "block", "match_id"):
+                parts[name].append(_numpy(table.column(name), "int64", 0) + off)
+            parts["players"].append(_numpy(table.column("players"), "int8", 0))
+            parts["turns"].append(_numpy(table.column("turns"), "float64", np.nan))
+            parts["tie_broken"].append(_numpy(table.column("tie_broken"), "float64", np.nan))
+            winners = pc.list_value_length(table.column("winners"))
+            parts["n_winners"].append(_numpy(winners, "int8", 0))
+            parts["is_error"].append(reason == error)
+            parts["balance"].append((reason >= 0) & (reason != error))
+    g = {name: np.concatenate(a) for name, a in parts.items()}
+    rulesets = sorted(found)  # codes in name order
+    recode = np.empty(len(found), "int32")
+    recode[[found[name] for name in rulesets]] = np.arange(len(rulesets), dtype="int32")
+    g["ruleset"] = recode[g["ruleset"]]
+    order = _game_order(g["block"], g["game_id"])
+    if order is not None:
+        g = {name: a[order] for name, a in g.items()}
+    return Games(rulesets=rulesets, **g)
+
+
+def build_per_game(games: Games, runs: list[RunInfo]) -> PerGame:
+    """The balance games of ``games`` with their seats read from the runs' Parquet parts.
+
+    Consumes ``games``: its arrays are reused (the balance games moved to the front) so
+    that 10 million games are not held twice.
+    """
+    if games.balance.all():
+        g = {name: getattr(games, name) for name in _GAME_ARRAYS}
+    else:
+        keep = np.flatnonzero(games.balance)
+        g = {}
+        for name in _GAME_ARRAYS:
+            column = getattr(games, name)
+            column[: len(keep)] = column[keep]
+            g[name] = column[: len(keep)]
+    n = len(g["block"])
+    width = max(int(g["players"].max()) if n else 0, 1)
+    arrays = _SeatArrays(n, width)
+    found: dict[str, int] = {}  # strategy name -> provisional code, in order of appearance
+    for run in runs:
+        mine = np.flatnonzero(g["run"] == run.index) if len(runs) > 1 else np.arange(n)
+        lookup = _Lookup(g["game_id"][mine] - run.index * RUN_SHIFT, mine, missing=n)
+        for batch in _seat_batches(run.parts["seats"]):
+            _scatter(batch, lookup, arrays, found)
+    return _finish(g, arrays, found, games.rulesets)
+
+
+def _int16(column: pa.Array) -> np.ndarray:
+    """An integer column as int16, nulls as ``INT16_NULL``."""
+    if column.null_count:
+        column = pc.fill_null(column, INT16_NULL)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype="int16")
+
+
+def _scatter(
+    batch: pa.RecordBatch, lookup: _Lookup, arrays: _SeatArrays, found: dict[str, int]
+) -> None:
+    """Put one batch of seat rows into their games' columns of ``arrays``."""
+    strategy = batch.column("strategy")
+    if not pa.types.is_dictionary(strategy.type):
+        strategy = pc.dictionary_encode(strategy)
+    indices = _numpy(strategy.indices, "int64", -1)
+    dictionary = strategy.dictionary.to_pylist()
+    # every strategy seated anywhere is named, as SELECT DISTINCT strategy FROM seats does
+    used = np.flatnonzero(np.bincount(indices + 1, minlength=len(dictionary) + 1)[1:])
+    for i in used:
+        found.setdefault(str(dictionary[i]), len(found))
+    to_code = np.array([found.get(str(v), -1) for v in dictionary] + [-1], "int16")
+    pos = lookup(_numpy(batch.column("game_id"), "int64", -1))
+    seat = _numpy(batch.column("seat"), "int64", -1)
+    if not len(seat):
+        return
+    if int(seat.max()) >= arrays.width:
+        arrays.widen(int(seat.max()) + 1)
+    if int(seat.min()) < 0:  # a seat without a number is not reported
+        pos[seat < 0] = arrays.n
+        seat[seat < 0] = 0
+    cell = seat * (arrays.n + 1) + pos
+    arrays.present.ravel()[cell] = True
+    arrays.strategy.ravel()[cell] = to_code[indices]
+    arrays.rank.ravel()[cell] = _numpy(batch.column("rank"), "int8", 0)
+    arrays.win_share.ravel()[cell] = _numpy(batch.column("win_share"), "float32", np.nan)
+    arrays.score.ravel()[cell] = _int16(batch.column("score"))
+    arrays.dirhams.ravel()[cell] = _int16(batch.column("dirhams"))
+
+
+def _finish(
+    g: dict[str, np.ndarray],
+    arrays: _SeatArrays,
+    found: dict[str, int],
+    rulesets: list[str],
+) -> PerGame:
+    """Sort the strategy codes by name, drop games without seats, derive the metrics."""
+    names = sorted(found)
+    if len(names) > MAX_STRATEGIES:
+        raise ValueError(
+            f"{len(names)} strategies in one report; at most {MAX_STRATEGIES} are supported"
+        )
+    n = arrays.n
+    rank_of = np.empty(len(names) + 1, "int16")
+    rank_of[[found[name] for name in names]] = np.arange(len(names), dtype="int16")
+    rank_of[-1] = -1  # provisional -1 (no seat) stays -1
+    has_seat = np.logical_or.reduce(arrays.present[:, :n], axis=0)
+    keep: np.ndarray | slice = slice(None, n) if has_seat.all() else np.flatnonzero(has_seat)
+    present, ws = arrays.present[:, keep], arrays.win_share[:, keep]
+    score, dirhams = arrays.score[:, keep], arrays.dirhams[:, keep]
+    strategy = rank_of[arrays.strategy[:, keep]]
+    if not isinstance(keep, slice):
+        g = {name: a[keep] for name, a in g.items()}
+    block, players = g["block"], g["players"]
+    n = len(block)
+    # stats.game_metrics, one seat at a time (as the SQL per-game aggregate computed them)
+    seat_advantage = ws[0].astype("float64") - 1.0 / players
+    # margin: top score minus the second (top two values, duplicates counted); NaN with < 2.
+    # NaN stands for "no score": fmax skips it, minimum passes it on.
+    top = np.full(n, np.nan, "float32")
+    second = np.full(n, np.nan, "float32")
+    bankrupt = np.zeros(n, bool)
+    won = ws > 0
+    share_sum = np.zeros(n)
+    n_share = np.zeros(n, "int16")
+    share = np.empty(n)
+    for seat in range(arrays.width):
+        missing = score[seat] == INT16_NULL
+        value = score[seat].astype("float32")
+        value[missing] = np.nan
+        np.fmax(second, np.minimum(top, value), out=second)
+        np.fmax(top, value, out=top)
+        bankrupt |= present[seat] & missing
+        # winner_dirhams_share: mean over the winners of dirhams / score, in seat order
+        mine = dirhams[seat].astype("float64")
+        mine[dirhams[seat] == INT16_NULL] = np.nan
+        share.fill(np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(mine, value, out=share, where=won[seat])
+        counted = ~np.isnan(share)
+        np.add(share_sum, share, out=share_sum, where=counted)
+        n_share += counted
+    margin = top.astype("float64") - second
+    with np.errstate(invalid="ignore", divide="ignore"):
+        winner_dirhams_share = np.where(n_share > 0, share_sum / n_share, np.nan)
+    win_value = np.fmax.reduce(ws, axis=0).astype("float64")
+    starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]]) if n else np.zeros(0, "int64")
+    block_index = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+    return PerGame(
+        names=names,
+        rulesets=rulesets,
+        block=block,
+        block_index=block_index,
+        n_blocks=len(starts),
+        match_id=g["match_id"],
+        ruleset=g["ruleset"],
+        players=players,
+        n_winners=g["n_winners"],
+        strategy=strategy,
+        rank=arrays.rank[:, keep],
+        win=won,
+        win_value=win_value,
+        seat_advantage=seat_advantage,
+        turns=g["turns"],
+        margin=margin,
+        bankrupt=bankrupt.astype("float64"),
+        tie_broken=g["tie_broken"],
+        winner_dirhams_share=winner_dirhams_share,
+    )
