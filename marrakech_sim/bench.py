@@ -8,6 +8,7 @@ in this process (play, conversion to Arrow, Parquet writing) per game.
 
 from __future__ import annotations
 
+import resource
 import shutil
 import tempfile
 import time
@@ -51,7 +52,10 @@ def bench(
     """Games per second of a run (workers processes; 0 = in this process).
 
     Returns a dict with games, workers, records, seconds, games_per_s,
-    games_per_s_per_worker, players, lineup, compiled, start_method.
+    games_per_s_per_worker, cpu_seconds, games_per_cpu_s, players, lineup, compiled,
+    start_method. cpu_seconds is the CPU time of this process and its workers while
+    the games ran: on a machine shared with other work, games_per_cpu_s is what one
+    worker would do with a core to itself (wall-clock figures drop when cores are busy).
     """
     rules = rules or Rules()
     lineup = list(lineup or ["random"] * rules.players)
@@ -61,6 +65,7 @@ def bench(
     runner.play_chunk(prep, 0)  # compile / load the record path once, outside the timing
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
+        cpu_before = _cpu_seconds()
         started = time.perf_counter()
         if records:
             runner.run_study(study, folder / "run", workers=workers, start_method=start_method)
@@ -75,6 +80,7 @@ def bench(
                 ):
                     pass
         seconds = time.perf_counter() - started
+        cpu = _cpu_seconds() - cpu_before
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     played = prep.plan.games_planned
@@ -85,12 +91,21 @@ def bench(
         "seconds": round(seconds, 4),
         "games_per_s": round(played / seconds, 1),
         "games_per_s_per_worker": round(played / seconds / max(workers, 1), 1),
+        "cpu_seconds": round(cpu, 4),
+        "games_per_cpu_s": round(played / cpu, 1) if cpu > 0 else None,
         "players": rules.players,
         "lineup": lineup,
         "compiled": bool(prep.match_compiled.all()),
         "start_method": (start_method or runner.default_start_method()) if workers else None,
         "chunk_games": chunk_games,
     }
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (the workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def breakdown(
@@ -124,7 +139,7 @@ def breakdown(
             t0 = time.perf_counter()
             group = play(prep, r, cg, where)
             t1 = time.perf_counter()
-            tables = runner._group_tables(prep, r, cg, group)
+            tables = runner._group_parts(prep, r, cg, group)
             t2 = time.perf_counter()
             runner.write_chunk(folder, 1, tables)
             t3 = time.perf_counter()

@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from marrakech_sim import storage
 from marrakech_sim import turns as t
-from marrakech_sim._columnar import columns_of
+from marrakech_sim._columnar import columns_into
 from marrakech_sim.config import StoppingRule, Study, study_from_dict
 from marrakech_sim.errors import MarrakechError, RunFolderError
 from marrakech_sim.game import play_game
@@ -140,6 +140,15 @@ class _Prepared:
         }
         self.visible_after = all(self.moves_visible.values())
         self.moves_schema = storage.moves_schema(self.visible_after)
+        self._buffers: dict[str, np.ndarray] = {}
+
+    def moves_buffer(self, r: _Ruleset, games: int) -> np.ndarray:
+        """This process's moves buffer for `games` games of rule set r (reused)."""
+        buffer = self._buffers.get(r.name)
+        if buffer is None or len(buffer) < games * r.max_turns:
+            buffer = np.empty((games * r.max_turns, r.columns), np.int32)
+            self._buffers[r.name] = buffer
+        return buffer
 
     def warm_up(self) -> None:
         """Load (or compile) the compiled loop once, before workers fork."""
@@ -168,36 +177,88 @@ class _Prepared:
 
 @dataclasses.dataclass
 class _Group:
-    """Games of one rule set played by one loop: compiled-core arrays."""
+    """Games of one rule set played by one loop: compiled-core arrays, moves by column."""
 
     where: np.ndarray  # positions in the chunk
-    moves: np.ndarray  # (games * max_turns, columns) int32
     games: np.ndarray  # (games, 3): turns, end code, tie_broken
     seats: np.ndarray  # (games, players, SEAT_COLUMNS)
     errors: list[str | None] | None
+    rows: _Rows | None  # None when the moves were not kept
 
 
-def _play_compiled(prep: _Prepared, r: _Ruleset, cg: ChunkGames, where: np.ndarray) -> _Group:
+@dataclasses.dataclass
+class _Rows:
+    """Move rows of a group by column (see `_columnar.columns_into`)."""
+
+    head: np.ndarray  # (MOVE_COLUMNS, rows) int16
+    lists: np.ndarray  # (per-seat lists, rows * players) int16
+    game: np.ndarray  # (rows,) the game's position in the group
+    turn: np.ndarray  # (rows,) int16
+    count: int = 0
+
+    @classmethod
+    def room_for(cls, r: _Ruleset, games: int) -> _Rows:
+        rows, p = games * r.max_turns, r.rules.players
+        lists = (r.columns - t.MOVE_COLUMNS) // p
+        return cls(
+            np.empty((t.MOVE_COLUMNS, rows), np.int16),
+            np.empty((lists, rows * p), np.int16),
+            np.empty(rows, np.int64),
+            np.empty(rows, np.int16),
+        )
+
+    def add(self, r: _Ruleset, moves: np.ndarray, turns: np.ndarray, first: int) -> None:
+        """Append the turns of games first, first + 1, ... from a moves buffer."""
+        self.count = columns_into(
+            moves,
+            r.max_turns,
+            turns,
+            first,
+            r.rules.players,
+            self.head,
+            self.lists,
+            self.game,
+            self.turn,
+            self.count,
+        )
+
+    def trimmed(self, players: int) -> _Rows:
+        n = self.count
+        return _Rows(
+            self.head[:, :n], self.lists[:, : n * players], self.game[:n], self.turn[:n], n
+        )
+
+
+# games per call of the compiled loop: its moves buffer (about 1.2 MB for 4 players) stays
+# in the core's cache until its rows are copied into columns
+BATCH_GAMES = 256
+
+
+def _play_compiled(
+    prep: _Prepared, r: _Ruleset, cg: ChunkGames, where: np.ndarray, records: bool = True
+) -> _Group:
     from strategies.compiled import play_batch
 
     p = r.rules.players
     g = len(where)
     strategies = prep.plan.seating_rows[cg.seating[where], :p]
-    moves = np.full((g * r.max_turns, r.columns), t.NULL, np.int32)
+    seeds = np.ascontiguousarray(cg.seed[where])
+    codes = prep.codes[strategies]
+    params = prep.params[strategies]
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
-    err = play_batch(
-        r.init,
-        np.ascontiguousarray(cg.seed[where]),
-        prep.codes[strategies],
-        prep.params[strategies],
-        moves,
-        games,
-        seats,
-    )
-    if err < 0:
-        raise RuntimeError(f"a compiled twin chose an illegal action (code {err}): a bug")
-    return _Group(where, moves, games, seats, None)
+    rows = _Rows.room_for(r, g) if records else None
+    buffer = prep.moves_buffer(r, BATCH_GAMES)
+    for a in range(0, g, BATCH_GAMES):
+        b = min(a + BATCH_GAMES, g)
+        # play_batch fills each game's rows with NULL first: the buffer is reused
+        moves = buffer[: (b - a) * r.max_turns]
+        err = play_batch(r.init, seeds[a:b], codes[a:b], params[a:b], moves, games[a:b], seats[a:b])
+        if err < 0:
+            raise RuntimeError(f"a compiled twin chose an illegal action (code {err}): a bug")
+        if rows is not None:
+            rows.add(r, moves, games[a:b, 0], a)
+    return _Group(where, games, seats, None, rows.trimmed(p) if rows is not None else None)
 
 
 def _play_python(prep: _Prepared, r: _Ruleset, cg: ChunkGames, where: np.ndarray) -> _Group:
@@ -228,16 +289,18 @@ def _play_python(prep: _Prepared, r: _Ruleset, cg: ChunkGames, where: np.ndarray
         end = storage.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
         games[i] = (done, end, int(rec.tie_broken))
         seats[i] = rec.seats
-    return _Group(where, moves, games, seats, errors)
+    rows = _Rows.room_for(r, g)
+    rows.add(r, moves, games[:, 0], 0)
+    return _Group(where, games, seats, errors, rows.trimmed(p))
 
 
 _END_CODES = {"rugs_exhausted": k.END_RUGS_EXHAUSTED, "one_left": k.END_ONE_LEFT}
 
 
-def _group_tables(
+def _group_parts(
     prep: _Prepared, r: _Ruleset, cg: ChunkGames, group: _Group
-) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """Arrow tables of one group, straight from the compiled-core arrays."""
+) -> tuple[storage.Part, storage.Part, storage.Part]:
+    """The (games, seats, moves) parts of one group, straight from the compiled-core arrays."""
     p = r.rules.players
     where = group.where
     g = len(where)
@@ -245,7 +308,7 @@ def _group_tables(
     game_id = cg.game_id[where]
     strategies = prep.plan.seating_rows[cg.seating[where], :p]
     ruleset = np.full(g, prep.ruleset_index[r.name], np.int64)
-    games = storage.games_table(
+    games = storage.games_part(
         game_id=game_id,
         match_id=cg.match_id[where],
         block=cg.block[where],
@@ -260,7 +323,7 @@ def _group_tables(
         errors=group.errors if group.errors and any(group.errors) else None,
     )
     assert r.rules.colours_per_player is not None
-    seats = storage.seats_table(
+    seats = storage.seats_part(
         game_id=game_id,
         players=p,
         colours_per_player=r.rules.colours_per_player,
@@ -268,27 +331,25 @@ def _group_tables(
         strategy=strategies,
         summary=group.seats,
     )
-    head, tail, game_pos, turn = columns_of(
-        group.moves, r.max_turns, turns.astype(np.int64), t.MOVE_COLUMNS
-    )
-    moves = storage.moves_table(
-        game_id=game_id[game_pos],
-        head=head,
-        tail=tail,
-        turn=turn,
+    assert group.rows is not None
+    moves = storage.moves_part(
+        game_id=game_id[group.rows.game],
+        head=group.rows.head,
+        lists=group.rows.lists,
+        turn=group.rows.turn,
         players=p,
         schema=prep.moves_schema,
     )
     return games, seats, moves
 
 
-def play_chunk(prep: _Prepared, chunk: int) -> tuple[ChunkResult, tuple[pa.Table, ...]]:
-    """Play one chunk; return its report and its (games, seats, moves) tables."""
+def play_chunk(prep: _Prepared, chunk: int) -> tuple[ChunkResult, tuple[storage.Part, ...]]:
+    """Play one chunk; return its report and its (games, seats, moves) parts."""
     started = time.perf_counter()
     cg = prep.plan.chunk_games(chunk)
     rs = prep.match_ruleset[cg.match_id]
     compiled = prep.match_compiled[cg.match_id]
-    parts: list[tuple[pa.Table, ...]] = []
+    parts: list[tuple[storage.Part, ...]] = []
     errors: list[str] = []
     for ri, r in enumerate(prep.rulesets):
         for is_compiled in (True, False):
@@ -299,18 +360,12 @@ def play_chunk(prep: _Prepared, chunk: int) -> tuple[ChunkResult, tuple[pa.Table
             group = play(prep, r, cg, where)
             if group.errors:
                 errors.extend(e for e in group.errors if e)
-            parts.append(_group_tables(prep, r, cg, group))
-    if len(parts) == 1:
-        tables = parts[0]
-    else:  # several rule sets or loops in one chunk: back into game order
-        keys = (["game_id"], ["game_id", "seat"], ["game_id", "turn"])
-        tables = tuple(
-            pa.concat_tables([p[i] for p in parts]).sort_by([(c, "ascending") for c in keys[i]])
-            for i in range(3)
-        )
+            parts.append(_group_parts(prep, r, cg, group))
+    tables = parts[0] if len(parts) == 1 else _in_game_order(parts)
     y = n = None
     if prep.study.stopping is not None:
-        y, n = block_totals(prep.study.stopping, tables[0], tables[1], cg)
+        games, seats = tables[0].to_arrow(), tables[1].to_arrow()
+        y, n = block_totals(prep.study.stopping, games, seats, cg)
     result = ChunkResult(
         chunk=chunk,
         games=len(cg),
@@ -322,6 +377,17 @@ def play_chunk(prep: _Prepared, chunk: int) -> tuple[ChunkResult, tuple[pa.Table
         block_n=n,
     )
     return result, tables
+
+
+def _in_game_order(parts: list[tuple[storage.Part, ...]]) -> tuple[storage.Part, ...]:
+    """Several rule sets or loops in one chunk: their parts as one, in game order."""
+    keys = (("game_id",), ("game_id", "seat"), ("game_id", "turn"))
+    tables = []
+    for i in range(3):
+        whole = storage.concat_parts([p[i] for p in parts])
+        order = np.lexsort([whole.column(c).values for c in reversed(keys[i])])
+        tables.append(whole.take(order))
+    return tuple(tables)
 
 
 def block_totals(
@@ -351,7 +417,7 @@ def block_totals(
     return y, n
 
 
-def write_chunk(run_dir: Path, chunk: int, tables: tuple[pa.Table, ...]) -> None:
+def write_chunk(run_dir: Path, chunk: int, tables: tuple[storage.Part, ...]) -> None:
     """The chunk's parts, moves and seats first: a chunk is done when all three exist."""
     for name, table in zip(
         ("moves", "seats", "games"), (tables[2], tables[1], tables[0]), strict=True
@@ -399,7 +465,7 @@ def _worker_play_only(chunk: int) -> ChunkResult:
     for ri, r in enumerate(prep.rulesets):
         where = np.flatnonzero(prep.match_ruleset[cg.match_id] == ri)
         if len(where):
-            _play_compiled(prep, r, cg, where)
+            _play_compiled(prep, r, cg, where, records=False)
     return ChunkResult(chunk, len(cg), 0, 0, None, time.perf_counter() - started, None, None)
 
 
@@ -523,6 +589,7 @@ class _Stopper:
         out["estimate"] = p
         enough = games >= rule.min_games
         if rule.rule == "interval_width":
+            assert rule.width is not None
             # block-clustered variance of the ratio estimator (games of a block share dice)
             var = (syy - 2 * p * syn + p * p * snn) / big_n**2 * (blocks / max(blocks - 1, 1))
             n_eff = p * (1 - p) / var if var > 0 and 0 < p < 1 else big_n

@@ -18,10 +18,14 @@ sorted by game id), `open_dataset` (a pyarrow dataset), `chunks_done`.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import dataclasses
 import datetime
+import functools
 import json
 import os
+import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from marrakech_sim import turns as t
+from marrakech_sim._columnar import fixed_width, hybrid_bound, list_levels, rle_hybrid
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS
 
@@ -43,11 +48,8 @@ LOG_FILE = "run.log"
 TABLES = ("games", "seats", "moves")
 END_REASONS = ("none", "rugs_exhausted", "one_left", "error")  # by end code
 END_ERROR_CODE = 3
-COMPRESSION = "zstd"  # default level: higher levels cost far more than they save
-
-_LETTERS = pa.array(list(COLOUR_LETTERS), pa.string())
-_FACINGS = pa.array(list(FACINGS), pa.string())
-_END_REASONS = pa.array(list(END_REASONS), pa.string())
+COMPRESSION = "zstd"
+COMPRESSION_LEVEL = 1  # pyarrow's default; higher levels cost far more than they save
 
 
 def _field(name: str, kind: pa.DataType, nullable: bool = False) -> pa.Field:
@@ -141,32 +143,124 @@ def has_visible_after(columns: int, players: int) -> bool:
 SCHEMAS = {"games": GAMES_SCHEMA, "seats": SEATS_SCHEMA}
 
 
-# ---------------------------------------------------------------- building tables
+# ---------------------------------------------------------------- building parts
 
 
-def _nullable(values: np.ndarray, dtype: type) -> pa.Array:
-    """An Arrow integer array with turns.NULL as null (validity bitmap built in numpy)."""
-    mask = values == t.NULL
-    arr = values.astype(dtype)
-    if not mask.any():
-        return pa.array(arr)
-    bits = np.packbits(~mask, bitorder="little")
-    kind = pa.from_numpy_dtype(np.dtype(dtype))
-    return pa.Array.from_buffers(kind, len(arr), [pa.py_buffer(bits), pa.py_buffer(arr)])
+@dataclasses.dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a part as numpy arrays (what `write_part` encodes, no Arrow needed).
+
+    values: one per row, or for a list column one per item (flat); for a string column,
+    indices into `labels`; any value where a row is null. valid: per row, None when no
+    row is null. offsets: for a list column, row i's items are values[offsets[i]:offsets[i
+    + 1]] (lists and their items are never null).
+    """
+
+    values: np.ndarray
+    valid: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+    labels: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1 if self.offsets is not None else len(self.values)
+
+    def take(self, rows: np.ndarray) -> Column:
+        """The column's rows `rows`, in that order."""
+        valid = self.valid[rows] if self.valid is not None else None
+        if self.offsets is None:
+            return Column(self.values[rows], valid, None, self.labels)
+        lengths = np.diff(self.offsets)[rows]
+        offsets = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        starts = self.offsets[:-1][rows]
+        items = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+        return Column(self.values[items], valid, offsets, self.labels)
+
+    def slice(self, start: int, stop: int) -> Column:
+        """Rows start:stop (views, no copy)."""
+        valid = self.valid[start:stop] if self.valid is not None else None
+        if self.offsets is None:
+            return Column(self.values[start:stop], valid, None, self.labels)
+        offsets = self.offsets[start : stop + 1]
+        values = self.values[offsets[0] : offsets[-1]]
+        return Column(values, valid, offsets - offsets[0], self.labels)
 
 
-def _lists(values: np.ndarray, width: int | np.ndarray, kind: pa.DataType) -> pa.Array:
-    """A list array from a flat numpy array and a fixed or per-row list length."""
-    if np.isscalar(width):
-        rows = len(values) // int(width) if width else 0
-        offsets = np.arange(0, rows * int(width) + 1, int(width), dtype=np.int32)
-    else:
-        offsets = np.zeros(len(width) + 1, dtype=np.int32)
-        np.cumsum(width, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, type=kind))
+@dataclasses.dataclass(frozen=True, slots=True)
+class Part:
+    """One table's rows of a chunk: a schema and a `Column` per field, in schema order."""
+
+    schema: pa.Schema
+    columns: tuple[Column, ...]
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    def column(self, name: str) -> Column:
+        return self.columns[self.schema.get_field_index(name)]
+
+    def take(self, rows: np.ndarray) -> Part:
+        """The part's rows `rows`, in that order."""
+        return Part(self.schema, tuple(c.take(rows) for c in self.columns))
+
+    def to_arrow(self) -> pa.Table:
+        """The part as an Arrow table of its schema."""
+        arrays = [_to_arrow(f.type, c) for f, c in zip(self.schema, self.columns, strict=True)]
+        return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
-def games_table(
+def concat_parts(parts: Sequence[Part]) -> Part:
+    """The rows of `parts` (one schema) one after the other."""
+    schema = parts[0].schema
+    columns = []
+    for i in range(len(schema)):
+        cols = [p.columns[i] for p in parts]
+        labels = cols[0].labels
+        values = []
+        if labels is not None:  # one dictionary for all: the union, in order of appearance
+            labels = tuple(dict.fromkeys(x for c in cols for x in c.labels or ()))
+            index = {x: j for j, x in enumerate(labels)}
+            for c in cols:
+                remap = np.array([index[x] for x in c.labels or ()] or [0], np.int32)
+                values.append(remap[c.values])
+        else:
+            values = [c.values for c in cols]
+        valid = None
+        if any(c.valid is not None for c in cols):
+            valid = np.concatenate(
+                [c.valid if c.valid is not None else np.ones(len(c), bool) for c in cols]
+            )
+        offsets = None
+        if cols[0].offsets is not None:
+            lengths = np.concatenate([np.diff(c.offsets) for c in cols if c.offsets is not None])
+            offsets = np.zeros(len(lengths) + 1, np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+        columns.append(Column(np.concatenate(values), valid, offsets, labels))
+    return Part(schema, tuple(columns))
+
+
+def _to_arrow(kind: pa.DataType, col: Column) -> pa.Array:
+    mask = ~col.valid if col.valid is not None else None
+    if col.offsets is not None:
+        items = pa.array(col.values.astype(kind.value_type.to_pandas_dtype()), kind.value_type)
+        return pa.ListArray.from_arrays(pa.array(col.offsets.astype(np.int32)), items, type=kind)
+    if col.labels is not None:
+        indices = pa.array(col.values.astype(np.int32), mask=mask)
+        return pc.take(pa.array(list(col.labels) or [""], kind), indices)
+    return pa.array(col.values.astype(kind.to_pandas_dtype()), kind, mask=mask)
+
+
+def _maybe_null(values: np.ndarray, null: np.ndarray) -> Column:
+    return Column(values, ~null if null.any() else None)
+
+
+def _fixed_lists(values: np.ndarray, width: int) -> Column:
+    rows = len(values) // width if width else 0
+    return Column(values, offsets=np.arange(0, rows * width + 1, width, dtype=np.int64))
+
+
+def games_part(
     *,
     game_id: np.ndarray,
     match_id: np.ndarray,
@@ -180,33 +274,38 @@ def games_table(
     tie_broken: np.ndarray,
     winner: np.ndarray,
     errors: Sequence[str | None] | None = None,
-) -> pa.Table:
+) -> Part:
     """The games table of a chunk.
 
     winner: (games, seats) 0/1 (padded seats 0); end_code: END_REASONS index.
     """
     rows, cols = np.nonzero(winner)
+    offsets = np.zeros(len(game_id) + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(game_id)), out=offsets[1:])
     if errors is not None:
-        error = pa.array(errors, pa.string())
+        labels = tuple(dict.fromkeys(e for e in errors if e is not None))
+        index = {e: i for i, e in enumerate(labels)}
+        codes = np.array([index[e] if e is not None else 0 for e in errors], np.int32)
+        error = Column(codes, np.array([e is not None for e in errors]), labels=labels)
     else:
-        error = pa.nulls(len(game_id), pa.string())
-    columns = [
-        pa.array(game_id.astype(np.int64)),
-        pa.array(match_id.astype(np.int64)),
-        pc.take(pa.array(list(ruleset_names), pa.string()), pa.array(ruleset.astype(np.int32))),
-        pa.array(seed.astype(np.uint64)),
-        pa.array(players.astype(np.int8)),
-        pa.array(turns.astype(np.int16)),
-        pc.take(_END_REASONS, pa.array(end_code.astype(np.int32))),
-        _lists(cols.astype(np.int8), np.bincount(rows, minlength=len(game_id)), pa.int8()),
-        pa.array(tie_broken.astype(bool)),
+        error = Column(np.zeros(len(game_id), np.int32), np.zeros(len(game_id), bool), labels=())
+    columns = (
+        Column(game_id),
+        Column(match_id),
+        Column(ruleset, labels=tuple(ruleset_names)),
+        Column(seed),
+        Column(players),
+        Column(turns),
+        Column(end_code, labels=END_REASONS),
+        Column(cols, offsets=offsets),
+        Column(tie_broken.astype(bool)),
         error,
-        pa.array(block.astype(np.int64)),
-    ]
-    return pa.Table.from_arrays(columns, schema=GAMES_SCHEMA)
+        Column(block),
+    )
+    return Part(GAMES_SCHEMA, columns)
 
 
-def seats_table(
+def seats_part(
     *,
     game_id: np.ndarray,
     players: int,
@@ -214,7 +313,7 @@ def seats_table(
     strategy_names: Sequence[str],
     strategy: np.ndarray,
     summary: np.ndarray,
-) -> pa.Table:
+) -> Part:
     """The seats table of games with `players` seats.
 
     strategy: (games, players) strategy indices; summary: (games, players, SEAT_COLUMNS).
@@ -225,61 +324,67 @@ def seats_table(
     counts = winners.sum(axis=1, keepdims=True)
     share = np.where(winners > 0, 1.0 / np.maximum(counts, 1), 0.0).astype(np.float32).ravel()
     seat = np.tile(np.arange(players, dtype=np.int8), g)
-    letters = pa.array(
-        [COLOUR_LETTERS[s : players * colours_per_player : players] for s in range(players)],
-        pa.string(),
+    letters = tuple(
+        COLOUR_LETTERS[s : players * colours_per_player : players] for s in range(players)
     )
     score = flat[:, t.S_SCORE]
     elim = flat[:, t.S_ELIMINATED_TURN]
-    columns = [
-        pa.array(np.repeat(game_id.astype(np.int64), players)),
-        pa.array(seat),
-        pc.take(
-            pa.array(list(strategy_names), pa.string()), pa.array(strategy.ravel().astype(np.int32))
-        ),
-        pc.take(letters, pa.array(seat.astype(np.int32))),
-        pa.array(flat[:, t.S_DIRHAMS].astype(np.int16)),
-        pa.array(flat[:, t.S_VISIBLE].astype(np.int16)),
-        pa.array(score.astype(np.int16), mask=score < 0),
-        pa.array(flat[:, t.S_RANK].astype(np.int8)),
-        pa.array(share),
-        pa.array(elim.astype(np.int16), mask=elim < 0),
-        pa.array(flat[:, t.S_PAID].astype(np.int16)),
-        pa.array(flat[:, t.S_RECEIVED].astype(np.int16)),
-    ]
-    return pa.Table.from_arrays(columns, schema=SEATS_SCHEMA)
+    columns = (
+        Column(np.repeat(game_id, players)),
+        Column(seat),
+        Column(strategy.ravel(), labels=tuple(strategy_names)),
+        Column(seat, labels=letters),
+        Column(flat[:, t.S_DIRHAMS]),
+        Column(flat[:, t.S_VISIBLE]),
+        _maybe_null(score, score < 0),
+        Column(flat[:, t.S_RANK]),
+        Column(share),
+        _maybe_null(elim, elim < 0),
+        Column(flat[:, t.S_PAID]),
+        Column(flat[:, t.S_RECEIVED]),
+    )
+    return Part(SEATS_SCHEMA, columns)
 
 
-def moves_table(
+def moves_part(
     *,
     game_id: np.ndarray,
     head: np.ndarray,
-    tail: np.ndarray,
+    lists: np.ndarray,
     turn: np.ndarray,
     players: int,
     schema: pa.Schema,
-) -> pa.Table:
-    """The moves table from columnised compiled move rows (see `_columnar.columns_of`).
+) -> Part:
+    """The moves table from columnised compiled move rows (see `_columnar.columns_into`).
 
-    head: (MOVE_COLUMNS, rows) int16 with turns.NULL for nulls; tail: (rows, per-seat
-    columns) int16: dirhams_after, then visible_after when the rows carry it.
+    head: (MOVE_COLUMNS, rows) int16 with turns.NULL for nulls; lists: (1 or 2, rows *
+    players) int16, each row's dirhams_after, then visible_after when the rows carry it.
     """
-    cols: dict[str, pa.Array] = {
-        "game_id": pa.array(game_id.astype(np.int64)),
-        "turn": pa.array(turn.astype(np.int16)),
-    }
-    for name, column, dtype in _INT_MOVE_COLUMNS:
-        cols[name] = _nullable(head[column], dtype)
-    cols["colour"] = pc.take(_LETTERS, pa.array(head[t.M_COLOUR]))
-    cols["facing"] = pc.take(_FACINGS, pa.array(head[t.M_FACING]))
-    cols["bankrupt"] = pa.array(head[t.M_BANKRUPT] == 1)
-    cols["dirhams_after"] = _lists(
-        np.ascontiguousarray(tail[:, :players]).ravel(), players, pa.int16()
-    )
+    cols: dict[str, Column] = {"game_id": Column(game_id), "turn": Column(turn)}
+    for name, column, _ in _INT_MOVE_COLUMNS:
+        cols[name] = _maybe_null(head[column], head[column] == t.NULL)
+    cols["colour"] = Column(head[t.M_COLOUR], labels=tuple(COLOUR_LETTERS))
+    cols["facing"] = Column(head[t.M_FACING], labels=tuple(FACINGS))
+    cols["bankrupt"] = Column(head[t.M_BANKRUPT] == 1)
+    cols["dirhams_after"] = _fixed_lists(lists[0], players)
     if "visible_after" in schema.names:
-        vis = np.ascontiguousarray(tail[:, players : 2 * players]).ravel()
-        cols["visible_after"] = _lists(vis, players, pa.int16())
-    return pa.Table.from_arrays([cols[name] for name in schema.names], schema=schema)
+        cols["visible_after"] = _fixed_lists(lists[1], players)
+    return Part(schema, tuple(cols[name] for name in schema.names))
+
+
+def games_table(**kwargs: Any) -> pa.Table:
+    """`games_part` as an Arrow table."""
+    return games_part(**kwargs).to_arrow()
+
+
+def seats_table(**kwargs: Any) -> pa.Table:
+    """`seats_part` as an Arrow table."""
+    return seats_part(**kwargs).to_arrow()
+
+
+def moves_table(**kwargs: Any) -> pa.Table:
+    """`moves_part` as an Arrow table."""
+    return moves_part(**kwargs).to_arrow()
 
 
 # ---------------------------------------------------------------- writing
@@ -289,23 +394,365 @@ def part_name(chunk: int) -> str:
     return f"part-{chunk:06d}.parquet"
 
 
-def write_part(run_dir: Path, table_name: str, chunk: int, table: pa.Table) -> Path:
-    """Write one part atomically: a hidden temporary file, then os.replace."""
+def write_part(run_dir: Path, table_name: str, chunk: int, table: Part | pa.Table) -> Path:
+    """Write one part atomically: a hidden temporary file, then os.replace.
+
+    A `Part` is encoded by `encode_parquet`; an Arrow table by pyarrow (same settings).
+    """
     folder = Path(run_dir) / table_name
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / part_name(chunk)
     tmp = folder / f".{part_name(chunk)}.{os.getpid()}.tmp"
     try:
-        # min/max statistics only on game_id, what readers select parts and row groups
-        # by: statistics on every column cost about 15% of the write
-        pq.write_table(
-            table, tmp, compression=COMPRESSION, use_dictionary=True, write_statistics=["game_id"]
-        )
+        if isinstance(table, Part):
+            with open(tmp, "wb") as f:
+                f.writelines(encode_parquet(table))
+        else:
+            pq.write_table(
+                table,
+                tmp,
+                compression=COMPRESSION,
+                compression_level=COMPRESSION_LEVEL,
+                write_statistics=list(STATISTICS_COLUMNS),
+            )
         os.replace(tmp, final)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
     return final
+
+
+# ---------------------------------------------------------------- Parquet encoding
+#
+# A Part's file is what pyarrow writes for the same table (one row group per
+# ROW_GROUP_ROWS rows, zstd, statistics on game_id, the Arrow schema in the footer) but
+# with pages encoded from the numpy columns directly: the nested-level machinery of a
+# general writer cost more than everything else of a chunk (list<int16> columns
+# dirhams_after and visible_after were half of pyarrow's write). Integer columns are
+# dictionary-encoded with the dictionary lo..hi of their values (indices v - lo,
+# bit-packed), strings with their labels, booleans and floats plain. Format reference:
+# https://github.com/apache/parquet-format (parquet.thrift, Encodings.md).
+
+ROW_GROUP_ROWS = 1 << 20  # pyarrow's default row group length
+STATISTICS_COLUMNS = ("game_id",)  # what readers select parts and row groups by
+_MAX_DICTIONARY = 1 << 16  # a wider range of integers is written plain
+_LITERAL_RUN = 504  # values in the longest bit-packed run rle_hybrid writes (63 groups)
+
+# parquet.thrift enums
+_BOOLEAN, _INT32, _INT64, _FLOAT, _DOUBLE, _BYTE_ARRAY = 0, 1, 2, 4, 5, 6
+_REQUIRED, _OPTIONAL, _REPEATED = 0, 1, 2
+_PLAIN, _RLE, _RLE_DICTIONARY = 0, 3, 8
+_DATA_PAGE, _DICTIONARY_PAGE = 0, 2
+_ZSTD = 6
+_UTF8, _LIST_CONVERTED = 0, 3
+_INT_CONVERTED = {(8, True): 15, (16, True): 16, (32, True): 17, (64, True): 18}
+_INT_CONVERTED |= {(8, False): 11, (16, False): 12, (32, False): 13, (64, False): 14}
+
+
+def _leaf_type(kind: pa.DataType) -> tuple[int, list[tuple[int, str, Any]]]:
+    """Parquet physical type and SchemaElement annotation fields of an Arrow type."""
+    if pa.types.is_boolean(kind):
+        return _BOOLEAN, []
+    if pa.types.is_float32(kind):
+        return _FLOAT, []
+    if pa.types.is_float64(kind):
+        return _DOUBLE, []
+    if pa.types.is_string(kind):
+        return _BYTE_ARRAY, [(6, "i32", _UTF8), (10, "struct", _struct((1, "struct", b"\0")))]
+    if pa.types.is_integer(kind):
+        bits, signed = kind.bit_width, pa.types.is_signed_integer(kind)
+        if signed and bits >= 32:  # the physical types themselves, as pyarrow writes them
+            return _INT64 if bits == 64 else _INT32, []
+        logical = _struct((10, "struct", _struct((1, "i8", bits), (2, "bool", signed))))
+        return _INT64 if bits == 64 else _INT32, [
+            (6, "i32", _INT_CONVERTED[bits, signed]),
+            (10, "struct", logical),
+        ]
+    raise TypeError(f"the part writer does not encode {kind}")
+
+
+@functools.lru_cache(maxsize=32)
+def _file_constants(schema: pa.Schema) -> tuple[bytes, bytes, bytes, tuple[int, ...]]:
+    """Encoded schema elements, column orders, key-value metadata; leaf physical types."""
+    elements = [_struct((3, "i32", _REQUIRED), (4, "str", "schema"), (5, "i32", len(schema)))]
+    physical = []
+    for field in schema:
+        repetition = _OPTIONAL if field.nullable else _REQUIRED
+        if pa.types.is_list(field.type):
+            item = field.type.value_field
+            kind, notes = _leaf_type(item.type)
+            elements += [
+                _struct(
+                    (3, "i32", repetition),
+                    (4, "str", field.name),
+                    (5, "i32", 1),
+                    (6, "i32", _LIST_CONVERTED),
+                    (10, "struct", _struct((3, "struct", b"\0"))),
+                ),
+                _struct((3, "i32", _REPEATED), (4, "str", "list"), (5, "i32", 1)),
+                _struct(
+                    (1, "i32", kind),
+                    (3, "i32", _OPTIONAL if item.nullable else _REQUIRED),
+                    (4, "str", "element"),
+                    *notes,
+                ),
+            ]
+        else:
+            kind, notes = _leaf_type(field.type)
+            elements.append(
+                _struct((1, "i32", kind), (3, "i32", repetition), (4, "str", field.name), *notes)
+            )
+        physical.append(kind)
+    type_order = _struct((1, "struct", b"\0"))
+    arrow_schema = base64.b64encode(schema.serialize().to_pybytes()).decode()
+    return (
+        _list("struct", elements),
+        _list("struct", [type_order] * len(physical)),
+        _list("struct", [_struct((1, "str", "ARROW:schema"), (2, "str", arrow_schema))]),
+        tuple(physical),
+    )
+
+
+def encode_parquet(part: Part) -> list[bytes | pa.Buffer]:
+    """The bytes of a Parquet file holding `part`, in pieces to write one after another."""
+    from marrakech_sim import __version__
+
+    schema_bytes, orders, metadata, physical = _file_constants(part.schema)
+    codec = pa.Codec(COMPRESSION, COMPRESSION_LEVEL)
+    pieces: list[bytes | pa.Buffer] = [b"PAR1"]
+    offset = 4
+    groups = []
+    n = part.num_rows
+    for ordinal, start in enumerate(range(0, max(n, 1), ROW_GROUP_ROWS)):
+        stop = min(start + ROW_GROUP_ROWS, n)
+        chunks = []
+        group_start = offset
+        raw_total = packed_total = 0
+        for field, column, kind in zip(part.schema, part.columns, physical, strict=True):
+            col = column.slice(start, stop) if (start, stop) != (0, n) else column
+            body, meta, raw, packed = _column_chunk(field, col, kind, offset, codec)
+            pieces += body
+            offset += packed
+            raw_total += raw
+            packed_total += packed
+            chunks.append(_struct((2, "i64", 0), (3, "struct", meta)))
+        groups.append(
+            _struct(
+                (1, "list", ("struct", chunks)),
+                (2, "i64", raw_total),
+                (3, "i64", stop - start),
+                (5, "i64", group_start),
+                (6, "i64", packed_total),
+                (7, "i16", ordinal),
+            )
+        )
+    footer = _struct(
+        (1, "i32", 2),
+        (2, "raw", schema_bytes),
+        (3, "i64", n),
+        (4, "list", ("struct", groups)),
+        (5, "raw", metadata),
+        (6, "str", f"marrakech_sim version {__version__}"),
+        (7, "raw", orders),
+    )
+    pieces += [footer, struct.pack("<i", len(footer)), b"PAR1"]
+    return pieces
+
+
+def _column_chunk(
+    field: pa.Field, col: Column, kind: int, offset: int, codec: pa.Codec
+) -> tuple[list[bytes | pa.Buffer], bytes, int, int]:
+    """One column chunk: (pages, ColumnMetaData, uncompressed size, compressed size)."""
+    levels = []  # a V1 data page starts with its levels, each prefixed by its byte length
+    if col.offsets is not None:
+        count, rep, dfn = _list_levels(col.offsets)
+        levels = [struct.pack("<i", len(rep)) + rep, struct.pack("<i", len(dfn)) + dfn]
+        values = col.values
+        item = field.type.value_field
+    else:
+        count = len(col)
+        values = col.values
+        item = field
+        if field.nullable:
+            valid = col.valid if col.valid is not None else np.ones(count, bool)
+            levels = [_levels(valid.view(np.int8), 1)]
+            if col.valid is not None:
+                values = values[col.valid]
+    dictionary, data = _encode_values(item.type, values, col.labels, kind)
+    pages: list[bytes | pa.Buffer] = []
+    raw_size = packed_size = 0
+    dictionary_offset = None
+    if dictionary is not None:
+        packed = codec.compress(dictionary[1])
+        header = _page_header(
+            _DICTIONARY_PAGE,
+            len(dictionary[1]),
+            packed.size,
+            (7, "struct", _struct((1, "i32", dictionary[0]), (2, "i32", _PLAIN))),
+        )
+        pages += [header, packed]
+        dictionary_offset = offset
+        raw_size += len(header) + len(dictionary[1])
+        packed_size += len(header) + packed.size
+    page = b"".join([*levels, data[1]])
+    packed = codec.compress(page)
+    header = _page_header(
+        _DATA_PAGE,
+        len(page),
+        packed.size,
+        (
+            5,
+            "struct",
+            _struct((1, "i32", count), (2, "i32", data[0]), (3, "i32", _RLE), (4, "i32", _RLE)),
+        ),
+    )
+    pages += [header, packed]
+    data_offset = offset + packed_size
+    raw_size += len(header) + len(page)
+    packed_size += len(header) + packed.size
+    encodings = [_PLAIN, _RLE, _RLE_DICTIONARY] if dictionary is not None else [_PLAIN, _RLE]
+    path = [field.name, "list", "element"] if col.offsets is not None else [field.name]
+    meta = _struct(
+        (1, "i32", kind),
+        (2, "list", ("i32", encodings)),
+        (3, "list", ("str", path)),
+        (4, "i32", _ZSTD),
+        (5, "i64", count),
+        (6, "i64", raw_size),
+        (7, "i64", packed_size),
+        (9, "i64", data_offset),
+        (11, "i64", dictionary_offset),
+        (12, "struct", _statistics(field, values, count - len(values), kind)),
+    )
+    return pages, meta, raw_size, packed_size
+
+
+def _list_levels(offsets: np.ndarray) -> tuple[int, bytes, bytes]:
+    """(level count, repetition levels, definition levels) of a list column, encoded."""
+    width = int(fixed_width(offsets))
+    n = int(offsets[-1] - offsets[0])
+    if width <= 0 or _LITERAL_RUN % width:
+        rep, dfn = list_levels(offsets)
+        return len(rep), _hybrid(rep, 0, 1), _hybrid(dfn, 0, 2)
+    # lists of one width: the repetition levels repeat every _LITERAL_RUN values (one
+    # bit-packed run), and every definition level is 2 (an item): one repeated run
+    pattern = np.ones(_LITERAL_RUN, np.int8)
+    pattern[::width] = 0
+    rep = _hybrid(pattern, 0, 1) * (n // _LITERAL_RUN) + _hybrid(pattern[: n % _LITERAL_RUN], 0, 1)
+    dfn = _varint(n << 1) + b"\x02" if n else b""
+    return n, rep, dfn
+
+
+def _levels(levels: np.ndarray, bit_width: int) -> bytes:
+    body = _hybrid(levels, 0, bit_width)
+    return struct.pack("<i", len(body)) + body
+
+
+def _hybrid(values: np.ndarray, lo: int, bit_width: int) -> bytes:
+    out = np.empty(hybrid_bound(len(values), bit_width), np.uint8)
+    end = rle_hybrid(values, lo, bit_width, out, 0)
+    return out[:end].tobytes()
+
+
+def _encode_values(
+    kind: pa.DataType, values: np.ndarray, labels: tuple[str, ...] | None, physical: int
+) -> tuple[tuple[int, bytes] | None, tuple[int, bytes]]:
+    """(dictionary (entries, PLAIN bytes) or None, (encoding, page values bytes))."""
+    if labels is not None:  # the labels are the dictionary, the values its indices
+        words = [x.encode() for x in labels] or [b""]
+        plain = b"".join(struct.pack("<i", len(w)) + w for w in words)
+        width = max(int(len(words) - 1).bit_length(), 1)
+        return (len(words), plain), (_RLE_DICTIONARY, bytes([width]) + _hybrid(values, 0, width))
+    if physical == _BOOLEAN:
+        return None, (_PLAIN, np.packbits(values.astype(bool), bitorder="little").tobytes())
+    if physical in (_FLOAT, _DOUBLE):
+        return None, (_PLAIN, values.astype("<f4" if physical == _FLOAT else "<f8").tobytes())
+    dtype = "<i8" if physical == _INT64 else "<i4"
+    if len(values) and values.dtype != np.uint64:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < _MAX_DICTIONARY:
+            width = max(int(hi - lo).bit_length(), 1)
+            entries = np.arange(lo, hi + 1, dtype=dtype).tobytes()
+            data = bytes([width]) + _hybrid(values, lo, width)
+            return (hi - lo + 1, entries), (_RLE_DICTIONARY, data)
+    if values.dtype == np.uint64:  # stored as the same 64 bits, read back unsigned
+        return None, (_PLAIN, values.view(np.int64).astype("<i8").tobytes())
+    return None, (_PLAIN, values.astype(dtype).tobytes())
+
+
+def _statistics(field: pa.Field, values: np.ndarray, nulls: int, physical: int) -> bytes | None:
+    if field.name not in STATISTICS_COLUMNS or physical not in (_INT32, _INT64):
+        return None
+    if not len(values):
+        return _struct((3, "i64", nulls))
+    fmt = "<q" if physical == _INT64 else "<i"
+    lo, hi = struct.pack(fmt, int(values.min())), struct.pack(fmt, int(values.max()))
+    return _struct(
+        (1, "bin", hi), (2, "bin", lo), (3, "i64", nulls), (5, "bin", hi), (6, "bin", lo)
+    )
+
+
+def _page_header(page_type: int, raw: int, packed: int, header: tuple[int, str, Any]) -> bytes:
+    return _struct((1, "i32", page_type), (2, "i32", raw), (3, "i32", packed), header)
+
+
+# Thrift compact protocol, the little of it Parquet's footer and page headers use:
+# a struct is field headers (id delta << 4 | type) and values, then a 0 byte.
+_TYPE_CODES = {"i8": 3, "i16": 4, "i32": 5, "i64": 6, "bin": 8, "str": 8, "list": 9}
+_TYPE_CODES |= {"struct": 12, "raw": 9}
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _int(n: int) -> bytes:
+    return _varint((n << 1) ^ (n >> 63))  # zigzag
+
+
+def _value(kind: str, value: Any) -> bytes:
+    if kind == "i8":
+        return bytes([value & 0xFF])
+    if kind in ("i16", "i32", "i64"):
+        return _int(value)
+    if kind in ("bin", "str"):
+        data = value.encode() if isinstance(value, str) else value
+        return _varint(len(data)) + data
+    if kind == "list":
+        item_kind, items = value
+        return _list(item_kind, [_value(item_kind, x) for x in items])
+    return value  # "struct", "raw": already encoded
+
+
+def _list(item_kind: str, encoded: Sequence[bytes]) -> bytes:
+    code = _TYPE_CODES[item_kind]
+    n = len(encoded)
+    head = bytes([n << 4 | code]) if n < 15 else bytes([0xF0 | code]) + _varint(n)
+    return head + b"".join(encoded)
+
+
+def _struct(*fields: tuple[int, str, Any]) -> bytes:
+    out = bytearray()
+    last = 0
+    for field_id, kind, value in fields:
+        if value is None:
+            continue
+        code = (1 if value else 2) if kind == "bool" else _TYPE_CODES[kind]
+        if 0 < field_id - last <= 15:
+            out.append((field_id - last) << 4 | code)
+        else:
+            out.append(code)
+            out += _int(field_id)
+        last = field_id
+        if kind != "bool":
+            out += value if kind == "raw" else _value(kind, value)
+    out.append(0)
+    return bytes(out)
 
 
 def chunks_done(run_dir: Path) -> set[int]:
