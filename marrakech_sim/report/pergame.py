@@ -28,6 +28,7 @@ from marrakech_sim.report.load import RUN_SHIFT, RunInfo
 
 MAX_STRATEGIES = 254  # codes are kept in int16 with room for "no seat"; the SQL path packs 8 bits
 SEAT_BATCH = 1 << 21  # seat rows decoded at a time
+CHUNK = 1 << 20  # games per chunk of the element-wise passes: temporaries stay a few MB
 SEAT_COLUMNS = ("game_id", "seat", "strategy", "dirhams", "score", "rank", "win_share")
 
 
@@ -385,37 +386,19 @@ def _finish(
         g = {name: a[keep] for name, a in g.items()}
     block, players = g["block"], g["players"]
     n = len(block)
-    # stats.game_metrics, one seat at a time (as the SQL per-game aggregate computed them)
-    seat_advantage = ws[0].astype("float64") - 1.0 / players
-    # margin: top score minus the second (top two values, duplicates counted); NaN with < 2.
-    # NaN stands for "no score": fmax skips it, minimum passes it on.
-    top = np.full(n, np.nan, "float32")
-    second = np.full(n, np.nan, "float32")
-    bankrupt = np.zeros(n, bool)
-    won = ws > 0
-    share_sum = np.zeros(n)
-    n_share = np.zeros(n, "int16")
-    share = np.empty(n)
-    for seat in range(arrays.width):
-        missing = score[seat] == INT16_NULL
-        value = score[seat].astype("float32")
-        value[missing] = np.nan
-        np.fmax(second, np.minimum(top, value), out=second)
-        np.fmax(top, value, out=top)
-        bankrupt |= present[seat] & missing
-        # winner_dirhams_share: mean over the winners of dirhams / score, in seat order
-        mine = dirhams[seat].astype("float64")
-        mine[dirhams[seat] == INT16_NULL] = np.nan
-        share.fill(np.nan)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(mine, value, out=share, where=won[seat])
-        counted = ~np.isnan(share)
-        np.add(share_sum, share, out=share_sum, where=counted)
-        n_share += counted
-    margin = top.astype("float64") - second
-    with np.errstate(invalid="ignore", divide="ignore"):
-        winner_dirhams_share = np.where(n_share > 0, share_sum / n_share, np.nan)
-    win_value = np.fmax.reduce(ws, axis=0).astype("float64")
+    metrics = {name: np.empty(n) for name in _METRICS}
+    won = np.empty(ws.shape, bool)
+    for a in range(0, n, CHUNK):
+        part = slice(a, min(a + CHUNK, n))
+        _chunk_metrics(
+            ws[:, part],
+            score[:, part],
+            dirhams[:, part],
+            present[:, part],
+            players[part],
+            {name: m[part] for name, m in metrics.items()},
+            won[:, part],
+        )
     starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]]) if n else np.zeros(0, "int64")
     block_index = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
     return PerGame(
@@ -431,11 +414,60 @@ def _finish(
         strategy=strategy,
         rank=arrays.rank[:, keep],
         win=won,
-        win_value=win_value,
-        seat_advantage=seat_advantage,
         turns=g["turns"],
-        margin=margin,
-        bankrupt=bankrupt.astype("float64"),
         tie_broken=g["tie_broken"],
-        winner_dirhams_share=winner_dirhams_share,
+        **metrics,
     )
+
+
+_METRICS = ("win_value", "seat_advantage", "margin", "bankrupt", "winner_dirhams_share")
+
+
+def _chunk_metrics(
+    ws: np.ndarray,
+    score: np.ndarray,
+    dirhams: np.ndarray,
+    present: np.ndarray,
+    players: np.ndarray,
+    out: dict[str, np.ndarray],
+    won: np.ndarray,
+) -> None:
+    """The per-game metrics of ``stats.game_metrics`` for a chunk of games, into ``out``.
+
+    One seat at a time, as the SQL per-game aggregate computed them.
+    """
+    np.greater(ws, 0, out=won)
+    np.fmax.reduce(ws, axis=0, out=out["win_value"], dtype="float64")
+    np.subtract(ws[0], 1.0 / players, out=out["seat_advantage"], dtype="float64")
+    # margin: top score minus the second (top two values, duplicates counted); NaN with < 2.
+    # NaN stands for "no score": fmax skips it, minimum passes it on.
+    n = len(players)
+    top = np.full(n, np.nan, "float32")
+    second = np.full(n, np.nan, "float32")
+    bankrupt = np.zeros(n, bool)
+    share_sum = np.zeros(n)
+    n_share = np.zeros(n, "int16")
+    share = np.empty(n)
+    value = np.empty(n, "float32")
+    mine = np.empty(n)
+    for seat in range(len(ws)):
+        missing = score[seat] == INT16_NULL
+        value[:] = score[seat]
+        value[missing] = np.nan
+        np.fmax(second, np.minimum(top, value), out=second)
+        np.fmax(top, value, out=top)
+        bankrupt |= present[seat] & missing
+        # winner_dirhams_share: mean over the winners of dirhams / score, in seat order
+        mine[:] = dirhams[seat]
+        mine[dirhams[seat] == INT16_NULL] = np.nan
+        share.fill(np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(mine, value, out=share, where=won[seat])
+        counted = ~np.isnan(share)
+        np.add(share_sum, share, out=share_sum, where=counted)
+        n_share += counted
+    np.subtract(top, second, out=out["margin"], dtype="float64")
+    out["bankrupt"][:] = bankrupt
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(share_sum, n_share, out=out["winner_dirhams_share"])
+    out["winner_dirhams_share"][n_share == 0] = np.nan

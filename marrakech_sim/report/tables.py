@@ -19,6 +19,7 @@ they rest on like every other table, and the report says when that is a sample.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from scipy import stats as sps
 
 from marrakech_sim import stats
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, has_moves, rule_differences
-from marrakech_sim.report.pergame import Games, PerGame, build_per_game, load_games
+from marrakech_sim.report.pergame import CHUNK, Games, PerGame, build_per_game, load_games
 from marrakech_sim.stats.intervals import (
     DEFAULT_LEVEL,
     add_mean_interval,
@@ -365,6 +366,16 @@ def _small_unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keys, index[key]
 
 
+def _block_chunks(pg: PerGame) -> list[slice]:
+    """Slices of about ``CHUNK`` games that start and end at block boundaries."""
+    n, size = len(pg), CHUNK
+    if not n:
+        return []
+    cuts = np.searchsorted(pg.block_index, pg.block_index[np.arange(size, n, size)])
+    edges = np.unique(np.r_[0, cuts, n])
+    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
+
+
 @dataclass(frozen=True, slots=True)
 class LineupSlots:
     """Each block's line-up as numbered slots: the block's distinct strategies in code order.
@@ -375,7 +386,8 @@ class LineupSlots:
     Attributes:
         seats: the seats considered (the most players of any game).
         slot: (seats, games) the seat's slot, ``seats`` where the game has no such seat.
-        code: (seats, blocks) the strategy code in each slot of a block, -1 when unused.
+        code: (blocks, seats + 1) the strategy code in each slot of a block, -1 when
+            unused (the last column: no seat).
         repeats: some game seats one strategy more than once.
     """
 
@@ -395,32 +407,74 @@ def lineup_slots(pg: PerGame) -> LineupSlots | None:
     if np.any(same & ((rc[1:] != rc[:-1]) | (mid[1:] != mid[:-1]))):
         return None
     k = int(pg.players.max())
-    s = [pg.strategy[i] for i in range(k)]
-    n = len(block)
-    # A seat's slot: how many distinct strategies of its game have a smaller code.
-    first = []  # the seat is the first with its strategy (and has one)
+    slot = np.empty((k, len(pg)), "int8")
+    code = np.full((pg.n_blocks, k + 1), -1, "int16")
     repeats = False
-    for j in range(k):
-        f = s[j] >= 0
-        for h in range(j):
-            equal = s[h] == s[j]
-            f &= ~equal
-            repeats = repeats or bool(np.any(equal & (s[j] >= 0)))
-        first.append(f)
-    slot = np.full((k, n), k, "int8")
-    by_slot = np.full((k + 1, n), -1, "int16")  # strategy in each slot; row k: no seat
-    rows = np.arange(n)
-    for i in range(k):
-        count = np.zeros(n, "int8")
+    for part in _block_chunks(pg):
+        s = [pg.strategy[i, part] for i in range(k)]
+        m = len(s[0])
+        # A seat's slot: how many distinct strategies of its game have a smaller code.
+        first = []  # the seat is the first with its strategy (and has one)
         for j in range(k):
-            count += first[j] & (s[j] < s[i])
-        slot[i] = np.where(s[i] >= 0, count, k)
-        by_slot[slot[i], rows] = s[i]
-    starts = np.flatnonzero(np.r_[True, same == 0])
-    code = by_slot[:k, starts]
-    if not np.array_equal(by_slot[:k], code[:, pg.block_index]):
-        return None  # games of a block seat different line-ups
+            f = s[j] >= 0
+            for h in range(j):
+                equal = s[h] == s[j]
+                f &= ~equal
+                repeats = repeats or bool(np.any(equal & (s[j] >= 0)))
+            first.append(f)
+        local = pg.block_index[part] - pg.block_index[part.start]
+        by_slot = np.full(m * (k + 1), -1, "int16")  # (game, slot) -> strategy
+        for i in range(k):
+            count = np.zeros(m, "int8")
+            for j in range(k):
+                count += first[j] & (s[j] < s[i])
+            slot[i, part] = np.where(s[i] >= 0, count, k)
+            by_slot[np.arange(m) * (k + 1) + slot[i, part]] = s[i]
+        by_slot = by_slot.reshape(m, k + 1)
+        starts = np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
+        mine = code[pg.block_index[part.start] : pg.block_index[part.start] + len(starts)]
+        mine[:, :k] = by_slot[starts, :k]
+        if not np.array_equal(by_slot[:, :k], mine[local, :k]):
+            return None  # games of a block seat different line-ups
     return LineupSlots(k, slot, code, repeats)
+
+
+class _KeySums:
+    """Sums over (block, key) cells per key: the block ratio table's inputs."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.sums = {c: np.zeros(size) for c in ("y", "m", "yy", "ym", "mm", "nb", "games", "fair")}
+
+    def add(
+        self, key: np.ndarray, y: np.ndarray, m: np.ndarray, games: np.ndarray, fair: np.ndarray
+    ) -> None:
+        for name, v in (
+            ("y", y),
+            ("m", m),
+            ("yy", y * y),
+            ("ym", y * m),
+            ("mm", m * m),
+            ("games", games),
+            ("fair", fair),
+        ):
+            self.sums[name] += np.bincount(key, v, self.size)
+        self.sums["nb"] += np.bincount(key, minlength=self.size)
+
+    def fold(self, size: int) -> _KeySums:
+        """The sums per ``key % size``: cells are additive across keys."""
+        out = _KeySums(size)
+        for name, v in self.sums.items():
+            out.sums[name] = v.reshape(-1, size).sum(axis=0)
+        return out
+
+    def table(self) -> pd.DataFrame:
+        t = self.sums
+        keys = np.flatnonzero(t["nb"] > 0)
+        cols = _ratio_columns(*(t[c][keys] for c in ("y", "m", "yy", "ym", "mm", "nb")))
+        cols["n_games"] = np.round(t["games"][keys])
+        cols["fair_share"] = t["fair"][keys] / t["m"][keys]
+        return pd.DataFrame({"key": keys, **cols})
 
 
 def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
@@ -435,15 +489,18 @@ def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
     acc = {c: np.zeros(kk) for c in ("y", "m", "count", "tie", "syy", "sym", "smm", "nb")}
 
     def add(
-        key: np.ndarray, y: np.ndarray, m: np.ndarray, count: np.ndarray, tie: np.ndarray
+        key: np.ndarray,
+        y: np.ndarray,
+        m: np.ndarray,
+        count: np.ndarray,
+        tie: np.ndarray,
+        **sums: np.ndarray,
     ) -> None:
-        """Accumulate per-(block, pair) cells into the per-pair sums."""
-        for name, v in (("y", y), ("m", m), ("count", count), ("tie", tie)):
+        """Accumulate per-(block, pair) cells, or per-pair sums (syy, sym, smm, nb given)."""
+        if not sums:
+            sums = {"syy": y * y, "sym": y * m, "smm": m * m, "nb": count > 0}
+        for name, v in (("y", y), ("m", m), ("count", count), ("tie", tie), *sums.items()):
             acc[name] += np.bincount(key, v, kk)
-        acc["syy"] += np.bincount(key, y * y, kk)
-        acc["sym"] += np.bincount(key, y * m, kk)
-        acc["smm"] += np.bincount(key, m * m, kk)
-        acc["nb"] += np.bincount(key, count > 0, kk)
 
     if slots is not None and not slots.repeats:
         _head_to_head_by_slot(pg, slots, add)
@@ -470,35 +527,56 @@ def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
 
 
 def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
-    """Block totals per slot pair (no strategy twice in a game: every pair weighs 1)."""
-    k, n, nb = slots.seats, len(pg), pg.n_blocks
-    bidx = pg.block_index
-    rank = np.zeros((k + 1, n), "int8")  # the rank in each slot; row k: no seat
-    rows = np.arange(n)
-    for i in range(k):
-        rank[slots.slot[i], rows] = pg.rank[i]
-    seated = slots.code >= 0  # (slots, blocks)
-    n_games = np.bincount(bidx, minlength=nb).astype("float64")
-    for a in range(k):
-        for b in range(a + 1, k):
-            both = seated[a] & seated[b]
-            if not both.any():
-                continue
-            # a block's games all seat its line-up, so the pair is in every game of the block
-            ahead = np.bincount(bidx, rank[a] < rank[b], nb)  # lower rank is better (section 7)
-            tie = np.bincount(bidx, rank[a] == rank[b], nb)
-            behind = n_games - ahead - tie
-            count = np.where(both, n_games, 0.0)
-            for first, second, wins in ((a, b, ahead), (b, a, behind)):
-                key = slots.code[first] * len(pg.names) + slots.code[second]
-                y = np.where(both, wins + 0.5 * tie, 0.0)
-                add(
-                    np.where(both, key, 0),
-                    y,
-                    count,
-                    count,
-                    np.where(both, tie, 0.0),
-                )
+    """Block totals per slot pair (no strategy twice in a game: every pair weighs 1).
+
+    A block's games all seat its line-up, so a slot pair meets in every game of the block
+    (``count`` times). Slots are in code order: for slots a < b the pair (code[a], code[b])
+    has the smaller strategy first, and its mirror scores ``count - y`` in each block, so
+    the mirror's sums follow from the pair's (all of them exact: halves and integers).
+    """
+    k, n_s = slots.seats, len(pg.names)
+    kk = n_s * n_s
+    sums = {c: np.zeros(kk) for c in ("y", "yy", "yc", "c", "cc", "nb", "tie")}
+    for part in _block_chunks(pg):
+        b0 = int(pg.block_index[part.start])
+        local = pg.block_index[part] - b0
+        n_bl = int(local[-1]) + 1
+        m = len(local)
+        rank = np.zeros(m * (k + 1), "int8")  # (slot, game) -> rank; slot k: no seat
+        games = np.arange(m)
+        for i in range(k):
+            rank[slots.slot[i, part].astype("int64") * m + games] = pg.rank[i, part]
+        by_slot = rank.reshape(k + 1, m)
+        code = slots.code[b0 : b0 + n_bl].astype("int64")
+        n_games = np.bincount(local, minlength=n_bl).astype("float64")
+        keys, ys, ties, counts = [], [], [], []
+        for a in range(k):
+            for b in range(a + 1, k):
+                both = np.flatnonzero((code[:, a] >= 0) & (code[:, b] >= 0))
+                if not len(both):
+                    continue
+                # lower rank is better (RULES.md section 7: rank 1 = winner)
+                ahead = np.bincount(local, by_slot[a] < by_slot[b], n_bl)[both]
+                tie = np.bincount(local, by_slot[a] == by_slot[b], n_bl)[both]
+                keys.append(code[both, a] * n_s + code[both, b])
+                ys.append(ahead + 0.5 * tie)
+                ties.append(tie)
+                counts.append(n_games[both])
+        if not keys:
+            continue
+        key, y, tie, c = (np.concatenate(v) for v in (keys, ys, ties, counts))
+        for name, v in (("y", y), ("yy", y * y), ("yc", y * c), ("c", c), ("cc", c * c)):
+            sums[name] += np.bincount(key, v, kk)
+        sums["tie"] += np.bincount(key, tie, kk)
+        sums["nb"] += np.bincount(key, minlength=kk)
+    pair = np.flatnonzero(sums["nb"] > 0)
+    mirror = (pair % n_s) * n_s + pair // n_s
+    t = {name: v[pair] for name, v in sums.items()}
+    for key, y, yy, yc in (
+        (pair, t["y"], t["yy"], t["yc"]),
+        (mirror, t["c"] - t["y"], t["cc"] - 2 * t["yc"] + t["yy"], t["cc"] - t["yc"]),
+    ):
+        add(key, y=y, m=t["c"], count=t["c"], tie=t["tie"], syy=yy, sym=yc, smm=t["cc"], nb=t["nb"])
 
 
 def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
@@ -545,74 +623,62 @@ def _win_rate_totals(
 ) -> dict[str, pd.DataFrame] | None:
     """``win_rates`` and ``lineup_win_rates`` block ratio tables from the per-game arrays.
 
-    Per (block, slot) totals are bincounts over the seats. Returns None without a slot
-    layout (some block spans two rule sets, matches or line-ups: the SQL path handles that).
+    Per (block, slot) totals are bincounts over the seats, block chunk by block chunk, then
+    summed per strategy (and per rule set, line-up and strategy). Returns None without a
+    slot layout (some block spans two rule sets, matches or line-ups: the SQL path).
     """
     if slots is None:
         return None
     names, rulesets = pg.names, pg.rulesets
-    kmax, nb = slots.seats, pg.n_blocks
-    s = [pg.strategy[i] for i in range(kmax)]
-    wv = pg.win_value
-    inv_players = 1.0 / pg.players.astype("float64")
-    bidx = pg.block_index
-    size = (kmax + 1) * nb  # slot kmax: no seat
-    y = np.zeros(size)
-    m = np.zeros(size)
-    games = np.zeros(size)
-    fair = np.zeros(size)
-    for i in range(kmax):
-        cell = slots.slot[i].astype("int64") * nb + bidx
-        y += np.bincount(cell, np.where(pg.win[i], wv, 0.0), size)
-        m += np.bincount(cell, minlength=size)
-        fair += np.bincount(cell, inv_players, size)
-        if slots.repeats:  # games: each of a strategy's mult seats counts 1 / mult
-            mult = sum((s[j] == s[i]).astype("float64") for j in range(kmax))
-            games += np.bincount(cell, 1.0 / mult, size)
-    if not slots.repeats:
-        games = m
-    code = slots.code.ravel()  # (slot, block) order, as the cells
-    used = np.flatnonzero(code >= 0)
-    code, y, m, games, fair = code[used].astype("int64"), y[used], m[used], games[used], fair[used]
-    first_game = np.searchsorted(bidx, np.arange(nb))
-    group_rc = pg.ruleset[first_game][used % nb].astype("int64")
-    match_ids = pg.match_id[first_game][used % nb]
+    k, n_s = slots.seats, len(names)
     info = con.execute("SELECT match_id, lineup FROM match_info").fetchnumpy()
     order = np.argsort(info["match_id"])
     info_ids = np.asarray(info["match_id"])[order].astype("int64")
-    lineup_names = np.asarray(info["lineup"], dtype=object)[order]
-    lineup_of = np.searchsorted(info_ids, match_ids)
-
-    def table(key: np.ndarray) -> pd.DataFrame:
-        keys, inv = _small_unique(key)
-
-        def total(v: np.ndarray) -> np.ndarray:
-            return np.bincount(inv, v, len(keys))
-
-        cols = _ratio_columns(
-            total(y),
-            total(m),
-            total(y * y),
-            total(y * m),
-            total(m * m),
-            np.bincount(inv, minlength=len(keys)),
-        )
-        cols["n_games"] = np.round(total(games))
-        cols["fair_share"] = total(fair) / total(m)
-        return pd.DataFrame({"key": keys, **cols})
-
-    n_s = len(names)
-    overall = table(code)
-    overall.insert(0, "strategy", [names[k] for k in overall.pop("key")])
-    # (rule set, line-up, strategy): line-ups by name, so equal line-ups of two matches pool.
-    lineup_codes, lineup_idx = np.unique(lineup_names.astype(str), return_inverse=True)
-    lk = (group_rc * len(lineup_codes) + lineup_idx[lineup_of]) * n_s + code
-    per_lineup = table(lk)
-    k = per_lineup.pop("key").to_numpy()
-    per_lineup.insert(0, "strategy", [names[x % n_s] for x in k])
-    per_lineup.insert(0, "lineup", [str(lineup_codes[(x // n_s) % len(lineup_codes)]) for x in k])
-    per_lineup.insert(0, "ruleset", [rulesets[x // n_s // len(lineup_codes)] for x in k])
-    return {"win_rates": overall, "lineup_win_rates": per_lineup}
+    lineup_codes, lineup_idx = np.unique(
+        np.asarray(info["lineup"], dtype=object)[order].astype(str), return_inverse=True
+    )
+    n_l = len(lineup_codes)
+    if len(rulesets) * n_l * n_s > 1 << 24:
+        return None  # too many (rule set, line-up, strategy) cells for dense sums
+    per_lineup = _KeySums(len(rulesets) * n_l * n_s)
+    inv_players = 1.0 / pg.players
+    for part in _block_chunks(pg):
+        b0 = int(pg.block_index[part.start])
+        local = pg.block_index[part] - b0
+        n_bl = int(local[-1]) + 1
+        size = n_bl * (k + 1)
+        y = np.zeros(size)
+        wv, inv = pg.win_value[part], inv_players[part]
+        s = [pg.strategy[i, part] for i in range(k)]
+        if slots.repeats:
+            m, games, fair = np.zeros(size), np.zeros(size), np.zeros(size)
+        for i in range(k):
+            cell = local * (k + 1) + slots.slot[i, part]
+            y += np.bincount(cell, wv * pg.win[i, part], size)
+            if slots.repeats:  # games: each of a strategy's mult seats counts 1 / mult
+                mult = sum((s[j] == s[i]).astype("float64") for j in range(k))
+                m += np.bincount(cell, minlength=size)
+                games += np.bincount(cell, 1.0 / mult, size)
+                fair += np.bincount(cell, inv, size)
+        if not slots.repeats:  # one seat per slot in every game of the block
+            m = np.repeat(np.bincount(local, minlength=n_bl).astype("float64"), k + 1)
+            fair = np.repeat(np.bincount(local, inv, n_bl), k + 1)
+            games = m
+        code = slots.code[b0 : b0 + n_bl].astype("int64")  # (blocks, slots)
+        first_game = part.start + np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
+        lineup = lineup_idx[np.searchsorted(info_ids, pg.match_id[first_game])]
+        group = pg.ruleset[first_game].astype("int64") * n_l + lineup
+        used = np.flatnonzero(code.ravel() >= 0)
+        key = (group[:, None] * n_s + code).ravel()[used]
+        per_lineup.add(key, y[used], m[used], games[used], fair[used])
+    win_rates = per_lineup.fold(n_s).table()
+    win_rates.insert(0, "strategy", [names[x] for x in win_rates.pop("key")])
+    lineups = per_lineup.table()
+    key = lineups.pop("key").to_numpy()
+    lineups.insert(0, "strategy", [names[x % n_s] for x in key])
+    lineups.insert(0, "lineup", [str(lineup_codes[(x // n_s) % n_l]) for x in key])
+    lineups.insert(0, "ruleset", [rulesets[x // n_s // n_l] for x in key])
+    return {"win_rates": win_rates, "lineup_win_rates": lineups}
 
 
 def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.DataFrame) -> None:
