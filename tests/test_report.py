@@ -15,7 +15,7 @@ from synthetic_games import combine_runs, make_run, make_turn_scores
 from marrakech_sim import stats
 from marrakech_sim.cli import main
 from marrakech_sim.errors import RunFolderError
-from marrakech_sim.report import build_report
+from marrakech_sim.report import build_report, pergame, tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.render import build_sections
 from marrakech_sim.report.tables import compute_tables, turn_scores_sql
@@ -204,6 +204,21 @@ def test_turn_scores_from_moves_match_synthetic(frames) -> None:
     assert (merged.loc[~out, "score"] == merged.loc[~out, "score_want"]).all()
 
 
+def test_chunked_passes_give_the_same_tables(
+    run_dir: Path, report_tables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per-game passes over chunks of a few blocks give the tables one pass gives."""
+    monkeypatch.setattr(pergame, "CHUNK", 7)
+    monkeypatch.setattr(tables, "CHUNK", 7)
+    runs = open_runs([run_dir])
+    con = connect(runs)
+    chunked = compute_tables(con, runs)
+    con.close()
+    assert chunked.tables.keys() == report_tables.tables.keys()
+    for name, want in report_tables.tables.items():
+        pd.testing.assert_frame_equal(chunked.tables[name], want, rtol=1e-12, obj=name)
+
+
 def test_ratings_and_power_present(report_tables) -> None:
     """Ratings come with P(stronger than next); every headline claim is flagged."""
     ratings = report_tables.tables["ratings"]
@@ -358,4 +373,37 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
         stats.win_rates(games, seats),
         ["strategy"],
         ["n_games", "n_seat_games", "rate", "lo", "hi"],
+    )
+
+
+def test_blocks_that_mix_lineups(tmp_path: Path) -> None:
+    """Blocks holding games of several line-ups (no slot layout): tables still equal stats."""
+    g, s = make_run({"x": 0.2, "y": 0.0, "z": 0.1}, 40, players=2, tie_rate=0.1, seed=9)
+    g["block"] = g["game_id"] // 6  # every block spans two matches
+    run = write_run(tmp_path / "mixed", g, s, None, {"standard": {"players": 2}})
+    runs = open_runs([run])
+    con = connect(runs)
+    rt = compute_tables(con, runs)
+    games = con.execute("SELECT * FROM games ORDER BY game_id").df()
+    seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
+    con.close()
+    cols = ["n_games", "n_blocks", "rate", "lo", "hi"]
+    _same(rt.tables["win_rates"], stats.win_rates(games, seats), ["strategy"], cols)
+    _same(
+        rt.tables["lineup_win_rates"],
+        stats.lineup_win_rates(games, seats),
+        ["ruleset", "lineup", "strategy"],
+        cols,
+    )
+    _same(
+        rt.tables["head_to_head"],
+        stats.head_to_head(games, seats),
+        ["strategy", "opponent"],
+        [*cols, "n_pairs", "tied_pairs"],
+    )
+    _same(
+        rt.tables["seat_shares"],
+        stats.seat_win_shares(games, seats),
+        ["players", "ruleset", "seat"],
+        ["n_games", "n_blocks", "share", "lo", "hi"],
     )
