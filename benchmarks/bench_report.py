@@ -197,14 +197,19 @@ def main() -> None:
         from marrakech_sim.report import build_report
 
         start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_SELF)
         result = build_report([args.dir], out)
         seconds = time.perf_counter() - start
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        peak = usage.ru_maxrss / 1024
+        # CPU seconds (all threads): on a shared machine wall time also counts others' load
+        cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
         print(
             json.dumps(
                 {
                     "games": result.facts["n_games"],
                     "report_s": round(seconds, 1),
+                    "cpu_s": round(cpu, 1),
                     "peak_rss_mb": round(peak),
                     "moves_games_read": result.facts.get("moves_games", 0),
                     "rating_games": result.facts.get("rating_games"),

@@ -5,7 +5,8 @@
 Modules::
 
     load     open run folders (LOG_FORMAT.md) as DuckDB views, column-wise; digests
-    tables   the report's tables: DuckDB block totals + marrakech_sim.stats estimators
+    pergame  every game and its seats in numpy arrays, read once with pyarrow
+    tables   the report's tables: block totals + marrakech_sim.stats estimators
     render   finding titles, charts (marrakech_sim.plots), HTML / Markdown writers
 
 Sections (issue 5): the data, win rates, seat advantage, ratings, variant comparison,
@@ -65,7 +66,7 @@ def build_report(
     rating_games: int = RATING_GAMES,
     moves_games: int = MOVES_GAMES,
     title: str | None = None,
-    memory_limit: str = "1500MB",  # with PGAME_CHUNK, keeps a 10M-game report under 4 GB
+    memory_limit: str = "1500MB",  # DuckDB's share; the per-game arrays are numpy's
 ) -> ReportResult:
     """Read the run folders, compute every section, and write the report into ``out``.
 

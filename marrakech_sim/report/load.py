@@ -190,8 +190,8 @@ def connect(
     con.execute("CREATE VIEW seats AS " + " UNION ALL ".join(seats))
     if len(moves) == len(runs):
         con.execute("CREATE VIEW moves AS " + " UNION ALL ".join(moves))
-    # bseats is a view: the report reduces the seats per game once (report.tables.pgame);
-    # only fallbacks for unusual blocks aggregate it directly.
+    # bseats is a view: the report reduces the seats per game once (report.pergame); only
+    # fallbacks for unusual blocks aggregate it directly.
     con.execute(
         """
         CREATE VIEW bseats AS

@@ -50,7 +50,7 @@ class PerGame:
             strategy is null).
         rank: (seats, games) rank, 0 where missing.
         win: (seats, games) the seat's win share is above 0.
-        win_value: the largest win share of the game (the winners' share).
+        win_value: the largest win share of the game (the winners' share; 0 without any).
         seat_advantage, turns, margin, bankrupt, tie_broken, winner_dirhams_share: the
             per-game metrics of ``stats.game_metrics`` (float, NaN where undefined).
     """
@@ -438,6 +438,7 @@ def _chunk_metrics(
     """
     np.greater(ws, 0, out=won)
     np.fmax.reduce(ws, axis=0, out=out["win_value"], dtype="float64")
+    out["win_value"][np.isnan(out["win_value"])] = 0.0  # no win share at all: no winner
     np.subtract(ws[0], 1.0 / players, out=out["seat_advantage"], dtype="float64")
     # margin: top score minus the second (top two values, duplicates counted); NaN with < 2.
     # NaN stands for "no score": fmax skips it, minimum passes it on.

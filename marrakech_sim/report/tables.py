@@ -1,17 +1,22 @@
-"""The report's tables, computed from the run folders' DuckDB views.
+"""The report's tables, computed from the per-game arrays and the run folders' views.
 
 Scale. A run of 10 million games has 40 million seat rows and half a billion move rows;
-neither goes into pandas. Every statistic that rests on games and seats is reduced in
-DuckDB to *block totals* (one row per group and block), which is all the block-aware
+neither goes into pandas. The games and seats are read once into numpy arrays
+(``report.pergame``: one entry per game, seats side by side, sorted by block) and every
+statistic that rests on them is reduced to *block totals* (one value per group and
+block, by ``bincount`` over chunks of whole blocks), which is all the block-aware
 estimators of ``marrakech_sim.stats`` use: the cluster-robust ratio variance
-(:func:`cluster_ratio_sql` is ``stats._core.cluster_ratio_table`` over block totals), the
-Wilson interval at the effective number of games (``stats.intervals.add_rate_interval``),
-the equal-share and trend tests (``stats.equal_share_tests`` on the block-by-seat
-matrix), the clustered difference of means behind ``stats.compare_variants``. The tests
-check each table against the stats function on the same games.
+(:func:`_ratio_columns`, :func:`cluster_ratio_sql` in DuckDB, are
+``stats._core.cluster_ratio_table`` over block totals), the Wilson interval at the
+effective number of games (``stats.intervals.add_rate_interval``), the equal-share and
+trend tests (``stats.equal_share_tests`` on the block-by-seat matrix), the clustered
+difference of means behind ``stats.compare_variants``. The tests check each table
+against the stats function on the same games. Blocks whose games differ in rule set,
+match or line-up (not written by this program's runner) take slower general paths (SQL
+over the ``bseats`` view, or per seat pair).
 
 Two parts work on a sample of whole blocks instead (every block of a match is equally
-likely; the sample keeps each match's share): the Plackett-Luce fit
+likely; the sample keeps each match's share), read through DuckDB: the Plackett-Luce fit
 (``stats.fit_ratings`` needs one row per seat) and everything read from the moves table
 (score over turns, lead changes, comebacks). Their tables carry the number of games
 they rest on like every other table, and the report says when that is a sample.
@@ -423,14 +428,14 @@ def lineup_slots(pg: PerGame) -> LineupSlots | None:
                 repeats = repeats or bool(np.any(equal & (s[j] >= 0)))
             first.append(f)
         local = pg.block_index[part] - pg.block_index[part.start]
-        by_slot = np.full(m * (k + 1), -1, "int16")  # (game, slot) -> strategy
+        flat = np.full(m * (k + 1), -1, "int16")  # (game, slot) -> strategy
         for i in range(k):
             count = np.zeros(m, "int8")
             for j in range(k):
                 count += first[j] & (s[j] < s[i])
             slot[i, part] = np.where(s[i] >= 0, count, k)
-            by_slot[np.arange(m) * (k + 1) + slot[i, part]] = s[i]
-        by_slot = by_slot.reshape(m, k + 1)
+            flat[np.arange(m) * (k + 1) + slot[i, part]] = s[i]
+        by_slot = flat.reshape(m, k + 1)
         starts = np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
         mine = code[pg.block_index[part.start] : pg.block_index[part.start] + len(starts)]
         mine[:, :k] = by_slot[starts, :k]
@@ -787,23 +792,40 @@ def _seat_block_totals(pg: PerGame) -> dict[str, Any] | None:
     per_game_shared = (nw > 1).astype("float64")
     shared_b = np.bincount(bidx, per_game_shared, nb)
     broken_b = np.bincount(bidx, broken, nb)
-    wins = [pg.win[i] for i in range(kmax)]
-    y_b = np.stack([np.bincount(bidx, np.where(wins[i], wv, 0.0), nb) for i in range(kmax)], axis=1)
+    y_b = np.empty((nb, kmax))
+    # wins per (group, seat) by kind: 0 = outright, 1 = shared, 2 = decided by the tie-break
+    groups, group_of = _small_unique(group)
+    kind = np.minimum(nw, 2) - 1  # 0: one winner, 1: several, -1: none listed
+    kinds = np.zeros((len(groups), kmax, 3), "int64")
+    broken_win = broken > 0
+    for part in _block_chunks(pg):
+        local = bidx[part] - bidx[part.start]
+        n_bl = int(local[-1]) + 1
+        for i in range(kmax):
+            won = pg.win[i, part]
+            y_b[bidx[part.start] : bidx[part.start] + n_bl, i] = np.bincount(
+                local, wv[part] * won, n_bl
+            )
+            counted = won & (kind[part] >= 0)
+            cell = (group_of[part] * 2 + kind[part])[counted]
+            kinds[:, i, :2] += np.bincount(cell, minlength=2 * len(groups)).reshape(-1, 2)
+            kinds[:, i, 2] += np.bincount(
+                group_of[part][won & broken_win[part]], minlength=len(groups)
+            )
     # groups in (players, rule set) order, the order of the SQL path's tables
     for g in sorted(np.unique(block_group).tolist(), key=lambda g: (g % 256, g // 256)):
         rs, k = rulesets[g // 256], int(g % 256)
         in_g = block_group == g
-        games_g = group == g
         nb_g = n_b[in_g]
+        won_by = kinds[np.searchsorted(groups, g)]
         blocks[(k, rs)] = (y_b[in_g, :k], nb_g)
         for seat in range(k):
             row = _ratio_frame(
                 {"players": [k], "ruleset": [rs], "seat": [seat]}, y_b[in_g, seat], nb_g
             )
-            won = wins[seat] & games_g
-            row["outright_wins"] = int(np.sum(won & (nw == 1)))
-            row["shared_wins"] = int(np.sum(won & (nw > 1)))
-            row["tie_broken_wins"] = int(np.sum(won & (broken > 0)))
+            row["outright_wins"] = int(won_by[seat, 0])
+            row["shared_wins"] = int(won_by[seat, 1])
+            row["tie_broken_wins"] = int(won_by[seat, 2])
             shares.append(row)
         for col, y in (("shared", shared_b), ("broken", broken_b)):
             ties.setdefault(col, []).append(
