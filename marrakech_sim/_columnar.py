@@ -4,9 +4,9 @@ The compiled loops leave each game's move rows at a fixed stride in one int32 bu
 Parquet wants one contiguous array per column. A numpy transpose of the buffer costs
 about 6 microseconds a game; `columns_into` does it in one pass for a fraction of that.
 
-`rle_hybrid` and `list_levels` are the per-value work of `storage`'s part writer: the
-RLE / bit-packed hybrid encoding of the Parquet format (levels and dictionary indices),
-https://parquet.apache.org/docs/file-format/data-pages/encodings/
+The rest is the per-value work of `storage`'s part writer: the body of a data page,
+its levels and dictionary indices in the RLE / bit-packed hybrid encoding of the Parquet
+format, https://parquet.apache.org/docs/file-format/data-pages/encodings/
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from numba import njit
 
 # a bit-packed run's header is one byte: (groups << 1) | 1 with at most 63 groups of 8
 _MAX_LITERAL_GROUPS = 63
+_LITERAL_RUN = 8 * _MAX_LITERAL_GROUPS  # values in the longest bit-packed run
 
 
 @njit(cache=True)
@@ -135,15 +136,104 @@ def rle_hybrid(values, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def list_levels(offsets):  # type: ignore[no-untyped-def]
-    """Repetition and definition levels of a non-null list column with non-null items.
+def value_range(values, valid):  # type: ignore[no-untyped-def]
+    """(lo, hi, count) of the values where valid != 0 (valid empty: all); hi < lo if none."""
+    n = values.shape[0]
+    if valid.shape[0] == 0:  # branch-free min and max
+        if n == 0:
+            return np.int64(0), np.int64(-1), 0
+        low = high = values[0]  # in the values' own type: vectorised
+        for i in range(1, n):
+            low = min(low, values[i])
+            high = max(high, values[i])
+        return np.int64(low), np.int64(high), n
+    top = np.int64(np.iinfo(np.int64).max)
+    bottom = np.int64(np.iinfo(np.int64).min)
+    lo, hi = top, bottom
+    count = np.int64(0)
+    for i in range(n):  # branch-free too: in some columns half the rows are null
+        present = np.int64(valid[i] != 0)
+        v = np.int64(values[i])
+        keep = present - 1  # 0 where present, all ones where null
+        lo = min(lo, v ^ ((v ^ top) & keep))  # v, or top where null
+        hi = max(hi, v ^ ((v ^ bottom) & keep))
+        count += present
+    if count == 0:
+        return np.int64(0), np.int64(-1), 0
+    return lo, hi, count
 
-    One level pair per item, and one for each empty list: repetition 0 where a list
-    starts, 1 within it; definition 2 for an item, 0 for an empty list (the schema
-    `required group (LIST) { repeated group list { optional element } }`).
+
+@njit(cache=True)
+def _repeated(value, count, bit_width, out, pos):  # type: ignore[no-untyped-def]
+    """One repeated run of `count` values `value` (count > 0)."""
+    header = count << 1
+    while header >= 0x80:
+        out[pos] = (header & 0x7F) | 0x80
+        pos += 1
+        header >>= 7
+    out[pos] = header
+    pos += 1
+    for b in range((bit_width + 7) // 8):
+        out[pos] = (value >> (8 * b)) & 0xFF
+        pos += 1
+    return pos
+
+
+@njit(cache=True)
+def _length_prefixed(out, start, end):  # type: ignore[no-untyped-def]
+    """Write the 4-byte little-endian length of out[start + 4:end] at start; return end."""
+    length = end - start - 4
+    for b in range(4):
+        out[start + b] = (length >> (8 * b)) & 0xFF
+    return end
+
+
+@njit(cache=True)
+def flat_levels(valid, rows, out):  # type: ignore[no-untyped-def]
+    """Definition levels of an optional flat column (1 present, 0 null), length-prefixed.
+
+    valid: int8 per row (empty: no row is null). Returns the end position in out.
+    """
+    if valid.shape[0] == 0:
+        end = _repeated(1, rows, 1, out, 4) if rows else 4
+    else:
+        end = rle_hybrid(valid, 0, 1, out, 4)
+    return _length_prefixed(out, 0, end)
+
+
+@njit(cache=True)
+def list_levels(offsets, out):  # type: ignore[no-untyped-def]
+    """Repetition then definition levels of a list column, each length-prefixed.
+
+    The schema `required group (LIST) { repeated group list { optional element } }` with
+    lists and items never null: one level pair per item, and one for each empty list;
+    repetition 0 where a list starts, 1 within it; definition 2 for an item, 0 for an
+    empty list. Returns (end position in out, number of level pairs).
     """
     rows = offsets.shape[0] - 1
-    n = offsets[rows] - offsets[0]
+    items = offsets[rows] - offsets[0]
+    width = offsets[1] - offsets[0] if rows else 0
+    for r in range(1, rows):
+        if offsets[r + 1] - offsets[r] != width:
+            width = -1
+            break
+    if width > 0 and _LITERAL_RUN % width == 0:
+        # lists of one width: the repetition levels repeat every _LITERAL_RUN values,
+        # one bit-packed run, copied; the definition levels are all 2, one repeated run
+        pattern = np.ones(_LITERAL_RUN, np.int8)
+        for i in range(0, _LITERAL_RUN, width):
+            pattern[i] = 0
+        block = rle_hybrid(pattern, 0, 1, out, 4) - 4
+        pos = 4
+        for _ in range(items // _LITERAL_RUN):
+            for b in range(block):
+                out[pos + b] = out[4 + b]
+            pos += block
+        pos = rle_hybrid(pattern[: items % _LITERAL_RUN], 0, 1, out, pos)
+        pos = _length_prefixed(out, 0, pos)
+        end = _repeated(2, items, 2, out, pos + 4) if items else pos + 4
+        return _length_prefixed(out, pos, end), items
+    n = items
     for r in range(rows):
         if offsets[r + 1] == offsets[r]:
             n += 1
@@ -151,24 +241,28 @@ def list_levels(offsets):  # type: ignore[no-untyped-def]
     dfn = np.full(n, 2, np.int8)
     i = 0
     for r in range(rows):
-        length = offsets[r + 1] - offsets[r]
         rep[i] = 0
-        if length == 0:
+        if offsets[r + 1] == offsets[r]:
             dfn[i] = 0
             i += 1
         else:
-            i += length
-    return rep, dfn
+            i += offsets[r + 1] - offsets[r]
+    pos = _length_prefixed(out, 0, rle_hybrid(rep, 0, 1, out, 4))
+    return _length_prefixed(out, pos, rle_hybrid(dfn, 0, 2, out, pos + 4)), n
 
 
 @njit(cache=True)
-def fixed_width(offsets):  # type: ignore[no-untyped-def]
-    """The common length of the lists of `offsets`, or -1 when they differ (or none)."""
-    rows = offsets.shape[0] - 1
-    if rows < 1:
-        return -1
-    width = offsets[1] - offsets[0]
-    for r in range(1, rows):
-        if offsets[r + 1] - offsets[r] != width:
-            return -1
-    return width
+def dictionary_indices(values, valid, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
+    """An RLE_DICTIONARY page's values: the bit width, then values - lo of the valid rows.
+
+    valid: int8 per value (empty: all valid). Returns the end position in out.
+    """
+    out[pos] = bit_width
+    if valid.shape[0] == 0:
+        return rle_hybrid(values, lo, bit_width, out, pos + 1)
+    present = np.empty(valid.shape[0], values.dtype)
+    j = 0
+    for i in range(valid.shape[0]):  # branch-free: write every value, keep the valid ones
+        present[j] = values[i]
+        j += valid[i] != 0
+    return rle_hybrid(present[:j], lo, bit_width, out, pos + 1)

@@ -151,24 +151,27 @@ class _Prepared:
         return buffer
 
     def warm_up(self) -> None:
-        """Load (or compile) the compiled loop once, before workers fork."""
-        from strategies.compiled import play_batch
+        """Load (or compile) the compiled loop and the record writer once, before workers fork.
 
+        Two games of the first compiled match go the whole way to encoded parts (in
+        memory), so a forked worker starts with every kernel of its chunks loaded.
+        """
+        storage.warm_up()
         for m in range(len(self.plan.matches)):
             if self.match_compiled[m]:
                 r = self.rulesets[int(self.match_ruleset[m])]
-                p = r.rules.players
-                seats = self.plan.seating_rows[self.plan.seating_offset[m], :p]
-                moves = np.full((r.max_turns, r.columns), t.NULL, np.int32)
-                play_batch(
-                    r.init,
-                    np.zeros(1, np.uint64),
-                    self.codes[seats][None, :],
-                    self.params[seats][None, :, :],
-                    moves,
-                    np.zeros((1, 3), np.int64),
-                    np.zeros((1, p, t.SEAT_COLUMNS), np.int32),
+                two = np.ones(2, np.int64)
+                cg = ChunkGames(
+                    chunk=0,
+                    game_id=np.arange(2, dtype=np.int64),
+                    match_id=two * m,
+                    block=two * 0,
+                    seating=two * self.plan.seating_offset[m],
+                    seed=np.arange(2, dtype=np.uint64),
                 )
+                group = _play_compiled(self, r, cg, np.arange(2))
+                for part in _group_parts(self, r, cg, group):
+                    storage.encode_parquet(part)
                 return
 
 

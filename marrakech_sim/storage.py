@@ -38,7 +38,14 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from marrakech_sim import turns as t
-from marrakech_sim._columnar import fixed_width, hybrid_bound, list_levels, rle_hybrid
+from marrakech_sim._columnar import (
+    dictionary_indices,
+    flat_levels,
+    hybrid_bound,
+    list_levels,
+    rle_hybrid,
+    value_range,
+)
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS
 
@@ -436,7 +443,6 @@ def write_part(run_dir: Path, table_name: str, chunk: int, table: Part | pa.Tabl
 ROW_GROUP_ROWS = 1 << 20  # pyarrow's default row group length
 STATISTICS_COLUMNS = ("game_id",)  # what readers select parts and row groups by
 _MAX_DICTIONARY = 1 << 16  # a wider range of integers is written plain
-_LITERAL_RUN = 504  # values in the longest bit-packed run rle_hybrid writes (63 groups)
 
 # parquet.thrift enums
 _BOOLEAN, _INT32, _INT64, _FLOAT, _DOUBLE, _BYTE_ARRAY = 0, 1, 2, 4, 5, 6
@@ -563,22 +569,42 @@ def _column_chunk(
     field: pa.Field, col: Column, kind: int, offset: int, codec: pa.Codec
 ) -> tuple[list[bytes | pa.Buffer], bytes, int, int]:
     """One column chunk: (pages, ColumnMetaData, uncompressed size, compressed size)."""
-    levels = []  # a V1 data page starts with its levels, each prefixed by its byte length
-    if col.offsets is not None:
-        count, rep, dfn = _list_levels(col.offsets)
-        levels = [struct.pack("<i", len(rep)) + rep, struct.pack("<i", len(dfn)) + dfn]
-        values = col.values
-        item = field.type.value_field
+    is_list = col.offsets is not None
+    values = col.values if not is_list else col.values[col.offsets[0] : col.offsets[-1]]  # type: ignore[index]
+    rows = len(col)
+    valid = _NO_NULLS if col.valid is None else col.valid.view(np.int8)
+    # a V1 data page: levels (each prefixed by its byte length), then the values
+    count = len(values) if is_list else rows
+    if col.valid is not None and (is_list or not field.nullable):
+        raise ValueError(f"column {field.name!r} has nulls; its field does not allow them")
+    size = 8 + 2 * hybrid_bound(len(values) + rows, 2) + hybrid_bound(len(values), 16)
+    out = np.empty(size, np.uint8)
+    if is_list:
+        end, count = list_levels(np.asarray(col.offsets, np.int64), out)
+    elif field.nullable:
+        end = flat_levels(valid, rows, out)
     else:
-        count = len(col)
-        values = col.values
-        item = field
-        if field.nullable:
-            valid = col.valid if col.valid is not None else np.ones(count, bool)
-            levels = [_levels(valid.view(np.int8), 1)]
-            if col.valid is not None:
-                values = values[col.valid]
-    dictionary, data = _encode_values(item.type, values, col.labels, kind)
+        end = 0
+    lo, hi, present = 0, -1, rows
+    ranged = kind in (_INT32, _INT64) and col.labels is None and values.dtype != np.uint64
+    if ranged:
+        lo, hi, present = value_range(values, valid)
+    dictionary = None
+    if col.labels is not None:  # the labels are the dictionary, the values its indices
+        words = [x.encode() for x in col.labels] or [b""]
+        dictionary = (len(words), b"".join(struct.pack("<i", len(w)) + w for w in words))
+        width = max(int(len(words) - 1).bit_length(), 1)
+        end = dictionary_indices(values, valid, 0, width, out, end)
+    elif ranged and present and hi - lo < _MAX_DICTIONARY:  # integers: the dictionary is lo..hi
+        entries = np.arange(lo, hi + 1, dtype="<i8" if kind == _INT64 else "<i4").tobytes()
+        dictionary = (hi - lo + 1, entries)
+        width = max(int(hi - lo).bit_length(), 1)
+        end = dictionary_indices(values, valid, lo, width, out, end)
+    page: bytes | np.ndarray = out[:end]
+    if dictionary is None:
+        page = out[:end].tobytes() + _plain(
+            values if col.valid is None else values[col.valid], kind
+        )
     pages: list[bytes | pa.Buffer] = []
     raw_size = packed_size = 0
     dictionary_offset = None
@@ -594,8 +620,8 @@ def _column_chunk(
         dictionary_offset = offset
         raw_size += len(header) + len(dictionary[1])
         packed_size += len(header) + packed.size
-    page = b"".join([*levels, data[1]])
     packed = codec.compress(page)
+    encoding = _PLAIN if dictionary is None else _RLE_DICTIONARY
     header = _page_header(
         _DATA_PAGE,
         len(page),
@@ -603,7 +629,7 @@ def _column_chunk(
         (
             5,
             "struct",
-            _struct((1, "i32", count), (2, "i32", data[0]), (3, "i32", _RLE), (4, "i32", _RLE)),
+            _struct((1, "i32", count), (2, "i32", encoding), (3, "i32", _RLE), (4, "i32", _RLE)),
         ),
     )
     pages += [header, packed]
@@ -611,7 +637,10 @@ def _column_chunk(
     raw_size += len(header) + len(page)
     packed_size += len(header) + packed.size
     encodings = [_PLAIN, _RLE, _RLE_DICTIONARY] if dictionary is not None else [_PLAIN, _RLE]
-    path = [field.name, "list", "element"] if col.offsets is not None else [field.name]
+    path = [field.name, "list", "element"] if is_list else [field.name]
+    statistics = None
+    if field.name in STATISTICS_COLUMNS and kind in (_INT32, _INT64):
+        statistics = _statistics(lo, hi, present, count - present, kind)
     meta = _struct(
         (1, "i32", kind),
         (2, "list", ("i32", encodings)),
@@ -622,73 +651,51 @@ def _column_chunk(
         (7, "i64", packed_size),
         (9, "i64", data_offset),
         (11, "i64", dictionary_offset),
-        (12, "struct", _statistics(field, values, count - len(values), kind)),
+        (12, "struct", statistics),
     )
     return pages, meta, raw_size, packed_size
 
 
-def _list_levels(offsets: np.ndarray) -> tuple[int, bytes, bytes]:
-    """(level count, repetition levels, definition levels) of a list column, encoded."""
-    width = int(fixed_width(offsets))
-    n = int(offsets[-1] - offsets[0])
-    if width <= 0 or _LITERAL_RUN % width:
-        rep, dfn = list_levels(offsets)
-        return len(rep), _hybrid(rep, 0, 1), _hybrid(dfn, 0, 2)
-    # lists of one width: the repetition levels repeat every _LITERAL_RUN values (one
-    # bit-packed run), and every definition level is 2 (an item): one repeated run
-    pattern = np.ones(_LITERAL_RUN, np.int8)
-    pattern[::width] = 0
-    rep = _hybrid(pattern, 0, 1) * (n // _LITERAL_RUN) + _hybrid(pattern[: n % _LITERAL_RUN], 0, 1)
-    dfn = _varint(n << 1) + b"\x02" if n else b""
-    return n, rep, dfn
-
-
-def _levels(levels: np.ndarray, bit_width: int) -> bytes:
-    body = _hybrid(levels, 0, bit_width)
-    return struct.pack("<i", len(body)) + body
+_NO_NULLS = np.empty(0, np.int8)
 
 
 def _hybrid(values: np.ndarray, lo: int, bit_width: int) -> bytes:
+    """values - lo in the RLE / bit-packed hybrid encoding."""
     out = np.empty(hybrid_bound(len(values), bit_width), np.uint8)
-    end = rle_hybrid(values, lo, bit_width, out, 0)
+    end = rle_hybrid(np.ascontiguousarray(values), lo, bit_width, out, 0)
     return out[:end].tobytes()
 
 
-def _encode_values(
-    kind: pa.DataType, values: np.ndarray, labels: tuple[str, ...] | None, physical: int
-) -> tuple[tuple[int, bytes] | None, tuple[int, bytes]]:
-    """(dictionary (entries, PLAIN bytes) or None, (encoding, page values bytes))."""
-    if labels is not None:  # the labels are the dictionary, the values its indices
-        words = [x.encode() for x in labels] or [b""]
-        plain = b"".join(struct.pack("<i", len(w)) + w for w in words)
-        width = max(int(len(words) - 1).bit_length(), 1)
-        return (len(words), plain), (_RLE_DICTIONARY, bytes([width]) + _hybrid(values, 0, width))
+def warm_up() -> None:
+    """Load (or compile) the writer's kernels for every integer type a column may have."""
+    out = np.empty(256, np.uint8)
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
+        values = np.zeros(9, dtype)
+        for valid in (_NO_NULLS, np.ones(9, np.int8)):
+            value_range(values, valid)
+            dictionary_indices(values, valid, 0, 1, out, 0)
+    flat_levels(_NO_NULLS, 9, out)
+    list_levels(np.arange(3, dtype=np.int64), out)
+
+
+def _plain(values: np.ndarray, physical: int) -> bytes:
+    """PLAIN encoding of the values of a page."""
     if physical == _BOOLEAN:
-        return None, (_PLAIN, np.packbits(values.astype(bool), bitorder="little").tobytes())
+        return np.packbits(values.astype(bool), bitorder="little").tobytes()
     if physical in (_FLOAT, _DOUBLE):
-        return None, (_PLAIN, values.astype("<f4" if physical == _FLOAT else "<f8").tobytes())
-    dtype = "<i8" if physical == _INT64 else "<i4"
-    if len(values) and values.dtype != np.uint64:
-        lo, hi = int(values.min()), int(values.max())
-        if hi - lo < _MAX_DICTIONARY:
-            width = max(int(hi - lo).bit_length(), 1)
-            entries = np.arange(lo, hi + 1, dtype=dtype).tobytes()
-            data = bytes([width]) + _hybrid(values, lo, width)
-            return (hi - lo + 1, entries), (_RLE_DICTIONARY, data)
+        return values.astype("<f4" if physical == _FLOAT else "<f8").tobytes()
     if values.dtype == np.uint64:  # stored as the same 64 bits, read back unsigned
-        return None, (_PLAIN, values.view(np.int64).astype("<i8").tobytes())
-    return None, (_PLAIN, values.astype(dtype).tobytes())
+        return values.view(np.int64).astype("<i8").tobytes()
+    return values.astype("<i8" if physical == _INT64 else "<i4").tobytes()
 
 
-def _statistics(field: pa.Field, values: np.ndarray, nulls: int, physical: int) -> bytes | None:
-    if field.name not in STATISTICS_COLUMNS or physical not in (_INT32, _INT64):
-        return None
-    if not len(values):
+def _statistics(lo: int, hi: int, present: int, nulls: int, physical: int) -> bytes:
+    if not present:
         return _struct((3, "i64", nulls))
     fmt = "<q" if physical == _INT64 else "<i"
-    lo, hi = struct.pack(fmt, int(values.min())), struct.pack(fmt, int(values.max()))
+    low, high = struct.pack(fmt, lo), struct.pack(fmt, hi)
     return _struct(
-        (1, "bin", hi), (2, "bin", lo), (3, "i64", nulls), (5, "bin", hi), (6, "bin", lo)
+        (1, "bin", high), (2, "bin", low), (3, "i64", nulls), (5, "bin", high), (6, "bin", low)
     )
 
 
