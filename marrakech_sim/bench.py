@@ -131,13 +131,16 @@ def breakdown(
     cg = prep.plan.chunk_games(1)
     r = prep.rulesets[0]
     where = np.arange(len(cg))
-    play = runner._play_compiled if prep.match_compiled.all() else runner._play_python
+    compiled = prep.match_compiled.all()
     best = {"play": float("inf"), "tables": float("inf"), "write": float("inf")}
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
         for _ in range(repeats):
             t0 = time.perf_counter()
-            group = play(prep, r, cg, where)
+            if compiled:  # as the runner's workers do: moves into reused buffers
+                group = runner._play_compiled(prep, r, cg, where, reuse=True)
+            else:
+                group = runner._play_python(prep, r, cg, where)
             t1 = time.perf_counter()
             tables = runner._group_parts(prep, r, cg, group)
             t2 = time.perf_counter()
