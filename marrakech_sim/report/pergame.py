@@ -206,10 +206,6 @@ class Games:
     def __len__(self) -> int:
         return len(self.block)
 
-    def take(self, index: np.ndarray | slice) -> dict[str, np.ndarray]:
-        """The per-game arrays at ``index``, by name."""
-        return {name: getattr(self, name)[index] for name in _GAME_ARRAYS}
-
 
 _GAME_ARRAYS = (
     "run",

@@ -160,7 +160,7 @@ def _pair_rows(group: np.ndarray, block_start: np.ndarray, block_index: np.ndarr
     ``np.bincount(group[rows])`` then counts the distinct blocks of each group.
     """
     starts = np.flatnonzero(block_start)
-    if np.array_equal(group, np.repeat(group[starts], np.diff(np.r_[starts, len(group)]))):
+    if block_start[np.flatnonzero(group[1:] != group[:-1]) + 1].all():
         return starts  # one group per block: the block's first game stands for it
     _, first = np.unique(block_index * (int(group.max()) + 1) + group, return_index=True)
     return np.asarray(first)
@@ -170,10 +170,10 @@ def data_tables(
     con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: ReportTables, games: Games
 ) -> None:
     """Runs, rule sets, line-ups and faults; counts from the games' arrays."""
-    n = len(games)
-    block_start = np.r_[n > 0, games.block[1:] != games.block[:-1]] if n else np.zeros(0, bool)
+    total = len(games)
+    block_start = np.r_[True, games.block[1:] != games.block[:-1]] if total else np.zeros(0, bool)
     block_index = np.cumsum(block_start) - 1
-    n_runs = max(len(runs), int(games.run.max()) + 1 if n else 0)
+    n_runs = max(len(runs), int(games.run.max()) + 1 if total else 0)
     run = games.run.astype("int64")
     error = games.is_error.astype("float64")
     matches, match_of = _group_ids(games.match_id)
@@ -215,8 +215,8 @@ def data_tables(
 
     n_rs = len(games.rulesets)
     rc = games.ruleset.astype("int64")
-    first_of_rs = np.full(n_rs, n)
-    np.minimum.at(first_of_rs, rc, np.arange(n))
+    first_of_rs = np.full(n_rs, total)
+    np.minimum.at(first_of_rs, rc, np.arange(total))
     rs_runs = np.bincount(rc * n_runs + run, minlength=n_rs * n_runs).reshape(n_rs, n_runs)
     rs_pairs = _pair_rows(rc, block_start, block_index)
     per_rs = pd.DataFrame(
@@ -253,8 +253,8 @@ def data_tables(
     n_m = len(matches)
     first = np.full(n_m, np.iinfo("int64").max)
     np.minimum.at(first, match_of, games.game_id)
-    first_row = np.full(n_m, n)
-    np.minimum.at(first_row, match_of, np.arange(n))
+    first_row = np.full(n_m, total)
+    np.minimum.at(first_row, match_of, np.arange(total))
     match_pairs = _pair_rows(match_of, block_start, block_index)
     match_frame = pd.DataFrame(
         {
@@ -328,7 +328,7 @@ def data_tables(
     ).df()
     out.tables["fault_kinds"] = kinds
     out.facts.update(
-        n_games=len(games),
+        n_games=total,
         n_balance_games=int(games.balance.sum()),
         n_blocks=int(block_start.sum()),
     )
