@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from marrakech_sim.rng import Rng
 from marrakech_sim.rules import core as k
@@ -29,9 +30,36 @@ FEATURES = 5
 
 
 # ---------------------------------------------------------------- compiled queries
+#
+# Speed (see marrakech_sim.rules.core): these kernels allocate nothing and are compiled
+# with `_nrt=False` (no reference counting on the state array); their helpers are
+# `inline="always"`. The greedy twin (strategies.kernels) runs them twice a turn, so the
+# region queries of one decision share one preparation (`_regions`): on boards of up to
+# 63 squares (N <= 7) a bitboard per colour, where a region is a few shifts away; on
+# larger boards a labelling of the whole board in the state's scratch section.
 
 
-@njit(cache=True)
+@intrinsic
+def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
+    """The number of set bits of an integer (one instruction)."""
+    sig = types.int64(x)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.ctpop(context.cast(builder, args[0], signature.args[0], types.int64))
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _owner(c, p):  # type: ignore[no-untyped-def]
+    """c % p (the seat owning colour c, RULES.md section 1) by subtraction: colours are
+    < P * C with few colours per player, and an integer division is slow in hot loops."""
+    while c >= p:
+        c -= p
+    return c
+
+
+@njit(cache=True, _nrt=False)
 def k_next_walker(s):  # type: ignore[no-untyped-def]
     """The seat who walks after the rotation now asked for; -1 when nobody will.
 
@@ -49,11 +77,11 @@ def k_next_walker(s):  # type: ignore[no-untyped-def]
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def k_landings(s, rotation, out):  # type: ignore[no-untyped-def]
     """out[i] = (x, y, facing) where Assam stops for die face i after `rotation`."""
     n = s[k.N_]
-    f = (s[k.FACING_] + rotation + 4) % 4
+    f = (s[k.FACING_] + rotation + 4) & 3
     for i in range(s[k.NFACES_]):
         x, y, g = k.walk(s[k.X_], s[k.Y_], f, s[s[k.FACES_AT] + i], n)
         out[i, 0] = x
@@ -61,7 +89,7 @@ def k_landings(s, rotation, out):  # type: ignore[no-untyped-def]
         out[i, 2] = g
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped-def]
     """Sum over the die's faces of what `payer` pays after `rotation` (RULES.md section 5).
 
@@ -70,7 +98,7 @@ def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped
     payments to that seat count.
     """
     n = s[k.N_]
-    f = (s[k.FACING_] + rotation + 4) % 4
+    f = (s[k.FACING_] + rotation + 4) & 3
     have = s[s[k.DIRHAMS_AT] + payer]
     out[0] = 0
     out[1] = 0
@@ -85,168 +113,311 @@ def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped
                 out[2] += 1
 
 
-@njit(cache=True)
-def _find(s, lab, x):  # type: ignore[no-untyped-def]
-    """Root of square x in the union-find forest at lab (path halving)."""
-    while s[lab + x] != x:
-        s[lab + x] = s[lab + s[lab + x]]
-        x = s[lab + x]
-    return x
+# ---------------------------------------------------------------- regions, as bitboards
+#
+# Square (x, y) is bit y * N + x. A colour's bitboard is built from four bit planes of
+# colour + 1 (colours < 13 + 1 < 16), made in one pass over the board.
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _board_bits(n):  # type: ignore[no-untyped-def]
+    """(all squares, all but column N-1, all but column 0) as bitboards."""
+    first = 0
+    for y in range(n):
+        first |= 1 << (y * n)
+    return (1 << (n * n)) - 1, ~(first << (n - 1)), ~first
+
+
+@njit(cache=True, inline="always")
+def _flood(r, m, n, not_last, not_first):  # type: ignore[no-untyped-def]
+    """The squares of m 4-connected (RULES.md section 5) to r, a subset of m."""
+    while True:
+        # a step west (>> 1) must not wrap to the row above's last column, a step east
+        # (<< 1) not to the next row's first; north and south fall off the board
+        g = (r | ((r >> 1) & not_last) | ((r << 1) & not_first) | (r >> n) | (r << n)) & m
+        if g == r:
+            return r
+        r = g
+
+
+@njit(cache=True, inline="always")
+def _colour_mask(c, rb):  # type: ignore[no-untyped-def]
+    """The bitboard of colour c from _regions' bit planes."""
+    full, _, _, p0, p1, p2, p3 = rb
+    v = c + 1
+    m = full & (p0 if v & 1 else ~p0)
+    m &= p1 if v & 2 else ~p1
+    m &= p2 if v & 4 else ~p2
+    return m & (p3 if v & 8 else ~p3)
+
+
+# ---------------------------------------------------------------- regions, labelled
+
+
+@njit(cache=True, _nrt=False)
 def k_label_regions(s):  # type: ignore[no-untyped-def]
     """Label the 4-connected regions of each colour (RULES.md section 5) in the scratch
-    section: scratch[sq] = the region's root square, scratch[N*N + root] = its size.
+    section: scratch[sq] = the region's root (its first square), scratch[N*N + root] = its
+    size (an empty square is its own root, of size 0); scratch[2*N*N:3*N*N] is cleared
+    for _rug_region's marks.
 
     One pass over the board (union-find), so a batch of queries costs one labelling
     instead of one flood fill each. The position itself is not changed.
     """
     n = s[k.N_]
+    nn = n * n
     col = s[k.COLOUR_AT]
     lab = s[k.SCRATCH_AT]
-    size = lab + n * n
-    for sq in range(n * n):
-        s[lab + sq] = sq
+    size = lab + nn
+    mark = size + nn
+    # Squares in order, each joined to its left and upper neighbours of its colour. A root
+    # is the first square of its region and every parent comes before its child, so
+    # the left neighbour's parent is its root already (no union since it was labelled).
+    x = 0
+    for sq in range(nn):
         s[size + sq] = 0
-    sq = 0
-    for y in range(n):
-        for x in range(n):
-            c = s[col + sq]
-            if c >= 0:
-                if x > 0 and s[col + sq - 1] == c:
-                    a = _find(s, lab, sq)
-                    b = _find(s, lab, sq - 1)
-                    if a != b:
-                        s[lab + max(a, b)] = min(a, b)
-                if y > 0 and s[col + sq - n] == c:
-                    a = _find(s, lab, sq)
-                    b = _find(s, lab, sq - n)
-                    if a != b:
-                        s[lab + max(a, b)] = min(a, b)
-            sq += 1
-    for sq in range(n * n):
+        s[mark + sq] = 0
+        root = sq
+        c = s[col + sq]
+        if c >= 0:
+            if x > 0 and s[col + sq - 1] == c:
+                root = s[lab + sq - 1]
+            if sq >= n and s[col + sq - n] == c:
+                up = sq - n  # its root, by path halving
+                while s[lab + up] != up:
+                    s[lab + up] = s[lab + s[lab + up]]
+                    up = s[lab + up]
+                if up < root:
+                    if root != sq:
+                        s[lab + root] = up  # two regions meet: the later root joins
+                    root = up
+                elif up > root:
+                    s[lab + up] = root
+        s[lab + sq] = root
+        x += 1
+        if x == n:
+            x = 0
+    # parents come first, so one pass in order flattens every path
+    for sq in range(nn):
         if s[col + sq] >= 0:
-            root = _find(s, lab, sq)
+            root = s[lab + s[lab + sq]]
             s[lab + sq] = root
             s[size + root] += 1
 
 
-@njit(cache=True)
-def _labelled_size(s, sq):  # type: ignore[no-untyped-def]
-    """Region size at sq after k_label_regions (0 when empty)."""
-    if s[s[k.COLOUR_AT] + sq] < 0:
-        return 0
+# ---------------------------------------------------------------- region queries
+
+
+@njit(cache=True, inline="always")
+def _regions(s):  # type: ignore[no-untyped-def]
+    """Prepare the region queries of one decision; the result is passed to them.
+
+    Up to 63 squares: (all squares, edge masks, the four bit planes of colour + 1).
+    Larger boards: zeros, and the board labelled by k_label_regions.
+    """
+    n = s[k.N_]
+    nn = n * n
+    if nn >= 64:
+        k_label_regions(s)
+        return 0, 0, 0, 0, 0, 0, 0
+    full, not_last, not_first = _board_bits(n)
+    col = s[k.COLOUR_AT]
+    p0 = 0
+    p1 = 0
+    p2 = 0
+    p3 = 0
+    for sq in range(nn):
+        v = s[col + sq] + 1
+        p0 |= (v & 1) << sq
+        p1 |= ((v >> 1) & 1) << sq
+        p2 |= ((v >> 2) & 1) << sq
+        p3 |= ((v >> 3) & 1) << sq
+    return full, not_last, not_first, p0, p1, p2, p3
+
+
+@njit(cache=True, inline="always")
+def _region_size(s, sq, c, rb):  # type: ignore[no-untyped-def]
+    """Squares of the region at sq, whose colour c >= 0 is given (rb from _regions)."""
+    full, not_last, not_first, _, _, _, _ = rb
+    if full:
+        return _popcount(_flood(1 << sq, _colour_mask(c, rb), s[k.N_], not_last, not_first))
     lab = s[k.SCRATCH_AT]
     return s[lab + s[k.N_] * s[k.N_] + s[lab + sq]]
 
 
-@njit(cache=True)
-def k_rotation_totals(s, payer, payee, out):  # type: ignore[no-untyped-def]
-    """out[r + 1] = k_payment_totals(s, r, payer, payee) for r = -1, 0, 1, with one
-    walk and at most one flood fill per distinct consecutive face."""
+@njit(cache=True, _nrt=False)
+def _labelled_rug_region(s, x1, y1, x2, y2, stamp):  # type: ignore[no-untyped-def]
+    """_rug_region on a board labelled by k_label_regions (an ordinary call: the inlined
+    bitboard path stays small).
+
+    Each region of the placed colour that the rug covers or touches is counted once, by
+    marking its root with `stamp` (> 0, new for each query of one labelling).
+    """
+    n = s[k.N_]
+    nn = n * n
+    colour = s[k.COLOUR_]
+    col = s[k.COLOUR_AT]
+    lab = s[k.SCRATCH_AT]
+    size = lab + nn
+    mark = size + nn
+    sq1 = y1 * n + x1
+    sq2 = y2 * n + x2
+    region = 2
+    for j in range(2):
+        x = x1 if j == 0 else x2
+        y = y1 if j == 0 else y2
+        sq = sq1 if j == 0 else sq2
+        other = sq2 if j == 0 else sq1
+        if s[col + sq] == colour:
+            region -= 1  # counted again with its region below
+        # the square itself and its neighbours of the placed colour, except the rug's
+        # other square (counted in the 2)
+        for d in range(5):
+            if d == 0:
+                if y == 0:
+                    continue
+                nb = sq - n
+            elif d == 1:
+                if x == n - 1:
+                    continue
+                nb = sq + 1
+            elif d == 2:
+                if y == n - 1:
+                    continue
+                nb = sq + n
+            elif d == 3:
+                if x == 0:
+                    continue
+                nb = sq - 1
+            else:
+                nb = sq
+            if s[col + nb] != colour or (d < 4 and nb == other):
+                continue
+            root = s[lab + nb]
+            if s[mark + root] != stamp:
+                s[mark + root] = stamp
+                region += s[size + root]
+    return region
+
+
+@njit(cache=True, inline="always")
+def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):  # type: ignore[no-untyped-def]
+    """Squares of the placed colour's region after placing the turn's rug on (x1, y1),
+    (x2, y2) (rb from _regions, own from _placing_mask, stamp: see _labelled_rug_region).
+
+    The placed colour's regions only merge: the region is the rug's two squares plus the
+    regions of that colour they cover or touch.
+    """
+    full, not_last, not_first, _, _, _, _ = rb
+    if full:
+        n = s[k.N_]
+        rug = (1 << (y1 * n + x1)) | (1 << (y2 * n + x2))
+        return _popcount(_flood(rug, own | rug, n, not_last, not_first))
+    return _labelled_rug_region(s, x1, y1, x2, y2, stamp)
+
+
+@njit(cache=True, inline="always")
+def _placing_mask(s, rb):  # type: ignore[no-untyped-def]
+    """The bitboard of the colour being placed (0 on labelled boards)."""
+    return _colour_mask(s[k.COLOUR_], rb) if rb[0] else 0
+
+
+@njit(cache=True, inline="always")
+def _rotation_totals(s, r, payer, payee, rb):  # type: ignore[no-untyped-def]
+    """(due, paid, bankrupting faces) of k_payment_totals for rotation r - 1 (rb from
+    _regions), with one walk and one region query per distinct consecutive face."""
     n = s[k.N_]
     p = s[k.P_]
     col = s[k.COLOUR_AT]
     faces = s[k.FACES_AT]
+    out_ = s[k.OUT_AT]
     have = s[s[k.DIRHAMS_AT] + payer]
-    k_label_regions(s)
+    x0 = s[k.X_]
+    y0 = s[k.Y_]
+    f = (s[k.FACING_] + r + 3) & 3
+    x, y, g = x0, y0, f
+    prev = 0
+    due = 0
+    total_due = 0
+    total_paid = 0
+    bankrupt = 0
+    for i in range(s[k.NFACES_]):
+        face = s[faces + i]
+        if i == 0 or face != prev:
+            if face >= prev:
+                x, y, g = k.walk(x, y, g, face - prev, n)
+            else:
+                x, y, g = k.walk(x0, y0, f, face, n)
+            prev = face
+            sq = y * n + x
+            c = s[col + sq]
+            due = 0
+            if c >= 0:  # RULES.md section 5: what a stop on sq costs the payer
+                to = _owner(c, p)
+                if to != payer and s[out_ + to] == 0 and (payee < 0 or to == payee):
+                    due = _region_size(s, sq, c, rb)
+        if due > 0:
+            total_due += due
+            total_paid += min(due, have)
+            if due > have:
+                bankrupt += 1
+    return total_due, total_paid, bankrupt
+
+
+@njit(cache=True, _nrt=False)
+def k_rotation_totals(s, payer, payee, out):  # type: ignore[no-untyped-def]
+    """out[r + 1] = k_payment_totals(s, r, payer, payee) for r = -1, 0, 1, from one
+    preparation of the region queries."""
+    rb = _regions(s)
     for r in range(3):
-        f = (s[k.FACING_] + r + 3) % 4
-        x, y, g = s[k.X_], s[k.Y_], f
-        prev = 0
-        due = 0
-        out[r, 0] = 0
-        out[r, 1] = 0
-        out[r, 2] = 0
-        for i in range(s[k.NFACES_]):
-            face = s[faces + i]
-            if i == 0 or face != prev:
-                if face >= prev:
-                    x, y, g = k.walk(x, y, g, face - prev, n)
-                else:
-                    x, y, g = k.walk(s[k.X_], s[k.Y_], f, face, n)
-                prev = face
-                sq = y * n + x
-                c = s[col + sq]
-                due = 0
-                if c >= 0:
-                    to = c % p
-                    if to != payer and s[s[k.OUT_AT] + to] == 0 and (payee < 0 or to == payee):
-                        due = _labelled_size(s, sq)
-            if due > 0:
-                out[r, 0] += due
-                out[r, 1] += min(due, have)
-                if due > have:
-                    out[r, 2] += 1
+        out[r, 0], out[r, 1], out[r, 2] = _rotation_totals(s, r, payer, payee, rb)
 
 
-@njit(cache=True)
-def k_placements_features(s, codes, count, out):  # type: ignore[no-untyped-def]
-    """What placing the turn's rug on each of codes[:count] would change (F_* columns).
-
-    One row of `out` each, from one region labelling: the placed colour's regions only
-    merge, so the region after placing is the two squares plus the distinct regions of
-    that colour touching them.
-    """
+@njit(cache=True, inline="always")
+def _placement_features(s, code, rb, own, stamp):  # type: ignore[no-untyped-def]
+    """The F_* features of placing the turn's rug on `code` (rb, own: _regions and
+    _placing_mask; stamp: see _rug_region) as (region, opponent halves, own halves,
+    opponent region, covered seats)."""
     n = s[k.N_]
     p = s[k.P_]
     mover = s[k.SEAT_]
-    colour = s[k.COLOUR_]
     col = s[k.COLOUR_AT]
     out_ = s[k.OUT_AT]
-    lab = s[k.SCRATCH_AT]
-    size = lab + n * n
-    k_label_regions(s)
-    roots = np.empty(10, np.int64)
+    x1, y1, x2, y2 = k.unpack_placement(code)
+    opponent = 0
+    mine = 0
+    largest = 0
+    seats = 0
+    for j in range(2):
+        sq = y1 * n + x1 if j == 0 else y2 * n + x2
+        c = s[col + sq]
+        if c >= 0:
+            o = _owner(c, p)
+            seats |= 1 << o
+            if o == mover:
+                mine += 1
+            elif s[out_ + o] == 0:
+                opponent += 1
+                largest = max(largest, _region_size(s, sq, c, rb))
+    region = _rug_region(s, x1, y1, x2, y2, rb, own, stamp)
+    return region, opponent, mine, largest, seats
+
+
+@njit(cache=True, _nrt=False)
+def k_placements_features(s, codes, count, out):  # type: ignore[no-untyped-def]
+    """What placing the turn's rug on each of codes[:count] would change (F_* columns).
+
+    One row of `out` each, from one preparation of the region queries.
+    """
+    rb = _regions(s)
+    own = _placing_mask(s, rb)
     for i in range(count):
-        x1, y1, x2, y2 = k.unpack_placement(codes[i])
-        row = out[i]
-        opponent = 0
-        own = 0
-        largest = 0
-        seats = 0
-        region = 2
-        nroots = 0
-        for j in range(2):
-            x = x1 if j == 0 else x2
-            y = y1 if j == 0 else y2
-            sq = y * n + x
-            c = s[col + sq]
-            if c >= 0:
-                o = c % p
-                seats |= 1 << o
-                if o == mover:
-                    own += 1
-                elif s[out_ + o] == 0:
-                    opponent += 1
-                    largest = max(largest, s[size + s[lab + sq]])
-                if c == colour:
-                    region -= 1  # counted again with its region below
-            for d in range(5):
-                nx = x + (k.dx(d) if d < 4 else 0)
-                ny = y + (k.dy(d) if d < 4 else 0)
-                if nx < 0 or ny < 0 or nx >= n or ny >= n:
-                    continue
-                nb = ny * n + nx
-                if s[col + nb] != colour:
-                    continue
-                if d < 4 and ((nx == x1 and ny == y1) or (nx == x2 and ny == y2)):
-                    continue  # the other square of the rug: counted in the 2
-                root = s[lab + nb]
-                seen = False
-                for m in range(nroots):
-                    if roots[m] == root:
-                        seen = True
-                if not seen:
-                    roots[nroots] = root
-                    nroots += 1
-                    region += s[size + root]
-        row[F_REGION] = region
-        row[F_OPPONENT_HALVES] = opponent
-        row[F_OPPONENT_REGION] = largest
-        row[F_OWN_HALVES] = own
-        row[F_COVERED_SEATS] = seats
+        region, opponent, mine, largest, seats = _placement_features(s, codes[i], rb, own, i + 1)
+        out[i, F_REGION] = region
+        out[i, F_OPPONENT_HALVES] = opponent
+        out[i, F_OPPONENT_REGION] = largest
+        out[i, F_OWN_HALVES] = mine
+        out[i, F_COVERED_SEATS] = seats
 
 
 @njit(cache=True)

@@ -16,14 +16,11 @@ from numba import njit
 from marrakech_sim.rng import rng_below
 from marrakech_sim.rules import core as k
 from marrakech_sim.view import (
-    F_OPPONENT_HALVES,
-    F_OPPONENT_REGION,
-    F_OWN_HALVES,
-    F_REGION,
-    FEATURES,
+    _placement_features,
+    _placing_mask,
+    _regions,
+    _rotation_totals,
     k_next_walker,
-    k_placements_features,
-    k_rotation_totals,
 )
 
 GREEDY_PARAMETERS = ("area", "cover", "block", "waste", "ruin")
@@ -31,9 +28,24 @@ G_AREA, G_COVER, G_BLOCK, G_WASTE, G_RUIN = range(5)
 
 
 # ---------------------------------------------------------------- greedy scores
+#
+# Speed: the greedy decisions run inside the compiled game loop, which is compiled
+# without numba's runtime (see marrakech_sim.rules.core). They allocate nothing (scores
+# are scalars, ties a bit mask), so they are `_nrt=False` too; each prepares its region
+# queries once (marrakech_sim.view._regions) and scores with inlined helpers.
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _rotation_score(s, r, me, walker, ruin, rb):  # type: ignore[no-untyped-def]
+    """The greedy score of rotation r - 1 (see greedy_rotation_scores; rb: _regions)."""
+    if walker == me or walker < 0:
+        due, _, bankrupt = _rotation_totals(s, r, me, -1, rb)
+        return -(due + ruin * bankrupt)
+    _, paid, bankrupt = _rotation_totals(s, r, walker, me, rb)
+    return paid + ruin * bankrupt
+
+
+@njit(cache=True, _nrt=False)
 def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
     """out[r + 1] = the greedy score of rotation r (higher is better).
 
@@ -44,75 +56,94 @@ def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
     """
     me = s[k.SEAT_]
     walker = k_next_walker(s)
-    tot = np.empty((3, 3), np.int64)
-    if walker == me or walker < 0:
-        k_rotation_totals(s, me, -1, tot)
-        for r in range(3):
-            out[r] = -(tot[r, 0] + params[G_RUIN] * tot[r, 2])
-    else:
-        k_rotation_totals(s, walker, me, tot)
-        for r in range(3):
-            out[r] = tot[r, 1] + params[G_RUIN] * tot[r, 2]
+    rb = _regions(s)
+    for r in range(3):
+        out[r] = _rotation_score(s, r, me, walker, params[G_RUIN], rb)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _placement_score(s, params, code, rb, own, stamp):  # type: ignore[no-untyped-def]
+    """The greedy score of placing on `code` (see greedy_placement_scores)."""
+    region, opponent, mine, largest, _ = _placement_features(s, code, rb, own, stamp)
+    return (
+        params[G_AREA] * region
+        + params[G_COVER] * opponent
+        + params[G_BLOCK] * largest
+        - params[G_WASTE] * mine
+    )
+
+
+@njit(cache=True, _nrt=False)
 def greedy_placement_scores(s, params, options, count, out):  # type: ignore[no-untyped-def]
     """out[i] = area * own region after + cover * opponent halves covered
     + block * largest opponent region covered into - waste * own halves covered."""
-    f = np.empty((count, FEATURES), np.int64)
-    k_placements_features(s, options, count, f)
+    rb = _regions(s)
+    own = _placing_mask(s, rb)
     for i in range(count):
-        out[i] = (
-            params[G_AREA] * f[i, F_REGION]
-            + params[G_COVER] * f[i, F_OPPONENT_HALVES]
-            + params[G_BLOCK] * f[i, F_OPPONENT_REGION]
-            - params[G_WASTE] * f[i, F_OWN_HALVES]
-        )
+        out[i] = _placement_score(s, params, options[i], rb, own, i + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _tie(best, ties, mask, i, score):  # type: ignore[no-untyped-def]
+    """One step of pick_best's scan: (best, ties, bit mask of the tied indices) after
+    the score of index i."""
+    if score > best:
+        return score, 1, 1 << i
+    if score == best:
+        return best, ties + 1, mask | (1 << i)
+    return best, ties, mask
+
+
+@njit(cache=True, inline="always")
+def _pick_tied(ties, mask, rng):  # type: ignore[no-untyped-def]
+    """The index picked among the `ties` tied ones in `mask`: the lowest, or with a
+    non-empty rng and several tied, the one chosen by one draw."""
+    if ties > 1 and rng.shape[0] > 0:
+        for _ in range(rng_below(rng, ties)):
+            mask &= mask - 1  # drop the lowest
+    i = 0
+    while not (mask >> i) & 1:
+        i += 1
+    return i
+
+
+@njit(cache=True, _nrt=False)
 def pick_best(scores, count, rng):  # type: ignore[no-untyped-def]
-    """Index of the best of scores[:count]; ties by one draw from `rng` (only if tied).
+    """Index of the best of scores[:count] (count <= 63); ties by one draw from `rng`
+    (only if tied).
 
     With rng of length 0 the first best is taken (the search strategies' opponent model).
     """
-    best = scores[0]
-    ties = 1
+    best, ties, mask = scores[0], 1, 1
     for i in range(1, count):
-        if scores[i] > best:
-            best = scores[i]
-            ties = 1
-        elif scores[i] == best:
-            ties += 1
-    pick = 0
-    if ties > 1 and rng.shape[0] > 0:
-        pick = rng_below(rng, ties)
-    for i in range(count):
-        if scores[i] == best:
-            if pick == 0:
-                return i
-            pick -= 1
-    return 0
+        best, ties, mask = _tie(best, ties, mask, i, scores[i])
+    return _pick_tied(ties, mask, rng)
 
 
-# _nrt=True: it allocates, and is called from kernels compiled without the runtime
-# (strategies.compiled), whose setting numba would otherwise pass on
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def greedy_rotation(s, params, rng):  # type: ignore[no-untyped-def]
-    """The greedy rotation (-1, 0 or 1)."""
-    scores = np.empty(3)
-    greedy_rotation_scores(s, params, scores)
-    return pick_best(scores, 3, rng) - 1
+    """The greedy rotation (-1, 0 or 1): pick_best of greedy_rotation_scores."""
+    me = s[k.SEAT_]
+    walker = k_next_walker(s)
+    ruin = params[G_RUIN]
+    rb = _regions(s)
+    best, ties, mask = _rotation_score(s, 0, me, walker, ruin, rb), 1, 1
+    for r in range(1, 3):
+        best, ties, mask = _tie(best, ties, mask, r, _rotation_score(s, r, me, walker, ruin, rb))
+    return _pick_tied(ties, mask, rng) - 1
 
 
-# _nrt=True: it allocates, and is called from kernels compiled without the runtime
-# (strategies.compiled), whose setting numba would otherwise pass on
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def greedy_placement(s, params, rng, options, count):  # type: ignore[no-untyped-def]
-    """Index into options[:count] of the greedy placement."""
-    scores = np.empty(count)
-    greedy_placement_scores(s, params, options, count, scores)
-    return pick_best(scores, count, rng)
+    """Index into options[:count] of the greedy placement: pick_best of
+    greedy_placement_scores."""
+    rb = _regions(s)
+    own = _placing_mask(s, rb)
+    best, ties, mask = _placement_score(s, params, options[0], rb, own, 1), 1, 1
+    for i in range(1, count):
+        score = _placement_score(s, params, options[i], rb, own, i + 1)
+        best, ties, mask = _tie(best, ties, mask, i, score)
+    return _pick_tied(ties, mask, rng)
 
 
 # ---------------------------------------------------------------- evaluation

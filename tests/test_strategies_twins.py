@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from marrakech_sim import turns
 from marrakech_sim.game import play_game
+from marrakech_sim.rng import Rng
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.state import GameState, _placement_codes
 from marrakech_sim.strategy import StrategySpec
+from marrakech_sim.view import GameView
 from strategies import compiled, twins
+from strategies.greedy import _pick_best
+from strategies.kernels import greedy_placement_scores, greedy_rotation_scores, pick_best
 
 END_REASONS = {k.END_RUGS_EXHAUSTED: "rugs_exhausted", k.END_ONE_LEFT: "one_left"}
 RULES = {
@@ -18,6 +25,11 @@ RULES = {
     "3p-orient-at-end": Rules(players=3, orient_at_end=True),
     "2p": Rules(players=2),
     "4p-orient-at-end-poor": Rules(orient_at_end=True, starting_dirhams=5),
+    # region queries by bitboard up to 7 x 7, from a labelling of the board above
+    "3p-two-colours-board5": Rules(
+        players=3, colours_per_player=2, rugs_per_colour=4, board_size=5
+    ),
+    "4p-board9": Rules(board_size=9),
 }
 LINEUPS = {
     "random": ["random"],
@@ -86,3 +98,47 @@ def test_twin_parameters_follow_the_declared_order() -> None:
         twins.encode_params("greedy", {"area": 1, "cover": 1, "block": 1, "waste": 1})
     assert twins.compiled_twin(StrategySpec.of("greedy-block").load_class()) == "greedy"
     assert twins.twin_of(StrategySpec.of("expectimax").build()) is None
+
+
+def test_compiled_pick_best_draws_as_the_python_form() -> None:
+    """The twins' pick_best picks the index greedy's _pick_best picks from the same stream,
+    drawing only among ties, as often; with an empty stream, the first best."""
+    rnd = np.random.default_rng(3)
+    for trial in range(400):
+        count = int(rnd.integers(1, 17))
+        scores = rnd.integers(-2, 2, count) * 0.5
+        python, twin = Rng(trial, 64), Rng(trial, 64)
+        view = SimpleNamespace(rng=python)
+        assert pick_best(scores, count, twin.state) == _pick_best(view, scores.tolist())
+        assert twin.getstate() == python.getstate()
+        first = int(np.flatnonzero(scores == scores.max())[0])
+        assert pick_best(scores, count, np.empty(0, np.uint64)) == first
+
+
+@pytest.mark.parametrize("rules_name", list(RULES))
+def test_twin_scores_equal_the_python_scores(rules_name: str) -> None:
+    """The twin's rotation and placement scores are the Python form's floats, exactly,
+    at every decision of random games."""
+    rules = RULES[rules_name]
+    strategies = [StrategySpec.of(ref).build() for ref in ("greedy", "greedy-block")]
+    placement_codes = _placement_codes(rules.board_size)
+    rnd = np.random.default_rng(5)
+    for _ in range(3):
+        state = GameState.start(rules)
+        while not state.is_over:
+            actions = state.legal_actions()
+            if state.phase in ("orient", "place"):
+                for strategy in strategies:
+                    s = np.array(state.packed)
+                    view = GameView(rules, s, state.seat, Rng(1, 64))
+                    vector = twins.twin_of(strategy)[1]  # type: ignore[index]
+                    if state.phase == "orient":
+                        out = np.empty(3)
+                        greedy_rotation_scores(s, vector, out)
+                        assert out.tolist() == strategy.rotation_scores(view)
+                    else:
+                        codes = np.array([placement_codes[a] for a in actions], np.int64)
+                        out = np.empty(len(actions))
+                        greedy_placement_scores(s, vector, codes, len(actions), out)
+                        assert out.tolist() == strategy.placement_scores(view, actions)
+            state = state.apply(actions[int(rnd.integers(len(actions)))])

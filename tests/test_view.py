@@ -17,6 +17,11 @@ from marrakech_sim.view import (
     F_OWN_HALVES,
     F_REGION,
     GameView,
+    _labelled_rug_region,
+    _placing_mask,
+    _regions,
+    _rug_region,
+    k_label_regions,
     k_payment_totals,
     k_rotation_totals,
 )
@@ -47,10 +52,19 @@ def assert_same_position(a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_array_equal(a[keep], b[keep])
 
 
-RULES = [Rules(), Rules(players=2), Rules(players=3, orient_at_end=True, starting_dirhams=8)]
+# boards of up to 63 squares answer region queries with bitboards, larger ones from a
+# labelling of the board (view._regions): both are checked
+RULES = [
+    Rules(),
+    Rules(players=2),
+    Rules(players=3, orient_at_end=True, starting_dirhams=8),
+    Rules(board_size=5, players=3, colours_per_player=2, rugs_per_colour=4),
+    Rules(board_size=9, players=3, starting_dirhams=10),
+]
+IDS = ["4p", "2p", "3p-end", "3p-two-colours-board5", "3p-board9"]
 
 
-@pytest.mark.parametrize("rules", RULES, ids=["4p", "2p", "3p-end"])
+@pytest.mark.parametrize("rules", RULES, ids=IDS)
 def test_landing_matches_walking_the_state(rules: Rules) -> None:
     """landing(rotation, roll) is where GameState puts Assam after that rotation and roll."""
     for state in positions(rules, "orient", 10):
@@ -68,7 +82,7 @@ def test_landing_matches_walking_the_state(rules: Rules) -> None:
                 assert view.landing(rotation, face) == (x, y, FACINGS[f])
 
 
-@pytest.mark.parametrize("rules", RULES, ids=["4p", "2p", "3p-end"])
+@pytest.mark.parametrize("rules", RULES, ids=IDS)
 def test_payment_queries_agree(rules: Rules) -> None:
     """payment_totals equals summing payment_at over the landings, and the batched
     k_rotation_totals (one region labelling) equals the per-rotation flood fills."""
@@ -98,7 +112,7 @@ def test_payment_queries_agree(rules: Rules) -> None:
         assert_same_position(s, np.array(state.packed))
 
 
-@pytest.mark.parametrize("rules", RULES, ids=["4p", "2p", "3p-end"])
+@pytest.mark.parametrize("rules", RULES, ids=IDS)
 def test_placement_effects_match_placing(rules: Rules) -> None:
     """placement_effect and the batched placement_features describe what applying the
     placement to a GameState really gives, and change nothing."""
@@ -131,6 +145,73 @@ def test_placement_effects_match_placing(rules: Rules) -> None:
             assert effect.covered == (state.square(x1, y1), state.square(x2, y2))
             assert set(effect.covered_seats) == {o for o in owners if o is not None}
         assert_same_position(np.array(view.packed), before)
+
+
+def flood_labels(board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Plain labelling of a square board of colours (-1 empty): each square's root (the
+    first square of its 4-connected region of one colour; an empty square itself) and
+    each root's region size."""
+    n = board.shape[0]
+    flat = board.reshape(-1)
+    root = np.arange(n * n)
+    size = np.zeros(n * n, np.int64)
+    seen = np.zeros(n * n, bool)
+    for start in range(n * n):
+        if flat[start] < 0 or seen[start]:
+            continue
+        region, todo = [], [start]
+        seen[start] = True
+        while todo:
+            sq = todo.pop()
+            region.append(sq)
+            x, y = sq % n, sq // n
+            for nx, ny in ((x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)):
+                nb = ny * n + nx
+                if 0 <= nx < n and 0 <= ny < n and not seen[nb] and flat[nb] == flat[sq]:
+                    seen[nb] = True
+                    todo.append(nb)
+        root[region] = start
+        size[start] = len(region)
+    return root, size
+
+
+@pytest.mark.parametrize("board_size", [5, 7, 9, 11])
+def test_label_regions_matches_a_flood_fill(board_size: int) -> None:
+    """k_label_regions gives each square its region's first square and each region its
+    size, also for the spirals and combs whose parts join late in its one pass."""
+    rules = Rules(board_size=board_size)
+    n = board_size
+    rnd = np.random.default_rng(board_size)
+    boards = [rnd.integers(-1, colours, (n, n)) for colours in (1, 2, 3) for _ in range(30)]
+    comb = np.full((n, n), 1)
+    comb[1::2, 1:] = -1  # teeth that join only in the first column
+    snake = np.full((n, n), 2)
+    for y in range(1, n, 2):
+        snake[y, :] = -1
+        snake[y, n - 1 if y % 4 == 1 else 0] = 2  # one long path, back and forth
+    shapes = [comb, comb.T, comb[:, ::-1], comb[::-1].T, snake, snake.T, snake[::-1, ::-1]]
+    for board in boards + shapes:
+        s = k.initial_state(rules)
+        s[s[k.COLOUR_AT] : s[k.COLOUR_AT] + n * n] = board.reshape(-1)
+        k_label_regions(s)
+        lab = s[k.SCRATCH_AT]
+        root, size = flood_labels(board)
+        np.testing.assert_array_equal(s[lab : lab + n * n], root)
+        np.testing.assert_array_equal(s[lab + n * n : lab + 2 * n * n], size)
+
+
+def test_bitboard_and_labelled_rug_regions_agree() -> None:
+    """On a board small enough for bitboards, the rug's region after placing is the same
+    by bitboard and from the board's labelling (the path of larger boards)."""
+    for rules in (Rules(), Rules(board_size=5, players=2)):
+        for state in positions(rules, "place", 40, seed=11):
+            s = np.array(state.packed)
+            rb = _regions(s)
+            own = _placing_mask(s, rb)
+            k_label_regions(s)
+            for stamp, ((x1, y1), (x2, y2)) in enumerate(state.legal_actions(), 1):
+                by_bits = _rug_region(s, x1, y1, x2, y2, rb, own, stamp)
+                assert by_bits == _labelled_rug_region(s, x1, y1, x2, y2, stamp)
 
 
 def test_view_reads_the_live_position() -> None:
