@@ -159,8 +159,8 @@ class Column:
 
     values: one per row, or for a list column one per item (flat); for a string column,
     indices into `labels`; any value where a row is null. valid: per row, None when no
-    row is null. offsets: for a list column, row i's items are values[offsets[i]:offsets[i
-    + 1]] (lists and their items are never null).
+    row is null. offsets: for a list column (int64, rows + 1), row i's items are
+    values[offsets[i]:offsets[i + 1]]; lists and their items are never null.
     """
 
     values: np.ndarray
@@ -231,6 +231,8 @@ def concat_parts(parts: Sequence[Part]) -> Part:
             for c in cols:
                 remap = np.array([index[x] for x in c.labels or ()] or [0], np.int32)
                 values.append(remap[c.values])
+        elif cols[0].offsets is not None:  # the items of the rows only
+            values = [c.values[c.offsets[0] : c.offsets[-1]] for c in cols]  # type: ignore[index]
         else:
             values = [c.values for c in cols]
         valid = None
@@ -379,21 +381,6 @@ def moves_part(
     return Part(schema, tuple(cols[name] for name in schema.names))
 
 
-def games_table(**kwargs: Any) -> pa.Table:
-    """`games_part` as an Arrow table."""
-    return games_part(**kwargs).to_arrow()
-
-
-def seats_table(**kwargs: Any) -> pa.Table:
-    """`seats_part` as an Arrow table."""
-    return seats_part(**kwargs).to_arrow()
-
-
-def moves_table(**kwargs: Any) -> pa.Table:
-    """`moves_part` as an Arrow table."""
-    return moves_part(**kwargs).to_arrow()
-
-
 # ---------------------------------------------------------------- writing
 
 
@@ -478,8 +465,8 @@ def _leaf_type(kind: pa.DataType) -> tuple[int, list[tuple[int, str, Any]]]:
 
 
 @functools.lru_cache(maxsize=32)
-def _file_constants(schema: pa.Schema) -> tuple[bytes, bytes, bytes, tuple[int, ...]]:
-    """Encoded schema elements, column orders, key-value metadata; leaf physical types."""
+def _file_constants(schema: pa.Schema) -> tuple[list[bytes], list[bytes], bytes, tuple[int, ...]]:
+    """Encoded schema elements, column orders, the Arrow schema key-value; leaf types."""
     elements = [_struct((3, "i32", _REQUIRED), (4, "str", "schema"), (5, "i32", len(schema)))]
     physical = []
     for field in schema:
@@ -510,11 +497,12 @@ def _file_constants(schema: pa.Schema) -> tuple[bytes, bytes, bytes, tuple[int, 
             )
         physical.append(kind)
     type_order = _struct((1, "struct", b"\0"))
+    # pyarrow's readers take column types and names back from the serialised Arrow schema
     arrow_schema = base64.b64encode(schema.serialize().to_pybytes()).decode()
     return (
-        _list("struct", elements),
-        _list("struct", [type_order] * len(physical)),
-        _list("struct", [_struct((1, "str", "ARROW:schema"), (2, "str", arrow_schema))]),
+        elements,
+        [type_order] * len(physical),
+        _struct((1, "str", "ARROW:schema"), (2, "str", arrow_schema)),
         tuple(physical),
     )
 
@@ -523,7 +511,7 @@ def encode_parquet(part: Part) -> list[bytes | pa.Buffer]:
     """The bytes of a Parquet file holding `part`, in pieces to write one after another."""
     from marrakech_sim import __version__
 
-    schema_bytes, orders, metadata, physical = _file_constants(part.schema)
+    elements, orders, arrow_schema, physical = _file_constants(part.schema)
     codec = pa.Codec(COMPRESSION, COMPRESSION_LEVEL)
     pieces: list[bytes | pa.Buffer] = [b"PAR1"]
     offset = 4
@@ -554,12 +542,12 @@ def encode_parquet(part: Part) -> list[bytes | pa.Buffer]:
         )
     footer = _struct(
         (1, "i32", 2),
-        (2, "raw", schema_bytes),
+        (2, "list", ("struct", elements)),
         (3, "i64", n),
         (4, "list", ("struct", groups)),
-        (5, "raw", metadata),
+        (5, "list", ("struct", [arrow_schema])),
         (6, "str", f"marrakech_sim version {__version__}"),
-        (7, "raw", orders),
+        (7, "list", ("struct", orders)),
     )
     pieces += [footer, struct.pack("<i", len(footer)), b"PAR1"]
     return pieces
@@ -569,84 +557,44 @@ def _column_chunk(
     field: pa.Field, col: Column, kind: int, offset: int, codec: pa.Codec
 ) -> tuple[list[bytes | pa.Buffer], bytes, int, int]:
     """One column chunk: (pages, ColumnMetaData, uncompressed size, compressed size)."""
-    is_list = col.offsets is not None
-    values = col.values if not is_list else col.values[col.offsets[0] : col.offsets[-1]]  # type: ignore[index]
-    rows = len(col)
-    valid = _NO_NULLS if col.valid is None else col.valid.view(np.int8)
-    # a V1 data page: levels (each prefixed by its byte length), then the values
-    count = len(values) if is_list else rows
-    if col.valid is not None and (is_list or not field.nullable):
-        raise ValueError(f"column {field.name!r} has nulls; its field does not allow them")
-    size = 8 + 2 * hybrid_bound(len(values) + rows, 2) + hybrid_bound(len(values), 16)
-    out = np.empty(size, np.uint8)
-    if is_list:
-        end, count = list_levels(np.asarray(col.offsets, np.int64), out)
-    elif field.nullable:
-        end = flat_levels(valid, rows, out)
-    else:
-        end = 0
-    lo, hi, present = 0, -1, rows
-    ranged = kind in (_INT32, _INT64) and col.labels is None and values.dtype != np.uint64
-    if ranged:
-        lo, hi, present = value_range(values, valid)
-    dictionary = None
-    if col.labels is not None:  # the labels are the dictionary, the values its indices
-        words = [x.encode() for x in col.labels] or [b""]
-        dictionary = (len(words), b"".join(struct.pack("<i", len(w)) + w for w in words))
-        width = max(int(len(words) - 1).bit_length(), 1)
-        end = dictionary_indices(values, valid, 0, width, out, end)
-    elif ranged and present and hi - lo < _MAX_DICTIONARY:  # integers: the dictionary is lo..hi
-        entries = np.arange(lo, hi + 1, dtype="<i8" if kind == _INT64 else "<i4").tobytes()
-        dictionary = (hi - lo + 1, entries)
-        width = max(int(hi - lo).bit_length(), 1)
-        end = dictionary_indices(values, valid, lo, width, out, end)
-    page: bytes | np.ndarray = out[:end]
-    if dictionary is None:
-        page = out[:end].tobytes() + _plain(
-            values if col.valid is None else values[col.valid], kind
-        )
+    body = _page_body(field, col, kind)
     pages: list[bytes | pa.Buffer] = []
     raw_size = packed_size = 0
     dictionary_offset = None
-    if dictionary is not None:
-        packed = codec.compress(dictionary[1])
+    if body.dictionary is not None:
+        entries, plain = body.dictionary
+        packed = codec.compress(plain)
         header = _page_header(
             _DICTIONARY_PAGE,
-            len(dictionary[1]),
+            len(plain),
             packed.size,
-            (7, "struct", _struct((1, "i32", dictionary[0]), (2, "i32", _PLAIN))),
+            (7, "struct", _struct((1, "i32", entries), (2, "i32", _PLAIN))),
         )
         pages += [header, packed]
         dictionary_offset = offset
-        raw_size += len(header) + len(dictionary[1])
+        raw_size += len(header) + len(plain)
         packed_size += len(header) + packed.size
-    packed = codec.compress(page)
-    encoding = _PLAIN if dictionary is None else _RLE_DICTIONARY
-    header = _page_header(
-        _DATA_PAGE,
-        len(page),
-        packed.size,
-        (
-            5,
-            "struct",
-            _struct((1, "i32", count), (2, "i32", encoding), (3, "i32", _RLE), (4, "i32", _RLE)),
-        ),
+    packed = codec.compress(body.data)
+    encoding = _PLAIN if body.dictionary is None else _RLE_DICTIONARY
+    data_page = _struct(
+        (1, "i32", body.levels), (2, "i32", encoding), (3, "i32", _RLE), (4, "i32", _RLE)
     )
+    header = _page_header(_DATA_PAGE, len(body.data), packed.size, (5, "struct", data_page))
     pages += [header, packed]
     data_offset = offset + packed_size
-    raw_size += len(header) + len(page)
+    raw_size += len(header) + len(body.data)
     packed_size += len(header) + packed.size
-    encodings = [_PLAIN, _RLE, _RLE_DICTIONARY] if dictionary is not None else [_PLAIN, _RLE]
-    path = [field.name, "list", "element"] if is_list else [field.name]
+    encodings = [_PLAIN, _RLE] + ([_RLE_DICTIONARY] if body.dictionary is not None else [])
+    path = [field.name, "list", "element"] if col.offsets is not None else [field.name]
     statistics = None
     if field.name in STATISTICS_COLUMNS and kind in (_INT32, _INT64):
-        statistics = _statistics(lo, hi, present, count - present, kind)
+        statistics = _statistics(body, kind)
     meta = _struct(
         (1, "i32", kind),
         (2, "list", ("i32", encodings)),
         (3, "list", ("str", path)),
         (4, "i32", _ZSTD),
-        (5, "i64", count),
+        (5, "i64", body.levels),
         (6, "i64", raw_size),
         (7, "i64", packed_size),
         (9, "i64", data_offset),
@@ -654,6 +602,58 @@ def _column_chunk(
         (12, "struct", statistics),
     )
     return pages, meta, raw_size, packed_size
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Body:
+    """A column chunk's data page before compression, and what its metadata needs."""
+
+    data: bytes | np.ndarray  # levels, then values (V1 data page)
+    levels: int  # level entries (rows, or list items and empty lists): the page's num_values
+    dictionary: tuple[int, bytes] | None  # (entries, PLAIN bytes) of the dictionary page
+    lo: int  # least and greatest value when an integer column has any (else hi < lo)
+    hi: int
+    present: int  # non-null values
+
+
+def _page_body(field: pa.Field, col: Column, kind: int) -> _Body:
+    """The levels and values of a column chunk's one data page."""
+    is_list = col.offsets is not None
+    if col.valid is not None and (is_list or not field.nullable):
+        raise ValueError(f"column {field.name!r} has nulls; its field does not allow them")
+    values = col.values
+    if col.offsets is not None:
+        values = values[col.offsets[0] : col.offsets[-1]]
+    rows = len(col)
+    valid = _NO_NULLS if col.valid is None else col.valid.view(np.int8)
+    # room for levels (two kinds at most, each length-prefixed) and 16-bit indices
+    out = np.empty(
+        8 + 2 * hybrid_bound(len(values) + rows, 2) + hybrid_bound(len(values), 16), np.uint8
+    )
+    levels = rows
+    if col.offsets is not None:
+        end, levels = list_levels(np.asarray(col.offsets, np.int64), out)
+    elif field.nullable:
+        end = flat_levels(valid, rows, out)
+    else:
+        end = 0
+    lo, hi, present = 0, -1, rows
+    ranged = kind in (_INT32, _INT64) and col.labels is None and values.dtype != np.uint64
+    if ranged:
+        lo, hi, present = (int(x) for x in value_range(values, valid))
+    if col.labels is not None:  # the labels are the dictionary, the values its indices
+        words = [x.encode() for x in col.labels] or [b""]
+        plain = b"".join(struct.pack("<i", len(w)) + w for w in words)
+        width = max((len(words) - 1).bit_length(), 1)
+        end = dictionary_indices(values, valid, 0, width, out, end)
+        return _Body(out[:end], levels, (len(words), plain), lo, hi, present)
+    if ranged and present and hi - lo < _MAX_DICTIONARY:  # integers: the dictionary is lo..hi
+        entries = np.arange(lo, hi + 1, dtype="<i8" if kind == _INT64 else "<i4").tobytes()
+        width = max((hi - lo).bit_length(), 1)
+        end = dictionary_indices(values, valid, lo, width, out, end)
+        return _Body(out[:end], levels, (hi - lo + 1, entries), lo, hi, present)
+    plain = _plain(values if col.valid is None else values[col.valid], kind)
+    return _Body(out[:end].tobytes() + plain, levels, None, lo, hi, present)
 
 
 _NO_NULLS = np.empty(0, np.int8)
@@ -689,11 +689,13 @@ def _plain(values: np.ndarray, physical: int) -> bytes:
     return values.astype("<i8" if physical == _INT64 else "<i4").tobytes()
 
 
-def _statistics(lo: int, hi: int, present: int, nulls: int, physical: int) -> bytes:
-    if not present:
+def _statistics(body: _Body, physical: int) -> bytes:
+    """Statistics of an integer column chunk: null count, min and max (old and new fields)."""
+    nulls = body.levels - body.present
+    if not body.present:
         return _struct((3, "i64", nulls))
     fmt = "<q" if physical == _INT64 else "<i"
-    low, high = struct.pack(fmt, lo), struct.pack(fmt, hi)
+    low, high = struct.pack(fmt, body.lo), struct.pack(fmt, body.hi)
     return _struct(
         (1, "bin", high), (2, "bin", low), (3, "i64", nulls), (5, "bin", high), (6, "bin", low)
     )
@@ -705,8 +707,7 @@ def _page_header(page_type: int, raw: int, packed: int, header: tuple[int, str, 
 
 # Thrift compact protocol, the little of it Parquet's footer and page headers use:
 # a struct is field headers (id delta << 4 | type) and values, then a 0 byte.
-_TYPE_CODES = {"i8": 3, "i16": 4, "i32": 5, "i64": 6, "bin": 8, "str": 8, "list": 9}
-_TYPE_CODES |= {"struct": 12, "raw": 9}
+_TYPE_CODES = {"i8": 3, "i16": 4, "i32": 5, "i64": 6, "bin": 8, "str": 8, "list": 9, "struct": 12}
 
 
 def _varint(n: int) -> bytes:
@@ -733,7 +734,7 @@ def _value(kind: str, value: Any) -> bytes:
     if kind == "list":
         item_kind, items = value
         return _list(item_kind, [_value(item_kind, x) for x in items])
-    return value  # "struct", "raw": already encoded
+    return value  # "struct": already encoded
 
 
 def _list(item_kind: str, encoded: Sequence[bytes]) -> bytes:
@@ -757,7 +758,7 @@ def _struct(*fields: tuple[int, str, Any]) -> bytes:
             out += _int(field_id)
         last = field_id
         if kind != "bool":
-            out += value if kind == "raw" else _value(kind, value)
+            out += _value(kind, value)
     out.append(0)
     return bytes(out)
 
