@@ -1,9 +1,9 @@
 """Measure games per second of the tournament runner, with and without move records.
 
 `bench` plays one line-up under one rule set through the real runner: with records,
-every chunk is converted to Arrow and written to Parquet parts in a temporary run
-folder; without, the games are only played. `breakdown` times the steps of one chunk
-in this process (play, conversion to Arrow, Parquet writing) per game.
+every chunk is written to Parquet parts in a temporary run folder; without, the games
+are only played. `breakdown` times the steps of one chunk in this process (play,
+building the parts, encoding and writing them) per game.
 """
 
 from __future__ import annotations
@@ -117,8 +117,9 @@ def breakdown(
 ) -> dict[str, float]:
     """Microseconds per game of each step of a chunk, in this process (best of `repeats`).
 
-    play: the game loop; tables: compiled rows to Arrow tables; write: the three Parquet
-    parts (zstd) including the rename.
+    play: the game loop, its moves copied into columns; tables: the three parts (numpy
+    columns, storage.Part); write: encoding the three Parquet parts (zstd) and writing
+    them, rename included.
     """
     import numpy as np
 

@@ -9,8 +9,12 @@
 
 A part is written to a hidden temporary name (``.part-NNNNNN.parquet.<pid>.tmp``,
 which dataset readers skip) and renamed into place, so a part is whole or absent. A
-chunk is done when its part exists in all three tables. Tables are built from numpy
-arrays (compiled-core rows), never from Python tuples, with one explicit schema each.
+chunk is done when its part exists in all three tables.
+
+Writing: a chunk's rows are a `Part` per table (numpy columns from the compiled-core
+rows, one explicit schema each; `games_part`, `seats_part`, `moves_part`), which
+`encode_parquet` turns into a Parquet file directly, laid out as pyarrow lays out the
+same table (`Part.to_arrow`); no Arrow arrays, no Python objects per row.
 
 Reading, for the report layer: `read_manifest`, `read_table` (a pandas DataFrame
 sorted by game id), `open_dataset` (a pyarrow dataset), `chunks_done`.
