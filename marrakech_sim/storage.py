@@ -642,7 +642,11 @@ def _page_body(field: pa.Field, col: Column, kind: int) -> _Body:
     else:
         end = 0
     lo, hi, present = 0, -1, rows
-    ranged = kind in (_INT32, _INT64) and col.labels is None and values.dtype != np.uint64
+    # a dictionary lo..hi of integers, but for unsigned 32 and 64-bit ones, which Parquet
+    # stores as the signed integers of the same bits
+    item = field.type.value_type if is_list else field.type
+    wide_unsigned = pa.types.is_unsigned_integer(item) and item.bit_width >= 32
+    ranged = kind in (_INT32, _INT64) and col.labels is None and not wide_unsigned
     if ranged:
         lo, hi, present = (int(x) for x in value_range(values, valid))
     if col.labels is not None:  # the labels are the dictionary, the values its indices
@@ -688,8 +692,7 @@ def _plain(values: np.ndarray, physical: int) -> bytes:
         return np.packbits(values.astype(bool), bitorder="little").tobytes()
     if physical in (_FLOAT, _DOUBLE):
         return values.astype("<f4" if physical == _FLOAT else "<f8").tobytes()
-    if values.dtype == np.uint64:  # stored as the same 64 bits, read back unsigned
-        return values.view(np.int64).astype("<i8").tobytes()
+    # unsigned values wrap to the signed integers of the same bits, as Parquet stores them
     return values.astype("<i8" if physical == _INT64 else "<i4").tobytes()
 
 
