@@ -10,8 +10,9 @@ Prints games per second for
   plugin    a Python plug-in strategy (strategies.basic.RandomStrategy, which uses
             view.rng.below) through marrakech_sim.game.play_game;      target >= 5,000
 and perft nodes (leaves) per second from the 4-player start, with the ratio to each target.
-Each figure is the best of a few timed rounds after a warm-up (compilation excluded),
-timed in process CPU time so that other load on the machine disturbs it less. This is
+Each figure is the best of ten short timed rounds after a warm-up (compilation
+excluded), timed in the thread's CPU time: as with `timeit`, the best round is the one
+least disturbed by other load on the machine, which only ever slows a round down. This is
 a measurement, not a test: figures vary with the machine and its load.
 """
 
@@ -38,16 +39,16 @@ from strategies.twins import lineup_arrays
 TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
 
 
-def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 3) -> float:
+def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 10) -> float:
     """Best units/s over `rounds` rounds of about seconds/rounds each (after one warm-up)."""
     run()
     best = 0.0
     for _ in range(rounds):
         units = 0
-        start = time.process_time()
+        start = time.thread_time()
         while True:
             units += run()
-            elapsed = time.process_time() - start
+            elapsed = time.thread_time() - start
             if elapsed >= seconds / rounds:
                 break
         best = max(best, units / elapsed)
