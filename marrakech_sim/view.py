@@ -163,7 +163,7 @@ def k_label_regions(s):  # type: ignore[no-untyped-def]
     """Label the 4-connected regions of each colour (RULES.md section 5) in the scratch
     section: scratch[sq] = the region's root (its first square), scratch[N*N + root] = its
     size (an empty square is its own root, of size 0); scratch[2*N*N:3*N*N] is cleared
-    for _rug_region's marks.
+    for _labelled_rug_region's marks.
 
     One pass over the board (union-find), so a batch of queries costs one labelling
     instead of one flood fill each. The position itself is not changed.

@@ -9,7 +9,7 @@ import pytest
 
 from marrakech_sim.rng import Rng
 from marrakech_sim.rules import core as k
-from marrakech_sim.rules.options import FACINGS, Rules
+from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
 from marrakech_sim.rules.state import GameState
 from marrakech_sim.view import (
     F_OPPONENT_HALVES,
@@ -17,6 +17,7 @@ from marrakech_sim.view import (
     F_OWN_HALVES,
     F_REGION,
     GameView,
+    _colour_mask,
     _labelled_rug_region,
     _placing_mask,
     _regions,
@@ -198,6 +199,20 @@ def test_label_regions_matches_a_flood_fill(board_size: int) -> None:
         root, size = flood_labels(board)
         np.testing.assert_array_equal(s[lab : lab + n * n], root)
         np.testing.assert_array_equal(s[lab + n * n : lab + 2 * n * n], size)
+
+
+def test_bit_planes_hold_every_colour() -> None:
+    """_regions keeps colour + 1 in four bit planes: every colour index must fit."""
+    assert len(COLOUR_LETTERS) + 1 <= 16
+    rules = Rules(players=len(COLOUR_LETTERS), board_size=5)
+    s = k.initial_state(rules)
+    n = rules.board_size
+    board = np.arange(n * n) % (len(COLOUR_LETTERS) + 1) - 1
+    s[s[k.COLOUR_AT] : s[k.COLOUR_AT] + n * n] = board
+    rb = _regions(s)
+    for c in range(len(COLOUR_LETTERS)):
+        mask = sum(1 << int(sq) for sq in np.flatnonzero(board == c))
+        assert _colour_mask(c, rb) == mask
 
 
 def test_bitboard_and_labelled_rug_regions_agree() -> None:
