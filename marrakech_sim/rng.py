@@ -112,6 +112,11 @@ class Rng(random.Random):
             raise ValueError(f"below(n) needs n >= 1, got {n!r}")
         return rng_below(self.state, n)
 
+    def _randbelow(self, n: int) -> int:
+        """random.Random's one source of integers (choice, randrange, shuffle, sample):
+        one compiled draw instead of getrandbits' Python loop."""
+        return rng_below(self.state, n) if n > 0 else 0
+
     def random(self) -> float:
         return float(rng_random(self.state))
 

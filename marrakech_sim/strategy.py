@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -113,7 +114,9 @@ class StrategySpec:
         return self.name or self.ref
 
     def load_class(self) -> type:
-        return load_strategy_class(self.ref)
+        # workers build a strategy per game: a file reference is resolved once per
+        # process and working directory (a relative path means another file elsewhere)
+        return _class_in(self.ref, os.getcwd())
 
     def build(self) -> Strategy:
         """The strategy object (in the worker that plays with it)."""
@@ -131,6 +134,11 @@ class StrategySpec:
 def registered() -> dict[str, str]:
     """Registered strategy names -> 'module:Class' (the entry-point group)."""
     return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+@cache
+def _class_in(ref: str, cwd: str) -> type:
+    return load_strategy_class(ref)
 
 
 def load_strategy_class(ref: str) -> type:

@@ -57,3 +57,17 @@ def test_streams_repeat_and_differ() -> None:
     assert draws(7, 1) == draws(7, 1)
     assert draws(7, 1) != draws(7, 2)
     assert draws(7, 1) != draws(8, 1)
+
+
+def test_random_api_draws_through_below() -> None:
+    """choice, randrange and shuffle (random.Random's API, as strategy authors use it)
+    take their integers from below: the same stream gives the same picks."""
+    seq = tuple("abcdefg")
+    a, b = Rng(4, 9), Rng(4, 9)
+    assert [a.choice(seq) for _ in range(50)] == [seq[b.below(len(seq))] for _ in range(50)]
+    assert a.randrange(10, 20) == 10 + b.below(10)
+    counts = np.bincount([a.randrange(5) for _ in range(5000)], minlength=5)
+    assert stats.chisquare(counts).pvalue > 1e-4
+    items = list(range(10))
+    a.shuffle(items)
+    assert sorted(items) == list(range(10))
