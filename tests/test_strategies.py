@@ -252,3 +252,24 @@ def test_cli_lists_and_checks_strategies() -> None:
     assert unknown.exit_code == 1 and "registered:" in unknown.output
     malformed = runner.invoke(main, ["check-strategy", "random", "--param", "nonsense"])
     assert malformed.exit_code != 0 and "key=value" in malformed.output
+
+
+def test_relative_file_reference_follows_the_working_directory(tmp_path, monkeypatch) -> None:
+    """A spec's class is cached per working directory: the same relative reference in
+    another folder is another file."""
+    from marrakech_sim.strategy import StrategySpec
+
+    for name in ("one", "two"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "mine.py").write_text(
+            f"class Mine:\n    WHO = {name!r}\n"
+            "    def choose_rotation(self, view):\n        return 0\n"
+            "    def choose_placement(self, view, options):\n        return options[0]\n"
+        )
+    spec = StrategySpec.of("mine.py:Mine")
+    monkeypatch.chdir(tmp_path / "one")
+    assert spec.build().WHO == "one"
+    assert spec.build().WHO == "one"
+    monkeypatch.chdir(tmp_path / "two")
+    assert spec.build().WHO == "two"
