@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 _ROOTS = ("marrakech_sim", "strategies")
@@ -29,8 +30,18 @@ def source_digest() -> str:
 
 
 def configure() -> None:
-    """Point NUMBA_CACHE_DIR at the folder for this source, unless the user chose one."""
+    """Point NUMBA_CACHE_DIR at the folder for this source, unless the user chose one.
+
+    numba reads the variable when it is imported; a script that imported numba before
+    marrakech_sim gets the folder through numba's config instead (else its kernels
+    would be cached beside the sources, where a stale whole-game loop survives).
+    """
     if "NUMBA_CACHE_DIR" in os.environ:
         return
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    os.environ["NUMBA_CACHE_DIR"] = str(base / "marrakech_sim" / f"numba-{source_digest()}")
+    folder = str(base / "marrakech_sim" / f"numba-{source_digest()}")
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    if "numba" in sys.modules:
+        from numba.core import config
+
+        config.CACHE_DIR = folder
