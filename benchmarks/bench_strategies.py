@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from bench_engine import _best_rate  # the same timing rule (this folder is on sys.path)
 
 from marrakech_sim import turns
 from marrakech_sim.game import play_game
@@ -38,22 +38,6 @@ TARGETS = {
     "greedy, compiled": 10_000.0,
     "plug-in random (file, Python)": 5_000.0,
 }
-
-
-def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 10) -> float:
-    """Best games/s over `rounds` rounds of about seconds/rounds each (after one warm-up)."""
-    run()
-    best = 0.0
-    for _ in range(rounds):
-        games = 0
-        start = time.thread_time()
-        while True:
-            games += run()
-            elapsed = time.thread_time() - start
-            if elapsed >= seconds / rounds:
-                break
-        best = max(best, games / elapsed)
-    return best
 
 
 def compiled_rate(ref: str, batch: int) -> Callable[[], int]:
