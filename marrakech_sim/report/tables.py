@@ -34,7 +34,6 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from marrakech_sim import stats
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, has_moves, rule_differences
@@ -45,8 +44,9 @@ from marrakech_sim.stats.intervals import (
     add_rate_interval,
     z_value,
 )
-from marrakech_sim.stats.seats import finish_seat_shares
-from marrakech_sim.stats.winrates import WIN_RATE_COLUMNS
+from marrakech_sim.stats.seats import SEAT_TEST_COLUMNS, finish_seat_shares
+from marrakech_sim.stats.variants import two_sided_p
+from marrakech_sim.stats.winrates import HEAD_TO_HEAD_COLUMNS, WIN_RATE_COLUMNS
 
 RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
 MOVES_GAMES = 10_000  # games whose moves are read for per-turn metrics (~0.5 M score rows)
@@ -732,20 +732,7 @@ def win_rate_tables(
     tab["n_games"] = np.round(tab["n_games"]).astype("int64")
     for c in ("n_pairs", "tied_pairs"):
         tab[c] = tab[c].astype("int64")
-    out.tables["head_to_head"] = tab[
-        [
-            *keys,
-            "n_games",
-            "n_blocks",
-            "n_pairs",
-            "tied_pairs",
-            "ahead",
-            "rate",
-            "lo",
-            "hi",
-            "n_eff",
-        ]
-    ].reset_index(drop=True)
+    out.tables["head_to_head"] = tab[[*keys, *HEAD_TO_HEAD_COLUMNS]].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- 3. seat advantage
@@ -890,22 +877,7 @@ def seat_tables(
         totals[row, cells["seat"].astype("int64")] = cells["y"]
         res = stats.equal_share_tests(totals, np.asarray(n_per_block["n"], dtype="float64"), level)
         records.append({"players": int(players), "ruleset": str(ruleset), **res})
-    cols = [
-        "players",
-        "ruleset",
-        "n_games",
-        "n_blocks",
-        "chi2_block",
-        "df_block",
-        "p_block",
-        "chi2_pearson",
-        "p_pearson",
-        "trend_pp",
-        "trend_se_pp",
-        "trend_lo_pp",
-        "trend_hi_pp",
-        "trend_p",
-    ]
+    cols = ["players", "ruleset", *SEAT_TEST_COLUMNS]
     out.tables["seat_tests"] = pd.DataFrame.from_records(records, columns=cols)
 
     # Ties: shared wins and tie-break-decided games, per game.
@@ -1325,12 +1297,7 @@ def compare_rulesets(totals: MetricTotals, out: ReportTables, level: float) -> p
             mean_b, mean_a = float(b[1].sum()) / n_b, float(a[1].sum()) / n_a
             se = math.sqrt(blocks / (blocks - 1) * ss) if blocks > 1 else float("nan")
             diff = mean_a - mean_b
-            if math.isnan(se):
-                p = float("nan")
-            elif se == 0:
-                p = 1.0 if diff == 0 else 0.0
-            else:
-                p = float(2 * sps.norm.sf(abs(diff) / se))
+            p = two_sided_p(diff, se)
             records.append(
                 {
                     "metric": metric,

@@ -152,6 +152,23 @@ def equal_share_tests(
     }
 
 
+#: the columns of a seat-test table after its group keys (players, ruleset)
+SEAT_TEST_COLUMNS = (
+    "n_games",
+    "n_blocks",
+    "chi2_block",
+    "df_block",
+    "p_block",
+    "chi2_pearson",
+    "p_pearson",
+    "trend_pp",
+    "trend_se_pp",
+    "trend_lo_pp",
+    "trend_hi_pp",
+    "trend_p",
+)
+
+
 def seat_tests(
     games: pd.DataFrame, seats: pd.DataFrame, level: float = DEFAULT_LEVEL
 ) -> pd.DataFrame:
@@ -166,22 +183,7 @@ def seat_tests(
         records.append(
             {"players": players, "ruleset": ruleset, **equal_share_tests(totals, n, level)}
         )
-    cols = [
-        *GROUP,
-        "n_games",
-        "n_blocks",
-        "chi2_block",
-        "df_block",
-        "p_block",
-        "chi2_pearson",
-        "p_pearson",
-        "trend_pp",
-        "trend_se_pp",
-        "trend_lo_pp",
-        "trend_hi_pp",
-        "trend_p",
-    ]
-    return pd.DataFrame.from_records(records, columns=cols)
+    return pd.DataFrame.from_records(records, columns=[*GROUP, *SEAT_TEST_COLUMNS])
 
 
 def tie_summary(

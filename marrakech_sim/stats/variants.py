@@ -250,7 +250,7 @@ def compare_variants(
             if other == baseline or alt is None:
                 continue
             diff, se = _clustered_difference(base, alt)
-            p = _two_sided_p(diff, se)
+            p = two_sided_p(diff, se)
             records.append(
                 {
                     "metric": metric,
@@ -309,7 +309,7 @@ def comparison_table(records: list[dict[str, object]], level: float = 0.95) -> p
     return out[COMPARISON_COLUMNS]
 
 
-def _two_sided_p(diff: float, se: float) -> float:
+def two_sided_p(diff: float, se: float) -> float:
     """Two-sided normal p-value; with se = 0 (both sides constant) 1 for no difference."""
     if np.isnan(se):
         return float("nan")

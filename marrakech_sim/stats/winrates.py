@@ -74,6 +74,18 @@ def win_rates(
     return tab[[*keys, *WIN_RATE_COLUMNS]]
 
 
+#: the columns of a head-to-head table after its keys (strategy, opponent)
+HEAD_TO_HEAD_COLUMNS = (
+    "n_games",
+    "n_blocks",
+    "n_pairs",
+    "tied_pairs",
+    "ahead",
+    "rate",
+    "lo",
+    "hi",
+    "n_eff",
+)
 WIN_RATE_COLUMNS = (
     "n_games",
     "n_seat_games",
@@ -143,19 +155,7 @@ def head_to_head(
     tab = tab.merge(counts, on=keys, how="left", validate="one_to_one")
     tab = tab.rename(columns={"total": "ahead", "n": "n_games", "estimate": "rate"})
     tab["n_games"] = tab["n_games"].astype("int64")
-    cols = [
-        *keys,
-        "n_games",
-        "n_blocks",
-        "n_pairs",
-        "tied_pairs",
-        "ahead",
-        "rate",
-        "lo",
-        "hi",
-        "n_eff",
-    ]
-    return tab[cols]
+    return tab[[*keys, *HEAD_TO_HEAD_COLUMNS]]
 
 
 def fault_counts(
