@@ -32,9 +32,10 @@ from marrakech_sim import GameState, Rules
 from marrakech_sim import turns as t
 from marrakech_sim.game import play_game
 from marrakech_sim.rules import core as k
+from marrakech_sim.strategy import StrategySpec
+from strategies import twins
 from strategies.basic import RandomStrategy
 from strategies.compiled import play_batch
-from strategies.twins import lineup_arrays
 
 TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
 
@@ -55,11 +56,14 @@ def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 10) -> floa
     return best
 
 
-def bench_compiled(rules: Rules, seconds: float, batch: int = 2000) -> float:
-    """Whole games in play_batch, moves recorded, buffers reused batch after batch."""
+def compiled_games(rules: Rules, ref: str = "random", batch: int = 2000) -> Callable[[], int]:
+    """A call that plays `batch` whole games of `ref`'s compiled twin in every seat through
+    play_batch (moves recorded, buffers reused, new seeds each call); returns `batch`."""
+    twin, vector = twins.twin_of(StrategySpec.of(ref).build())  # type: ignore[misc]
     p = rules.players
     init = k.initial_state(rules)
-    codes, params = lineup_arrays([["random"] * p] * batch, [[{}] * p] * batch)
+    codes = np.full((batch, p), twins.CODES[twin], np.int64)
+    params = np.broadcast_to(vector, (batch, p, len(vector))).copy()
     moves = np.full((batch * t.max_turns(rules), t.move_columns(p)), t.NULL, np.int32)
     games = np.zeros((batch, 3), np.int32)
     seats = np.zeros((batch, p, t.SEAT_COLUMNS), np.int32)
@@ -72,7 +76,12 @@ def bench_compiled(rules: Rules, seconds: float, batch: int = 2000) -> float:
             raise RuntimeError("play_batch reported an illegal twin action")
         return batch
 
-    return _best_rate(run, seconds)
+    return run
+
+
+def bench_compiled(rules: Rules, seconds: float) -> float:
+    """Whole random games in play_batch."""
+    return _best_rate(compiled_games(rules), seconds)
 
 
 def bench_api(rules: Rules, seconds: float) -> float:

@@ -21,15 +21,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-from bench_engine import _best_rate  # the same timing rule (this folder is on sys.path)
+from bench_engine import _best_rate, compiled_games  # (this folder is on sys.path)
 
-from marrakech_sim import turns
 from marrakech_sim.game import play_game
-from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.strategy import StrategySpec
-from strategies import compiled, twins
 
 RULES = Rules()
 PLUGIN = str(Path(__file__).resolve().parent.parent / "tests/strategies_examples/good.py")
@@ -38,28 +34,6 @@ TARGETS = {
     "greedy, compiled": 10_000.0,
     "plug-in random (file, Python)": 5_000.0,
 }
-
-
-def compiled_rate(ref: str, batch: int) -> Callable[[], int]:
-    """Whole games of `ref`'s twin in every seat through play_batch, new seeds each call."""
-    twin, vector = twins.twin_of(StrategySpec.of(ref).build())  # type: ignore[misc]
-    p = RULES.players
-    codes = np.full((batch, p), twins.CODES[twin], np.int64)
-    params = np.broadcast_to(vector, (batch, p, len(vector))).copy()
-    moves = np.full((batch * turns.max_turns(RULES), turns.move_columns(p)), turns.NULL, np.int32)
-    out = np.zeros((batch, 3), np.int64)
-    seats = np.zeros((batch, p, turns.SEAT_COLUMNS), np.int32)
-    init = k.initial_state(RULES)
-    first = [0]
-
-    def run() -> int:
-        seeds = np.arange(first[0], first[0] + batch, dtype=np.uint64)
-        first[0] += batch
-        if compiled.play_batch(init, seeds, codes, params, moves, out, seats) != 0:
-            raise RuntimeError("play_batch reported an illegal twin action")
-        return batch
-
-    return run
 
 
 def python_rate(ref: str, params: dict) -> Callable[[], int]:
@@ -83,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     cases = {
-        "random, compiled": compiled_rate("random", 2_000),
-        "greedy, compiled": compiled_rate("greedy", 500),
+        "random, compiled": compiled_games(RULES, "random", 2_000),
+        "greedy, compiled": compiled_games(RULES, "greedy", 500),
         "greedy, Python": python_rate("greedy", {}),
         "plug-in random (file, Python)": python_rate(f"{PLUGIN}:PlainRandom", {}),
         "expectimax depth 2": python_rate("expectimax", {"depth": 2}),
