@@ -22,6 +22,10 @@ that depend on the board size N, the players P and the colours K = P * C:
     PLACED   .. +K              rugs placed per colour (the next rug is number PLACED + 1)
     COLOUR   .. +N*N            visible colour per square (y * N + x), -1 when empty
     RUG      .. +N*N            rug number of the visible half (RULES.md section 9)
+    PARTNER  .. +N*N            direction (0-3) from the square to the other half of its
+                                rug when both halves are visible (a whole rug, which
+                                RULES.md section 6.3 protects), else -1; kept in step with
+                                COLOUR and RUG by every placement
     SCRATCH  .. +3*N*N          work space for the flood fill (not part of the position)
     FACES    .. +NFACES         the die's faces (rule option die_faces)
 
@@ -81,7 +85,8 @@ RUG_AT = 28
 SCRATCH_AT = 29
 FACES_AT = 30
 VISIBLE_AT = 31
-HEADER = 32
+PARTNER_AT = 32
+HEADER = 33
 
 FLAG_ORIENT_AT_END = 1
 FLAG_OWN_COVERABLE = 2
@@ -117,7 +122,7 @@ COORD_MASK = 127
 def state_size(board_size: int, players: int, colours_per_player: int, faces: int) -> int:
     """Length of the packed state array for these dimensions."""
     squares = board_size * board_size
-    return HEADER + 7 * players + 2 * players * colours_per_player + 5 * squares + faces
+    return HEADER + 7 * players + 2 * players * colours_per_player + 6 * squares + faces
 
 
 # ---------------------------------------------------------------- geometry
@@ -173,6 +178,18 @@ def dx(d):  # type: ignore[no-untyped-def]
 def dy(d):  # type: ignore[no-untyped-def]
     """Row change of direction d (0 N, 1 E, 2 S, 3 W)."""
     return (d == 2) - (d == 0)
+
+
+@njit(cache=True, inline="always")
+def offset(d, n):  # type: ignore[no-untyped-def]
+    """Square index change of one step in direction d on an n x n board."""
+    return dy(d) * n + dx(d)
+
+
+@njit(cache=True, inline="always")
+def direction(ddx, ddy):  # type: ignore[no-untyped-def]
+    """The direction (0 N, 1 E, 2 S, 3 W) of the step (ddx, ddy) to a neighbour."""
+    return (ddx == 1) + 2 * (ddy == 1) + 3 * (ddx == -1)
 
 
 @njit(cache=True, inline="always")
@@ -268,26 +285,18 @@ def payment_at(s, sq, seat):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def covers_whole_rug(colour_a, rug_a, colour_b, rug_b, mover, players, flags):  # type: ignore[no-untyped-def]
-    """RULES.md section 6.3: whether covering halves (colour, rug number) a and b is barred.
+def protected_half(s, sq):  # type: ignore[no-untyped-def]
+    """The direction from `sq` to the other half of its rug when the mover may not cover
+    both (RULES.md section 6.3), else -1.
 
-    Rug identity is (colour, number): two different rugs of one colour may be covered.
-    The option own_rugs_fully_coverable exempts the mover's own colours. (Scalars only:
-    a compiled call that takes the state array costs reference counting in hot loops.)
+    Barred: both visible halves of one rug, by identity (colour, number; two different
+    rugs of one colour may be covered), kept in the PARTNER section. The option
+    own_rugs_fully_coverable exempts the mover's own colours.
     """
-    if colour_a < 0 or colour_a != colour_b or rug_a != rug_b:
-        return False
-    return not (colour_a % players == mover and flags & FLAG_OWN_COVERABLE)
-
-
-@njit(cache=True, inline="always")
-def cover_error(s, a, b):  # type: ignore[no-untyped-def]
-    """ERR_PLACEMENT_COVER when placing on squares a and b would cover one rug whole."""
-    col = s[COLOUR_AT]
-    rug = s[RUG_AT]
-    if covers_whole_rug(s[col + a], s[rug + a], s[col + b], s[rug + b], s[SEAT_], s[P_], s[FLAGS_]):
-        return ERR_PLACEMENT_COVER
-    return OK
+    d = s[s[PARTNER_AT] + sq]
+    if d >= 0 and s[FLAGS_] & FLAG_OWN_COVERABLE and owner(s, s[s[COLOUR_AT] + sq]) == s[SEAT_]:
+        return -1
+    return d
 
 
 @njit(cache=True, inline="always")
@@ -302,7 +311,9 @@ def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
         return ERR_PLACEMENT_ASSAM  # section 6.2
     if not touching(ax, ay, x1, y1):
         return ERR_PLACEMENT_SHAPE  # section 6.1 (callers put the square next to Assam first)
-    return cover_error(s, y1 * n + x1, y2 * n + x2)
+    if protected_half(s, y1 * n + x1) == direction(x2 - x1, y2 - y1):
+        return ERR_PLACEMENT_COVER  # section 6.3
+    return OK
 
 
 @njit(cache=True, inline="always")
@@ -317,30 +328,21 @@ def legal_placement_mask(s):  # type: ignore[no-untyped-def]
     n = s[N_]
     ax = s[X_]
     ay = s[Y_]
-    col = s[COLOUR_AT]
-    rug = s[RUG_AT]
-    mover = s[SEAT_]
-    players = s[P_]
-    flags = s[FLAGS_]
     mask = 0
     for d1 in range(4):
         x1 = ax + dx(d1)
         y1 = ay + dy(d1)
         if x1 < 0 or y1 < 0 or x1 >= n or y1 >= n:
             continue
-        a = y1 * n + x1
-        colour_a = s[col + a]
-        rug_a = s[rug + a]
         for d2 in range(4):
-            if d2 == (d1 + 2) & 3:
-                continue  # back onto Assam's square (section 6.2)
             x2 = x1 + dx(d2)
             y2 = y1 + dy(d2)
-            if x2 < 0 or y2 < 0 or x2 >= n or y2 >= n:
-                continue
-            b = a + dy(d2) * n + dx(d2)
-            if not covers_whole_rug(colour_a, rug_a, s[col + b], s[rug + b], mover, players, flags):
+            # not back onto Assam's square (section 6.2), not off the board
+            if d2 != (d1 + 2) & 3 and x2 >= 0 and y2 >= 0 and x2 < n and y2 < n:
                 mask |= 1 << (d1 * 4 + d2)
+        d = protected_half(s, y1 * n + x1)
+        if d >= 0:
+            mask &= ~(1 << (d1 * 4 + d))  # section 6.3
     assam = ay * n + ax
     return assam * 65536 + mask
 
@@ -396,7 +398,7 @@ def seat_rugs_left(s, seat):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def k_recount(s):  # type: ignore[no-untyped-def]
-    """Rebuild the per-seat counters (SEAT_LEFT, VISIBLE) from the rugs left and the board.
+    """Rebuild the kept counters (SEAT_LEFT, VISIBLE, PARTNER) from the rugs left and the board.
 
     For states built field by field (notation); the kernels keep them in step afterwards.
     """
@@ -408,10 +410,24 @@ def k_recount(s):  # type: ignore[no-untyped-def]
         s[s[VISIBLE_AT] + seat] = 0
     for c in range(p * s[C_]):
         s[s[SEAT_LEFT_AT] + c % p] += s[left + c]
-    for i in range(s[N_] * s[N_]):
+    n = s[N_]
+    rug = s[RUG_AT]
+    partner = s[PARTNER_AT]
+    for i in range(n * n):
         c = s[col + i]
-        if c >= 0:
-            s[s[VISIBLE_AT] + c % p] += 1
+        s[partner + i] = -1
+        if c < 0:
+            continue
+        s[s[VISIBLE_AT] + c % p] += 1
+        x = i % n
+        y = i // n
+        for d in range(4):
+            nx = x + dx(d)
+            ny = y + dy(d)
+            if 0 <= nx < n and 0 <= ny < n:
+                j = i + offset(d, n)
+                if s[col + j] == c and s[rug + j] == s[rug + i]:
+                    s[partner + i] = d  # the other half of a whole rug
 
 
 # ---------------------------------------------------------------- changes
@@ -501,8 +517,9 @@ def _roll(s, steps):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _place(s, a, b):  # type: ignore[no-untyped-def]
-    """Lay the turn's rug on squares a and b, then orient (variant) or pass the turn."""
+def _place(s, a, b, d):  # type: ignore[no-untyped-def]
+    """Lay the turn's rug on squares a and b (b is in direction d from a), then orient
+    (variant) or pass the turn."""
     colour = s[COLOUR_]
     mover = s[SEAT_]
     p = s[P_]
@@ -518,6 +535,15 @@ def _place(s, a, b):  # type: ignore[no-untyped-def]
     if s[col + b] >= 0:
         s[visible + s[col + b] % p] -= 1
     s[visible + mover] += 2
+    # the rugs under a and b are whole no more; the new one is (section 6.3)
+    n = s[N_]
+    partner = s[PARTNER_AT]
+    if s[partner + a] >= 0:
+        s[partner + a + offset(s[partner + a], n)] = -1
+    if s[partner + b] >= 0:
+        s[partner + b + offset(s[partner + b], n)] = -1
+    s[partner + a] = d
+    s[partner + b] = (d + 2) & 3
     s[col + a] = colour
     s[col + b] = colour
     s[rug + a] = s[placed]
@@ -579,7 +605,7 @@ def apply_action(s, action):  # type: ignore[no-untyped-def]
         if err != OK:
             return err
         n = s[N_]
-        _place(s, y1 * n + x1, y2 * n + x2)
+        _place(s, y1 * n + x1, y2 * n + x2, direction(x2 - x1, y2 - y1))
         return s[PHASE_]
     return ERR_PHASE
 
@@ -732,7 +758,8 @@ def blank_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     s[PLACED_AT] = HEADER + 7 * p + p * c
     s[COLOUR_AT] = HEADER + 7 * p + 2 * p * c
     s[RUG_AT] = s[COLOUR_AT] + squares
-    s[SCRATCH_AT] = s[RUG_AT] + squares
+    s[PARTNER_AT] = s[RUG_AT] + squares
+    s[SCRATCH_AT] = s[PARTNER_AT] + squares
     s[FACES_AT] = s[SCRATCH_AT] + 3 * squares
     s[NFACES_] = len(rules.die_faces)
     s[s[FACES_AT] : s[FACES_AT] + len(rules.die_faces)] = rules.die_faces
@@ -740,6 +767,7 @@ def blank_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     s[COLOUR_] = -1
     s[s[ELIM_TURN_AT] : s[ELIM_TURN_AT] + p] = -1
     s[s[COLOUR_AT] : s[COLOUR_AT] + n * n] = -1
+    s[s[PARTNER_AT] : s[PARTNER_AT] + n * n] = -1
     return s
 
 
