@@ -1,9 +1,10 @@
 """The compiled core's precomputed and kept data agree with what they stand for.
 
-The core keeps some facts instead of recomputing them each turn: per-seat counters and
-each square's whole-rug partner (RULES.md sections 6.3 and 7), which every placement
-updates. Here the kept data are checked against a fresh recount after every action of
-random games in several rule variants.
+The core keeps some facts instead of recomputing them each turn: the walk table (from
+`step`, RULES.md section 4), and per-seat counters and each square's whole-rug partner
+(RULES.md sections 6.3 and 7), which every placement updates. Here the table is checked
+against stepping, and the kept data against a fresh recount after every action of random
+games in several rule variants.
 """
 
 from __future__ import annotations
@@ -15,6 +16,26 @@ import pytest
 
 from marrakech_sim import GameState, Rules
 from marrakech_sim.rules import core as k
+
+
+def _stepped(x: int, y: int, f: int, steps: int, n: int) -> tuple[int, int, int]:
+    for _ in range(steps):
+        x, y, f = k.step.py_func(x, y, f, n)
+    return x, y, f
+
+
+@pytest.mark.parametrize("n", [5, 7, 9, k.WALK_BOARDS, k.WALK_BOARDS + 2])
+def test_walk_table_matches_stepping(n):
+    """Every walk, table legs included (and the boards past the table), is step by step."""
+    steps_range = range(2 * k.WALK_STEPS + 2)
+    walk = k.walk  # the compiled form
+    for sq in range(n * n):
+        x, y = sq % n, sq // n
+        for f in range(4):
+            for steps in steps_range:
+                where = (x, y, f, steps, n)
+                assert tuple(walk(x, y, f, steps, n)) == _stepped(*where), where
+
 
 VARIANTS = {
     "4p": {"players": 4},

@@ -160,9 +160,41 @@ def step(x, y, f, n):  # type: ignore[no-untyped-def]
     return x, (y + 1 if y % 2 == 1 else y - 1), 3
 
 
+# Walks of 1 .. WALK_STEPS steps from every square and facing on the boards up to
+# WALK_BOARDS, precomputed from `step` (so the edge rule is still decided there): a walk
+# is then one load, without step's branches. WALK[WALK_AT[n] + ((y * n + x) * 4 + f) *
+# WALK_STEPS + steps - 1] is x | y << 8 | f << 16 of the square reached.
+WALK_BOARDS = 11
+WALK_STEPS = 6
+
+
+def _walk_table() -> tuple[np.ndarray, np.ndarray]:
+    at = np.zeros(WALK_BOARDS + 1, np.int64)
+    rows: list[int] = []
+    for n in range(1, WALK_BOARDS + 1):
+        at[n] = len(rows)
+        for sq in range(n * n):
+            for f0 in range(4):
+                x, y, f = sq % n, sq // n, f0
+                for _ in range(WALK_STEPS):
+                    x, y, f = step.py_func(x, y, f, n)
+                    rows.append(x | y << 8 | f << 16)
+    return at, np.array(rows, np.int32)
+
+
+WALK_AT, WALK = _walk_table()
+
+
 @njit(cache=True, inline="always")
 def walk(x, y, f, steps, n):  # type: ignore[no-untyped-def]
     """Where Assam stops after `steps` steps: (x, y, f)."""
+    if n <= WALK_BOARDS:
+        while steps > 0:
+            leg = min(steps, WALK_STEPS)
+            v = WALK[WALK_AT[n] + ((y * n + x) * 4 + f) * WALK_STEPS + leg - 1]
+            x, y, f = v & 255, (v >> 8) & 255, v >> 16
+            steps -= leg
+        return x, y, f
     for _ in range(steps):
         x, y, f = step(x, y, f, n)
     return x, y, f
