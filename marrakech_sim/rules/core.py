@@ -256,7 +256,7 @@ def owner(s, colour):  # type: ignore[no-untyped-def]
 # ---------------------------------------------------------------- queries
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def region_size(s, sq):  # type: ignore[no-untyped-def]
     """Squares in the 4-connected region of the visible colour at `sq` (RULES.md section 5).
 
@@ -269,32 +269,33 @@ def region_size(s, sq):  # type: ignore[no-untyped-def]
         return 0
     q = s[SCRATCH_AT]
     # a queued square is marked by shifting its colour out of the colour range; the
-    # marks are undone at the end, so the position is unchanged. The queue holds
-    # squares and their coordinates (no division by n in the loop).
-    squares = n * n
-    mark = squares
+    # marks are undone at the end, so the position is unchanged
+    mark = n * n
     head = 0
     tail = 1
     s[q] = sq
-    s[q + squares] = sq % n
-    s[q + 2 * squares] = sq // n
     s[col + sq] += mark
     while head < tail:
         cur = s[q + head]
-        x = s[q + squares + head]
-        y = s[q + 2 * squares + head]
         head += 1
-        for d in range(4):
-            nx = x + dx(d)
-            ny = y + dy(d)
-            if nx >= 0 and ny >= 0 and nx < n and ny < n:
-                nb = cur + dy(d) * n + dx(d)
-                if s[col + nb] == colour:
-                    s[col + nb] += mark
-                    s[q + tail] = nb
-                    s[q + squares + tail] = nx
-                    s[q + 2 * squares + tail] = ny
-                    tail += 1
+        y = cur // n
+        x = cur - y * n
+        if y > 0 and s[col + cur - n] == colour:
+            s[col + cur - n] += mark
+            s[q + tail] = cur - n
+            tail += 1
+        if x < n - 1 and s[col + cur + 1] == colour:
+            s[col + cur + 1] += mark
+            s[q + tail] = cur + 1
+            tail += 1
+        if y < n - 1 and s[col + cur + n] == colour:
+            s[col + cur + n] += mark
+            s[q + tail] = cur + n
+            tail += 1
+        if x > 0 and s[col + cur - 1] == colour:
+            s[col + cur - 1] += mark
+            s[q + tail] = cur - 1
+            tail += 1
     for i in range(tail):
         s[col + s[q + i]] -= mark
     return tail
