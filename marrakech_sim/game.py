@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from marrakech_sim import turns as t
-from marrakech_sim.rng import STREAM_STRATEGY, Rng
+from marrakech_sim.rng import Rng
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import (
@@ -28,6 +28,7 @@ from marrakech_sim.rules.state import (
     Outcome,
     Placement,
     _placement_codes,
+    initial_packed,
     outcome_of,
     placements_of,
 )
@@ -111,10 +112,10 @@ def play_game(
         raise ValueError(f"{len(strategies)} strategies for {p} seats")
     names = list(names) if names is not None else [type(x).__name__ for x in strategies]
     budgets = list(time_budgets) if time_budgets is not None else [None] * p
-    s = k.initial_state(rules)
+    s = initial_packed(rules).copy()
     moves = t.new_moves(rules)
-    streams = t.new_streams(rules, seed)
-    views = [GameView(rules, s, i, Rng(seed, STREAM_STRATEGY + i)) for i in range(p)]
+    streams, rngs = t.new_streams(p, seed)
+    views = [GameView(rules, s, i, Rng.over(rngs[i : i + 1])) for i in range(p)]
     n = rules.board_size
     codes = _placement_codes(n)
     fault: str | None = None

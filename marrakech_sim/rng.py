@@ -101,6 +101,15 @@ class Rng(random.Random):
         super().__init__()
         self.state = new_stream(seed, stream)
 
+    @classmethod
+    def over(cls, state: np.ndarray) -> Rng:
+        """An Rng drawing from (and advancing) a one-element uint64 state array, such as
+        a seat's entry of a game's seeded streams (turns.new_streams)."""
+        rng = cls.__new__(cls)
+        random.Random.__init__(rng)
+        rng.state = state
+        return rng
+
     def seed(self, a: Any = None, version: int = 2) -> None:
         """Restart the stream from an integer seed (stream 0); random.Random calls it first."""
         if isinstance(a, int):

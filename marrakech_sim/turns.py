@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, rng_below, stream_seed
+from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, _seed_of, rng_below
 from marrakech_sim.rules import core as k
 
 NULL = -32768
@@ -80,10 +80,22 @@ def new_moves(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.full((max_turns(rules), move_columns(rules.players)), NULL, dtype=np.int32)
 
 
-def new_streams(rules, seed: int) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """A game's chance streams: [dice, pile of seat 0, pile of seat 1, ...]."""
-    ids = [STREAM_DICE] + [STREAM_PILE + i for i in range(rules.players)]
-    return np.array([stream_seed(seed, i) for i in ids], dtype=np.uint64)
+@njit(cache=True, inline="always")
+def seed_streams(seed, p, streams, rngs):  # type: ignore[no-untyped-def]
+    """A game's chance streams (dice, then each seat's pile) into `streams` and each
+    seat's strategy stream into `rngs`, from the game seed (uint64); both loops use it."""
+    streams[0] = _seed_of(seed, STREAM_DICE)
+    for i in range(p):
+        streams[1 + i] = _seed_of(seed, STREAM_PILE + i)
+        rngs[i] = _seed_of(seed, STREAM_STRATEGY + i)
+
+
+def new_streams(players: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A game's chance streams [dice, pile of seat 0, ...] and strategy streams [seat 0, ...]."""
+    streams = np.empty(1 + players, np.uint64)
+    rngs = np.empty(players, np.uint64)
+    seed_streams(np.uint64(seed % 2**64), players, streams, rngs)
+    return streams, rngs
 
 
 @njit(cache=True, inline="always")

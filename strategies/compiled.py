@@ -16,18 +16,8 @@ import numpy as np
 from numba import njit
 
 from marrakech_sim import turns as t
-from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, _seed_of
 from marrakech_sim.rules import core as k
 from strategies.twins import choose_placement, choose_rotation
-
-
-@njit(cache=True, inline="always")
-def _seed_streams(seed, p, streams, rngs):  # type: ignore[no-untyped-def]
-    """A game's chance streams (dice, then each seat's pile) and each seat's strategy stream."""
-    streams[0] = _seed_of(seed, STREAM_DICE)
-    for i in range(p):
-        streams[1 + i] = _seed_of(seed, STREAM_PILE + i)
-        rngs[i] = _seed_of(seed, STREAM_STRATEGY + i)
 
 
 @njit(cache=True, _nrt=False)
@@ -63,7 +53,7 @@ def play_one(s, seed, codes, params, moves):  # type: ignore[no-untyped-def]
     streams = np.empty(1 + p, np.uint64)
     rngs = np.empty(p, np.uint64)
     options = np.empty(16, np.int64)
-    _seed_streams(seed, p, streams, rngs)
+    t.seed_streams(seed, p, streams, rngs)
     return _play(s, codes, params, moves, streams, rngs, options)
 
 
@@ -100,7 +90,7 @@ def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, op
         flat = block.reshape(-1)
         for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
             flat[i] = t.NULL
-        _seed_streams(seeds[g], p, streams, rngs)
+        t.seed_streams(seeds[g], p, streams, rngs)
         err = _play(s, codes[g], params[g], block, streams, rngs, options)
         if err < 0:
             return err

@@ -98,8 +98,11 @@ def _candidates(n: int, assam: int) -> tuple[Placement | None, ...]:
 
 
 @lru_cache(maxsize=64)
-def _initial_state(rules: Rules) -> np.ndarray:
-    return k.initial_state(rules)
+def initial_packed(rules: Rules) -> np.ndarray:
+    """The packed start position of a rule set, built once per rule set: copy it."""
+    start = k.initial_state(rules)
+    start.flags.writeable = False
+    return start
 
 
 _placements_cache: dict[tuple[int, int], tuple[Placement, ...]] = {}
@@ -148,7 +151,7 @@ class GameState:
     def start(cls, rules: Rules | None = None) -> GameState:
         """The start position of a rule set (RULES.md section 2)."""
         rules = rules or Rules()
-        return cls(rules, _initial_state(rules).copy())
+        return cls(rules, initial_packed(rules).copy())
 
     @classmethod
     def from_notation(cls, text: str, rules: Rules | None = None) -> GameState:
