@@ -4,7 +4,8 @@
 
 Prints games per second for
   compiled  whole games inside the compiled loop (strategies.compiled.play_batch with the
-            `random` twin, every move recorded in the buffer);        target >= 100,000
+            `random` twin, every move recorded in the buffer, 256 games a call as the
+            runner plays them);                                      target >= 100,000
   api       games through the public Python API (GameState.legal_actions/apply with a Python
             random.choice per decision; rolls by random.choice of the die faces); >= 3,000
   plugin    a Python plug-in strategy (strategies.basic.RandomStrategy, which uses
@@ -32,6 +33,7 @@ from marrakech_sim import GameState, Rules
 from marrakech_sim import turns as t
 from marrakech_sim.game import play_game
 from marrakech_sim.rules import core as k
+from marrakech_sim.runner import BATCH_GAMES
 from marrakech_sim.strategy import StrategySpec
 from strategies import twins
 from strategies.basic import RandomStrategy
@@ -56,9 +58,14 @@ def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 10) -> floa
     return best
 
 
-def compiled_games(rules: Rules, ref: str = "random", batch: int = 2000) -> Callable[[], int]:
+def compiled_games(
+    rules: Rules, ref: str = "random", batch: int = BATCH_GAMES
+) -> Callable[[], int]:
     """A call that plays `batch` whole games of `ref`'s compiled twin in every seat through
-    play_batch (moves recorded, buffers reused, new seeds each call); returns `batch`."""
+    play_batch (moves recorded, buffers reused, new seeds each call); returns `batch`.
+
+    The default batch is the runner's (its moves buffer stays in the core's cache).
+    """
     twin, vector = twins.twin_of(StrategySpec.of(ref).build())  # type: ignore[misc]
     p = rules.players
     init = k.initial_state(rules)

@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     cases = {
-        "random, compiled": compiled_games(RULES, "random", 2_000),
-        "greedy, compiled": compiled_games(RULES, "greedy", 500),
+        "random, compiled": compiled_games(RULES, "random"),
+        "greedy, compiled": compiled_games(RULES, "greedy"),
         "greedy, Python": python_rate("greedy", {}),
         "plug-in random (file, Python)": python_rate(f"{PLUGIN}:PlainRandom", {}),
         "expectimax depth 2": python_rate("expectimax", {"depth": 2}),
