@@ -29,14 +29,24 @@ def source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+def _ours(folder: str) -> bool:
+    """Whether a cache folder is one configure() chose (marrakech_sim/numba-<digest>)."""
+    path = Path(folder)
+    return path.parent.name == "marrakech_sim" and path.name.startswith("numba-")
+
+
 def configure() -> None:
     """Point NUMBA_CACHE_DIR at the folder for this source, unless the user chose one.
 
+    A folder of ours already in the environment was inherited from a parent process,
+    which may have run other sources (another checkout of the project): this process
+    takes the folder of its own digest, or it would load the parent's stale kernels.
     numba reads the variable when it is imported; a script that imported numba before
     marrakech_sim gets the folder through numba's config instead (else its kernels
     would be cached beside the sources, where a stale whole-game loop survives).
     """
-    if "NUMBA_CACHE_DIR" in os.environ:
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    if chosen and not _ours(chosen):
         return
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     folder = str(base / "marrakech_sim" / f"numba-{source_digest()}")
