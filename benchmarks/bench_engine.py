@@ -13,8 +13,10 @@ Prints games per second for
 and perft nodes (leaves) per second from the 4-player start, with the ratio to each target.
 Each figure is the best of ten short timed rounds after a warm-up (compilation
 excluded), timed in the thread's CPU time: as with `timeit`, the best round is the one
-least disturbed by other load on the machine, which only ever slows a round down. This is
-a measurement, not a test: figures vary with the machine and its load.
+least disturbed by other load on the machine, which only ever slows a round down. The
+items take turns round by round, so a slow spell of the machine does not fall on all of
+one item's rounds. This is a measurement, not a test: figures vary with the machine and
+its load.
 """
 
 from __future__ import annotations
@@ -40,21 +42,33 @@ from strategies.basic import RandomStrategy
 from strategies.compiled import play_batch
 
 TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
+PERFT_DEPTH = 9
 
 
-def _best_rate(run: Callable[[], int], seconds: float, rounds: int = 10) -> float:
-    """Best units/s over `rounds` rounds of about seconds/rounds each (after one warm-up)."""
-    run()
-    best = 0.0
+def _round(run: Callable[[], int], seconds: float) -> float:
+    """Units/s of `run` called until `seconds` of thread CPU time have passed."""
+    units = 0
+    start = time.thread_time()
+    while True:
+        units += run()
+        elapsed = time.thread_time() - start
+        if elapsed >= seconds:
+            return units / elapsed
+
+
+def best_rates(
+    runs: dict[str, Callable[[], int]], seconds: float, rounds: int = 10
+) -> dict[str, float]:
+    """Best units/s of each call (which returns the units it did) over `rounds` rounds of
+    about seconds/rounds each, after one warm-up call each. The calls take turns round
+    by round, so a slow spell of a shared machine does not fall on all of one's rounds.
+    """
+    for run in runs.values():
+        run()
+    best = dict.fromkeys(runs, 0.0)
     for _ in range(rounds):
-        units = 0
-        start = time.thread_time()
-        while True:
-            units += run()
-            elapsed = time.thread_time() - start
-            if elapsed >= seconds / rounds:
-                break
-        best = max(best, units / elapsed)
+        for name, run in runs.items():
+            best[name] = max(best[name], _round(run, seconds / rounds))
     return best
 
 
@@ -86,12 +100,7 @@ def compiled_games(
     return run
 
 
-def bench_compiled(rules: Rules, seconds: float) -> float:
-    """Whole random games in play_batch."""
-    return _best_rate(compiled_games(rules), seconds)
-
-
-def bench_api(rules: Rules, seconds: float) -> float:
+def api_games(rules: Rules) -> Callable[[], int]:
     """Whole games through GameState.legal_actions/apply, Python random choices."""
     rnd = random.Random(1)
     start = GameState.start(rules)
@@ -108,10 +117,10 @@ def bench_api(rules: Rules, seconds: float) -> float:
                 state = state.apply(choice(state.legal_actions()))
         return 1
 
-    return _best_rate(run, seconds)
+    return run
 
 
-def bench_plugin(rules: Rules, seconds: float) -> float:
+def plugin_games(rules: Rules) -> Callable[[], int]:
     """Whole games through play_game with the RandomStrategy plug-in in every seat."""
     lineup = [RandomStrategy() for _ in range(rules.players)]
     seed = [0]
@@ -121,16 +130,14 @@ def bench_plugin(rules: Rules, seconds: float) -> float:
         play_game(rules, lineup, seed[0])
         return 1
 
-    return _best_rate(run, seconds)
+    return run
 
 
-def bench_perft(rules: Rules, seconds: float, depth: int = 9) -> tuple[float, int, int]:
-    """Leaves per second of k_perft from the start position."""
+def perft_leaves(rules: Rules, depth: int = PERFT_DEPTH) -> Callable[[], int]:
+    """k_perft from the start position; returns the leaves counted."""
     s = k.initial_state(rules)
     faces = np.array(rules.distinct_faces, dtype=np.int64)
-    leaves = int(k.k_perft(s.copy(), depth, faces))
-    rate = _best_rate(lambda: int(k.k_perft(s.copy(), depth, faces)), seconds)
-    return rate, depth, leaves
+    return lambda: int(k.k_perft(s.copy(), depth, faces))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,12 +148,17 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     rules = Rules(players=4)
-    results = {
-        "compiled": bench_compiled(rules, args.seconds),
-        "api": bench_api(rules, args.seconds),
-        "plugin": bench_plugin(rules, args.seconds),
-    }
-    perft_rate, depth, leaves = bench_perft(rules, args.seconds)
+    perft = perft_leaves(rules)
+    results = best_rates(
+        {
+            "compiled": compiled_games(rules),
+            "api": api_games(rules),
+            "plugin": plugin_games(rules),
+            "perft": perft,
+        },
+        args.seconds,
+    )
+    perft_rate, depth, leaves = results.pop("perft"), PERFT_DEPTH, perft()
     if args.json:
         out = {
             name: {"games_per_s": rate, "target": TARGETS[name]} for name, rate in results.items()

@@ -9,8 +9,9 @@ budgets) through play_game. Issue 3's targets: compiled random >= 100,000, compi
 >= 10,000, the plug-in >= 5,000.
 
 Each figure is the best of ten short timed rounds after a warm-up (compilation excluded),
-timed in the thread's CPU time, as in bench_engine.py: other load on the machine only
-ever slows a round down. A measurement, not a test: figures vary with the machine.
+timed in the thread's CPU time, the lines taking turns round by round, as in
+bench_engine.py: other load on the machine only ever slows a round down. A measurement,
+not a test: figures vary with the machine.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_engine import _best_rate, compiled_games  # (this folder is on sys.path)
+from bench_engine import best_rates, compiled_games  # (this folder is on sys.path)
 
 from marrakech_sim.game import play_game
 from marrakech_sim.rules.options import Rules
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         "expectimax depth 2": python_rate("expectimax", {"depth": 2}),
         "mcts 30 rollouts, horizon 4": python_rate("mcts", {"rollouts": 30, "horizon": 4}),
     }
-    results = {name: _best_rate(run, args.seconds) for name, run in cases.items()}
+    results = best_rates(cases, args.seconds)
     if args.json:
         out = {
             name: {"games_per_s": rate, "target": TARGETS.get(name)}
