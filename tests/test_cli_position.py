@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -106,3 +109,12 @@ def test_every_command_has_help(name: str, command: click.Command) -> None:
     assert command.help, f"`marrakech {name}` has no help text"
     result = CliRunner().invoke(main, [*name.split(), "--help"])
     assert result.exit_code == 0
+
+
+def test_command_line_starts_without_the_report_libraries() -> None:
+    """Loading the command line leaves pandas, scipy.stats, DuckDB and matplotlib unloaded
+    (about 2 s): only the report commands import them."""
+    heavy = "('pandas', 'scipy.stats', 'duckdb', 'matplotlib')"
+    code = f"import sys, marrakech_sim.cli\nprint(','.join(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from marrakech_sim.cli import library_errors, main
-from marrakech_sim.report import build_report, plan_study
-from marrakech_sim.report.tables import MOVES_GAMES, RATING_GAMES
+from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 
 
 @main.command()
@@ -48,6 +47,8 @@ def report(
     title: str | None,
 ) -> None:
     """Write report.html, report.md, charts and CSV tables for one or more RUN_DIRS."""
+    from marrakech_sim.report import build_report
+
     out = out or Path("reports") / run_dirs[0].resolve().name
     result = build_report(
         list(run_dirs), out, rating_games=rating_games, moves_games=moves_games, title=title
@@ -102,6 +103,8 @@ def plan(
     players: int, effect: float, alpha: float, power: float, design_effect: float, block_size: int
 ) -> None:
     """Print the games needed to detect a seat advantage, and a difference between two variants."""
+    from marrakech_sim.report import plan_study
+
     seat, variant = plan_study(players, effect, alpha, power, design_effect, block_size)
     s, v = seat.iloc[0], variant.iloc[0]
     click.echo(

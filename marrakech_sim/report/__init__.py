@@ -4,6 +4,7 @@
 
 Modules::
 
+    build    build_report and plan_study: the whole report, and sizing a study
     load     open run folders (LOG_FORMAT.md) as DuckDB views, column-wise; digests
     pergame  every game and its seats in numpy arrays, read once with pyarrow
     tables   the report's tables: block totals + marrakech_sim.stats estimators
@@ -11,124 +12,25 @@ Modules::
 
 Sections (issue 5): the data, win rates, seat advantage, ratings, variant comparison,
 distributions, power. Every table is also written as ``<name>.csv``.
+
+The modules load pandas, scipy, DuckDB and matplotlib (about 2 s), so the package
+imports them only when one of its functions is used: a command line that does not
+report starts without them.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import tempfile
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
+RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
+MOVES_GAMES = 10_000  # games whose moves are read for per-turn metrics (~0.5 M score rows)
 
-from marrakech_sim import stats
-from marrakech_sim.report.load import connect, open_runs
-from marrakech_sim.report.render import build_sections, make_charts, write_html, write_markdown
-from marrakech_sim.report.tables import MOVES_GAMES, RATING_GAMES, ReportTables, compute_tables
-
-__all__ = ["ReportResult", "build_report", "plan_study"]
+__all__ = ["MOVES_GAMES", "RATING_GAMES", "ReportResult", "build_report", "plan_study"]
 
 
-@dataclass(frozen=True, slots=True)
-class ReportResult:
-    """Where the report went and the facts a caller may print."""
+def __getattr__(name: str) -> Any:
+    if name in ("ReportResult", "build_report", "plan_study"):
+        from marrakech_sim.report import build
 
-    html: Path
-    markdown: Path
-    folder: Path
-    csv: list[Path] = field(default_factory=list)
-    charts: list[Path] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)
-
-
-def _plan_from_data(rt: ReportTables) -> pd.DataFrame:
-    """Games needed for a 1 pp seat-0 advantage per player count, with this data's design."""
-    shares = rt.tables["seat_shares"]
-    rows = []
-    for players, part in shares.loc[shares["seat"] == 0].groupby("players"):
-        deff = (
-            float(np.nanmean(part["design_effect"])) if part["design_effect"].notna().any() else 1.0
-        )
-        size = max(round(float((part["n_games"] / part["n_blocks"]).median())), 1)
-        rows.append(
-            stats.plan_seat_advantage(int(players), 0.01, design_effect=deff, block_size=size)
-        )
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-
-
-def build_report(
-    run_dirs: list[Path] | tuple[Path, ...],
-    out: Path,
-    rating_games: int = RATING_GAMES,
-    moves_games: int = MOVES_GAMES,
-    title: str | None = None,
-    memory_limit: str = "1500MB",  # DuckDB's share; the per-game arrays are numpy's
-) -> ReportResult:
-    """Read the run folders, compute every section, and write the report into ``out``.
-
-    Args:
-        rating_games: most games (whole blocks) the Plackett-Luce fit uses.
-        moves_games: most games (whole blocks) whose moves are read for per-turn metrics.
-        memory_limit: DuckDB's memory limit for the aggregations.
-    """
-    runs = open_runs([Path(p) for p in run_dirs])
-    # DuckDB spills to a folder of its own, not into the working directory
-    with tempfile.TemporaryDirectory(prefix="marrakech-report-") as spill:
-        con = connect(runs, memory_limit=memory_limit, temp_directory=Path(spill))
-        try:
-            rt = compute_tables(con, runs, rating_games=rating_games, moves_games=moves_games)
-        finally:
-            con.close()
-    rt.tables["plan"] = _plan_from_data(rt)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    csv_paths = []
-    for name, table in rt.tables.items():
-        path = out / f"{name}.csv"
-        table.to_csv(path, index=False)
-        csv_paths.append(path)
-    start = time.perf_counter()
-    charts = make_charts(rt)
-    rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
-    chart_paths = []
-    for name, (_, png) in charts.items():
-        path = out / f"{name}.png"
-        path.write_bytes(png)
-        chart_paths.append(path)
-    sections = build_sections(rt, {name: t for name, (t, _) in charts.items()})
-    names = ", ".join(r.run_id for r in runs)
-    title = title or f"Marrakech balance report: {names}"
-    created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = (
-        f"{rt.facts['n_games']:,} games from {len(runs)} run(s) ({names}); "
-        f"report written {created}."
-    )
-    html, md = out / "report.html", out / "report.md"
-    write_html(html, title, subtitle, sections, charts)
-    write_markdown(md, title, subtitle, sections)
-    return ReportResult(html, md, out, csv_paths, chart_paths, dict(rt.facts))
-
-
-def plan_study(
-    players: int,
-    effect: float,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    design_effect: float = 1.0,
-    block_size: int = 1,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Games needed for a seat-0 advantage of ``effect`` and for a variant difference of it."""
-    seat = stats.plan_seat_advantage(players, effect, alpha, power, design_effect, block_size)
-    variant = stats.plan_variant_difference(
-        players,
-        effect,
-        alpha=alpha,
-        power=power,
-        design_effect=design_effect,
-        block_size=block_size,
-    )
-    return seat, variant
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim import stats
+from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, has_moves, rule_differences
 from marrakech_sim.report.pergame import CHUNK, Games, PerGame, build_per_game, load_games
 from marrakech_sim.stats.intervals import (
@@ -48,8 +49,6 @@ from marrakech_sim.stats.seats import SEAT_TEST_COLUMNS, finish_seat_shares
 from marrakech_sim.stats.variants import two_sided_p
 from marrakech_sim.stats.winrates import HEAD_TO_HEAD_COLUMNS, WIN_RATE_COLUMNS
 
-RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
-MOVES_GAMES = 10_000  # games whose moves are read for per-turn metrics (~0.5 M score rows)
 GAME_METRICS = (
     "seat_advantage",
     "turns",
