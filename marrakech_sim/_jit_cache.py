@@ -11,22 +11,29 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 _ROOTS = ("marrakech_sim", "strategies")
 
 
-def source_digest() -> str:
-    """A short digest of the .py files of marrakech_sim and strategies that define kernels."""
+def digest_of_sources(keep: Callable[[str, bytes], bool]) -> str:
+    """A short digest of the .py files of marrakech_sim and strategies that
+    keep(path relative to the project, source) selects."""
     here = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for root in _ROOTS:
         for path in sorted((here / root).rglob("*.py")):
-            source = path.read_bytes()
-            if b"@njit" in source:  # only the files that define compiled functions
-                digest.update(path.relative_to(here).as_posix().encode())
+            name, source = path.relative_to(here).as_posix(), path.read_bytes()
+            if keep(name, source):
+                digest.update(name.encode())
                 digest.update(source)
     return digest.hexdigest()[:16]
+
+
+def source_digest() -> str:
+    """A short digest of the .py files of marrakech_sim and strategies that define kernels."""
+    return digest_of_sources(lambda name, source: b"@njit" in source)
 
 
 def _ours(folder: str) -> bool:

@@ -43,6 +43,7 @@ from marrakech_sim._columnar import columns_into
 from marrakech_sim.config import StoppingRule, Study, study_from_dict
 from marrakech_sim.errors import MarrakechError, RunFolderError
 from marrakech_sim.game import play_game
+from marrakech_sim.provenance import check_same_code, code_digest
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.schedule import ChunkGames, Plan
@@ -673,6 +674,7 @@ def _manifest(study: Study, plan: Plan, prep: _Prepared, run_id: str) -> dict[st
         "run_id": run_id,
         "created": storage.utc_now(),
         "program_version": __version__,
+        "code_digest": code_digest(),
         "seed": study.seed,
         "config": study.to_dict(),
         "games_planned": plan.games_planned,
@@ -732,6 +734,7 @@ def resume_run(
     """Finish a run that was interrupted: play exactly the chunks that are not on disk."""
     run_dir = Path(run_dir)
     manifest = storage.read_manifest(run_dir)
+    check_same_code(run_dir, manifest)
     study = study_from_manifest(manifest)
     prep = _Prepared(study)
     if prep.plan.games_planned != manifest["games_planned"]:

@@ -1,7 +1,8 @@
 """The main job in one call: play a study config into its run folder, then report on it.
 
-Running it again is cheap and safe: a finished run folder of the same study is reused,
-an interrupted one is resumed, and the report is rebuilt.
+Running it again is cheap and safe: a finished run folder of the same study, played by
+the same code (marrakech_sim.provenance), is reused, an interrupted one is resumed, and
+the report is rebuilt.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from marrakech_sim import storage
 from marrakech_sim.config import Study, load_study
 from marrakech_sim.errors import RunFolderError
+from marrakech_sim.provenance import check_same_code
 from marrakech_sim.report import ReportResult, build_report
 from marrakech_sim.runner import Progress, RunResult, resume_run, run_study
 
@@ -57,6 +59,7 @@ def _play(
             "folder (--run-dir) or remove it"
         )
     if manifest.get("status") in FINISHED:
+        check_same_code(run_dir, manifest)  # (resume_run checks an interrupted one)
         return "reused", None
     return "resumed", resume_run(run_dir, workers=workers, progress=progress)
 

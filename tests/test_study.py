@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from marrakech_sim import storage
 from marrakech_sim.cli import main
+from marrakech_sim.provenance import code_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,6 +76,27 @@ def test_study_refuses_a_folder_of_another_study(tmp_path: Path) -> None:
     )
     assert result.exit_code != 0
     assert "different study config" in result.output
+
+
+@pytest.mark.parametrize("status", ["complete", "running"])
+def test_study_refuses_a_run_played_by_other_code(tmp_path: Path, status: str) -> None:
+    """A finished run is not reused, nor an interrupted one resumed, by other code: it may
+    play other games from the same config and seed."""
+    config = tmp_path / "small.toml"
+    config.write_text(SMALL)
+    assert _study(config, tmp_path).exit_code == 0
+    path = tmp_path / "run" / storage.MANIFEST
+    manifest = json.loads(path.read_text())
+    assert manifest["code_digest"] == code_digest()
+    manifest.update(code_digest="0123456789abcdef", status=status)
+    path.write_text(json.dumps(manifest))
+    result = CliRunner().invoke(
+        main,
+        ["study", str(config), "--run-dir", str(tmp_path / "run"), "--workers", "0"],
+    )
+    assert result.exit_code != 0
+    assert "was played by other code (code digest 0123456789abcdef" in result.output
+    assert "--run-dir" in result.output
 
 
 @pytest.mark.slow

@@ -1,0 +1,43 @@
+"""Which code played a run: a digest of the sources that decide games.
+
+A run folder records it (manifest key `code_digest`). A finished run is reused, and an
+interrupted one resumed, only by the code that played it: other code may play other
+games from the same config and seed (a rule fix, a new random stream, a changed
+strategy), and a run must not mix them. The report, statistics, charts and command line
+decide no game and are left out, so changing them keeps runs reusable. (A strategy
+loaded from a file outside the project is not covered.)
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from marrakech_sim._jit_cache import digest_of_sources
+from marrakech_sim.errors import RunFolderError
+
+_PRESENTATION = (
+    "marrakech_sim/report/",
+    "marrakech_sim/stats/",
+    "marrakech_sim/cli/",
+    "marrakech_sim/plots.py",
+)
+
+
+@functools.cache
+def code_digest() -> str:
+    """The digest of this installation's game-deciding sources."""
+    return digest_of_sources(lambda name, source: not name.startswith(_PRESENTATION))
+
+
+def check_same_code(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Raise RunFolderError unless the run in `run_dir` was played by this code."""
+    theirs = manifest.get("code_digest")
+    if theirs != code_digest():
+        raise RunFolderError(
+            f"{str(run_dir)!r} was played by other code (code digest "
+            f"{theirs or 'not recorded'}; this code is {code_digest()}), which may play "
+            "other games from the same config and seed; give another run folder "
+            "(--run-dir) or remove it"
+        )
