@@ -140,13 +140,19 @@ def perft_leaves(rules: Rules, depth: int = PERFT_DEPTH) -> Callable[[], int]:
     return lambda: int(k.k_perft(s.copy(), depth, faces))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per item")
+def options(argv: list[str] | None, doc: str, seconds: float) -> argparse.Namespace:
+    """A benchmark's options (--seconds per line, --json); pins the process to one core."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=seconds, help="timed seconds per line")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = options(argv, __doc__, 3.0)
     rules = Rules(players=4)
     perft = perft_leaves(rules)
     results = best_rates(

@@ -16,13 +16,11 @@ not a test: figures vary with the machine.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_engine import best_rates, compiled_games  # (this folder is on sys.path)
+from bench_engine import best_rates, compiled_games, options  # (this folder is on sys.path)
 
 from marrakech_sim.game import play_game
 from marrakech_sim.rules.options import Rules
@@ -51,12 +49,7 @@ def python_rate(ref: str, params: dict) -> Callable[[], int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per line")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    args = parser.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    args = options(argv, __doc__, 2.0)
     cases = {
         "random, compiled": compiled_games(RULES, "random"),
         "greedy, compiled": compiled_games(RULES, "greedy"),
