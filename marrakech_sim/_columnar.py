@@ -63,7 +63,6 @@ def rle_hybrid(values, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
     from pos, which must have room for `hybrid_bound` bytes; returns the end position.
     """
     n = values.shape[0]
-    value_bytes = (bit_width + 7) // 8
     narrow = bit_width <= 8  # a group of 8 values packs into one int64 word
     spread = np.int64(0)  # 8 equal values x bit-pack to x * spread: a group test for free
     if narrow:
@@ -93,17 +92,7 @@ def rle_hybrid(values, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
             j = i + 8
             while j < n and values[j] == v:
                 j += 1
-            count = (j - i) << 1
-            while count >= 0x80:
-                out[pos] = (count & 0x7F) | 0x80
-                pos += 1
-                count >>= 7
-            out[pos] = count
-            pos += 1
-            x = np.int64(v) - lo
-            for b in range(value_bytes):
-                out[pos] = (x >> (8 * b)) & 0xFF
-                pos += 1
+            pos = _repeated(np.int64(v) - lo, j - i, bit_width, out, pos)
             i = j
             continue
         if header < 0 or groups == _MAX_LITERAL_GROUPS:
