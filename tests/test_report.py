@@ -90,6 +90,17 @@ def built(run_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     return build_report([run_dir], tmp_path_factory.mktemp("rep") / "out")
 
 
+def _tables_and_frames(run: Path):  # type: ignore[no-untyped-def]
+    """The report's tables of one run folder, and its games and seats read back."""
+    runs = open_runs([run])
+    con = connect(runs)
+    rt = compute_tables(con, runs)
+    games = con.execute("SELECT * FROM games ORDER BY game_id").df()
+    seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
+    con.close()
+    return rt, games, seats
+
+
 def _same(got: pd.DataFrame, want: pd.DataFrame, keys: list[str], cols: list[str]) -> None:
     got = got.sort_values(keys, ignore_index=True)
     want = want.sort_values(keys, ignore_index=True)
@@ -356,12 +367,7 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
     """A strategy seated twice in a game: head to head, win rates and games equal stats."""
     g, s = make_run({"x": 0.2, "y": 0.0}, 40, players=4, tie_rate=0.1, seed=8)
     run = write_run(tmp_path / "dup", g, s, None, {"standard": {"players": 4}})
-    runs = open_runs([run])
-    con = connect(runs)
-    rt = compute_tables(con, runs)
-    games = con.execute("SELECT * FROM games ORDER BY game_id").df()
-    seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
-    con.close()
+    rt, games, seats = _tables_and_frames(run)
     _same(
         rt.tables["head_to_head"],
         stats.head_to_head(games, seats),
@@ -381,12 +387,7 @@ def test_blocks_that_mix_lineups(tmp_path: Path) -> None:
     g, s = make_run({"x": 0.2, "y": 0.0, "z": 0.1}, 40, players=2, tie_rate=0.1, seed=9)
     g["block"] = g["game_id"] // 6  # every block spans two matches
     run = write_run(tmp_path / "mixed", g, s, None, {"standard": {"players": 2}})
-    runs = open_runs([run])
-    con = connect(runs)
-    rt = compute_tables(con, runs)
-    games = con.execute("SELECT * FROM games ORDER BY game_id").df()
-    seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
-    con.close()
+    rt, games, seats = _tables_and_frames(run)
     cols = ["n_games", "n_blocks", "rate", "lo", "hi"]
     _same(rt.tables["win_rates"], stats.win_rates(games, seats), ["strategy"], cols)
     _same(
