@@ -8,8 +8,8 @@ Prints games per second for
             runner plays them);                                      target >= 100,000
   api       games through the public Python API (GameState.legal_actions/apply with a Python
             random.choice per decision; rolls by random.choice of the die faces); >= 3,000
-  plugin    a Python plug-in strategy (strategies.basic.RandomStrategy, which uses
-            view.rng.below) through marrakech_sim.game.play_game;      target >= 5,000
+  plugin    a Python plug-in strategy (marrakech_sim.strategies.basic.RandomStrategy, which uses
+            view.rng.below) through marrakech_sim.play.game.play_game;      target >= 5,000
 and perft nodes (leaves) per second from the 4-player start, with the ratio to each target.
 Each figure is the best of ten short timed rounds after a warm-up (compilation
 excluded), timed in the thread's CPU time: as with `timeit`, the best round is the one
@@ -32,14 +32,14 @@ from collections.abc import Callable
 import numpy as np
 
 from marrakech_sim import GameState, Rules
-from marrakech_sim import turns as t
-from marrakech_sim.game import play_game
+from marrakech_sim.play import turns as t
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
-from marrakech_sim.runner import BATCH_GAMES
-from marrakech_sim.strategy import StrategySpec
-from strategies import twins
-from strategies.basic import RandomStrategy
-from strategies.compiled import play_batch
+from marrakech_sim.run.chunk import BATCH_GAMES
+from marrakech_sim.strategies import twins
+from marrakech_sim.strategies.basic import RandomStrategy
+from marrakech_sim.strategies.compiled import play_batch
 
 TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
 PERFT_DEPTH = 9

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from bench_engine import best_rates, compiled_games, options  # (this folder is on sys.path)
 
-from marrakech_sim.game import play_game
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.strategy import StrategySpec
 
 RULES = Rules()
 PLUGIN = str(Path(__file__).resolve().parent.parent / "tests/strategies_examples/good.py")

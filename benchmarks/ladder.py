@@ -19,10 +19,10 @@ import time
 
 import numpy as np
 
-from marrakech_sim.game import play_game
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.stats import wilson_interval
-from marrakech_sim.strategy import StrategySpec
 
 #: (stronger, weaker) pairs, weakest first; specs as (registered name, parameters)
 LADDER = [

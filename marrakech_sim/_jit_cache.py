@@ -3,7 +3,7 @@
 numba invalidates a cached function when its own file changes, but not when a function
 it calls (and compiled into itself) changes in another file: a stale whole-game loop
 would then run against a new state layout. Keying the cache folder by a digest of every
-source file of both packages makes any change start from a clean cache.
+source file of the package makes any change start from a clean cache.
 """
 
 from __future__ import annotations
@@ -14,25 +14,37 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-_ROOTS = ("marrakech_sim", "strategies")
+
+def package_sources() -> list[tuple[str, Path]]:
+    """Every .py file of the package as (name from the package's parent, path), sorted.
+
+    `marrakech_sim/strategies` (the top-level strategies/ folder, linked into the package in
+    a checkout) is followed, so a name is the same in a checkout and in an installation.
+    """
+    package = Path(__file__).parent
+    found = []
+    for folder, dirs, files in os.walk(package, followlinks=True):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for file in files:
+            if file.endswith(".py"):
+                path = Path(folder) / file
+                found.append(("marrakech_sim/" + path.relative_to(package).as_posix(), path))
+    return sorted(found)
 
 
 def digest_of_sources(keep: Callable[[str, bytes], bool]) -> str:
-    """A short digest of the .py files of marrakech_sim and strategies that
-    keep(path relative to the project, source) selects."""
-    here = Path(__file__).resolve().parent.parent
+    """A short digest of the package's .py files that keep(name, source) selects."""
     digest = hashlib.sha256()
-    for root in _ROOTS:
-        for path in sorted((here / root).rglob("*.py")):
-            name, source = path.relative_to(here).as_posix(), path.read_bytes()
-            if keep(name, source):
-                digest.update(name.encode())
-                digest.update(source)
+    for name, path in package_sources():
+        source = path.read_bytes()
+        if keep(name, source):
+            digest.update(name.encode())
+            digest.update(source)
     return digest.hexdigest()[:16]
 
 
 def source_digest() -> str:
-    """A short digest of the .py files of marrakech_sim and strategies that define kernels."""
+    """A short digest of the package's .py files that define kernels."""
     return digest_of_sources(lambda name, source: b"@njit" in source)
 
 

@@ -6,7 +6,9 @@
      ├── IllegalActionError (ValueError)   an action the current phase does not allow
      ├── StrategyNotFound (LookupError)    a strategy reference that names nothing
      ├── StrategyError                     a strategy that misbehaved (raised, illegal, too slow)
-     └── RunFolderError                    a run folder that is missing, corrupt or incomplete
+     ├── RunFolderError                    a run folder that is missing, corrupt or incomplete
+     ├── RunInterrupted                    a run stopped (Ctrl-C) before it finished; resumable
+     └── StatsInputError (ValueError)      a table or argument a statistic cannot use
 
 Messages quote the bad value and say what is allowed. The library never prints or
 exits; the CLI turns these into click errors.
@@ -41,3 +43,11 @@ class StrategyError(MarrakechError):
 
 class RunFolderError(MarrakechError):
     """A run folder that is missing, corrupt or does not match its manifest."""
+
+
+class RunInterrupted(MarrakechError):
+    """The run was stopped (Ctrl-C) before it finished; it can be resumed."""
+
+
+class StatsInputError(MarrakechError, ValueError):
+    """A table or argument handed to a stats function lacks what the function needs."""

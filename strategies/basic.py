@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from marrakech_sim.play.strategy import BaseStrategy
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.state import Placement
-from marrakech_sim.strategy import BaseStrategy
-from marrakech_sim.view import GameView
 
 
 class RandomStrategy(BaseStrategy):

@@ -1,13 +1,13 @@
 """The compiled whole-game loop for games whose every seat has a compiled twin.
 
 When every seat of a game is a strategy with a compiled twin, `play_batch` plays whole
-games inside one compiled function. It uses the same turn steps (`marrakech_sim.turns`)
+games inside one compiled function. It uses the same turn steps (`marrakech_sim.play.turns`)
 and random streams as the Python game loop, and each twin draws from its seat's stream
 exactly as its Python form does, so a game is the same whichever loop plays it
 (tests/test_compiled.py checks this).
 
 The twins themselves, selected by an integer code with a float64 parameter vector,
-are in `strategies.twins`.
+are in `marrakech_sim.strategies.twins`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from marrakech_sim import turns as t
+from marrakech_sim.play import turns as t
 from marrakech_sim.rules import core as k
-from strategies.twins import choose_placement, choose_rotation
+from marrakech_sim.strategies.twins import choose_placement, choose_rotation
 
 
 @njit(cache=True, _nrt=False)

@@ -13,7 +13,7 @@ Placement: maximise
     - waste * (visible halves of my own colours it covers)
 
 Ties are broken by one draw from the seat's stream (`view.rng.below`), in the order of
-the options; the compiled twin (`strategies.twins`, code 1) decides exactly the same.
+the options; the compiled twin (`marrakech_sim.strategies.twins`, code 1) decides exactly the same.
 """
 
 from __future__ import annotations
@@ -21,15 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from marrakech_sim.play.strategy import BaseStrategy
+from marrakech_sim.play.view import GameView
+from marrakech_sim.rules.queries import F_OPPONENT_HALVES, F_OPPONENT_REGION, F_OWN_HALVES, F_REGION
 from marrakech_sim.rules.state import Placement
-from marrakech_sim.strategy import BaseStrategy
-from marrakech_sim.view import (
-    F_OPPONENT_HALVES,
-    F_OPPONENT_REGION,
-    F_OWN_HALVES,
-    F_REGION,
-    GameView,
-)
 
 
 def _pick_best(view: GameView, scores: list[float]) -> int:

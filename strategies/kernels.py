@@ -1,9 +1,9 @@
 """Compiled pieces the built-in strategies share: greedy scores, evaluation, rollouts.
 
-The greedy scores here are the ones `strategies.greedy` computes through `GameView`
+The greedy scores here are the ones `marrakech_sim.strategies.greedy` computes through `GameView`
 (same integers, same floating-point expressions in the same order), so the compiled
-twin in `strategies.twins` decides exactly as the Python form. The search strategies
-(`strategies.search`) use the greedy choice as their model of the other players.
+twin in `marrakech_sim.strategies.twins` decides exactly as the Python form. The search strategies
+(`marrakech_sim.strategies.search`) use the greedy choice as their model of the other players.
 
 Greedy parameter vector (`GREEDY_PARAMETERS` order): area, cover, block, waste, ruin.
 """
@@ -13,14 +13,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from marrakech_sim.rng import rng_below
+from marrakech_sim.play.rng import rng_below
 from marrakech_sim.rules import core as k
-from marrakech_sim.view import (
-    _placement_features,
-    _placing_mask,
-    _regions,
-    _rotation_totals,
+from marrakech_sim.rules.queries import (
     k_next_walker,
+    placement_features,
+    placing_mask,
+    prepare_regions,
+    rotation_totals,
 )
 
 GREEDY_PARAMETERS = ("area", "cover", "block", "waste", "ruin")
@@ -32,16 +32,16 @@ G_AREA, G_COVER, G_BLOCK, G_WASTE, G_RUIN = range(5)
 # Speed: the greedy decisions run inside the compiled game loop, which is compiled
 # without numba's runtime (see marrakech_sim.rules.core). They allocate nothing (scores
 # are scalars, ties a bit mask), so they are `_nrt=False` too; each prepares its region
-# queries once (marrakech_sim.view._regions) and scores with inlined helpers.
+# queries once (marrakech_sim.rules.queries.prepare_regions) and scores with inlined helpers.
 
 
 @njit(cache=True, inline="always")
 def _rotation_score(s, r, me, walker, ruin, rb):  # type: ignore[no-untyped-def]
-    """The greedy score of rotation r - 1 (see greedy_rotation_scores; rb: _regions)."""
+    """The greedy score of rotation r - 1 (see greedy_rotation_scores; rb: prepare_regions)."""
     if walker == me or walker < 0:
-        due, _, bankrupt = _rotation_totals(s, r, me, -1, rb)
+        due, _, bankrupt = rotation_totals(s, r, me, -1, rb)
         return -(due + ruin * bankrupt)
-    _, paid, bankrupt = _rotation_totals(s, r, walker, me, rb)
+    _, paid, bankrupt = rotation_totals(s, r, walker, me, rb)
     return paid + ruin * bankrupt
 
 
@@ -56,7 +56,7 @@ def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
     """
     me = s[k.SEAT_]
     walker = k_next_walker(s)
-    rb = _regions(s)
+    rb = prepare_regions(s)
     for r in range(3):
         out[r] = _rotation_score(s, r, me, walker, params[G_RUIN], rb)
 
@@ -64,7 +64,7 @@ def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
 @njit(cache=True, inline="always")
 def _placement_score(s, params, code, rb, own, stamp):  # type: ignore[no-untyped-def]
     """The greedy score of placing on `code` (see greedy_placement_scores)."""
-    region, opponent, mine, largest, _ = _placement_features(s, code, rb, own, stamp)
+    region, opponent, mine, largest, _ = placement_features(s, code, rb, own, stamp)
     return (
         params[G_AREA] * region
         + params[G_COVER] * opponent
@@ -77,8 +77,8 @@ def _placement_score(s, params, code, rb, own, stamp):  # type: ignore[no-untype
 def greedy_placement_scores(s, params, options, count, out):  # type: ignore[no-untyped-def]
     """out[i] = area * own region after + cover * opponent halves covered
     + block * largest opponent region covered into - waste * own halves covered."""
-    rb = _regions(s)
-    own = _placing_mask(s, rb)
+    rb = prepare_regions(s)
+    own = placing_mask(s, rb)
     for i in range(count):
         out[i] = _placement_score(s, params, options[i], rb, own, i + 1)
 
@@ -126,7 +126,7 @@ def greedy_rotation(s, params, rng):  # type: ignore[no-untyped-def]
     me = s[k.SEAT_]
     walker = k_next_walker(s)
     ruin = params[G_RUIN]
-    rb = _regions(s)
+    rb = prepare_regions(s)
     best, ties, mask = _rotation_score(s, 0, me, walker, ruin, rb), 1, 1
     for r in range(1, 3):
         best, ties, mask = _tie(best, ties, mask, r, _rotation_score(s, r, me, walker, ruin, rb))
@@ -137,8 +137,8 @@ def greedy_rotation(s, params, rng):  # type: ignore[no-untyped-def]
 def greedy_placement(s, params, rng, options, count):  # type: ignore[no-untyped-def]
     """Index into options[:count] of the greedy placement: pick_best of
     greedy_placement_scores."""
-    rb = _regions(s)
-    own = _placing_mask(s, rb)
+    rb = prepare_regions(s)
+    own = placing_mask(s, rb)
     best, ties, mask = _placement_score(s, params, options[0], rb, own, 1), 1, 1
     for i in range(1, count):
         score = _placement_score(s, params, options[i], rb, own, i + 1)

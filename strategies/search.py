@@ -15,13 +15,13 @@ import numpy as np
 from numba import njit
 
 from marrakech_sim.errors import ConfigError
-from marrakech_sim.rng import rng_next
+from marrakech_sim.play.rng import rng_next
+from marrakech_sim.play.strategy import BaseStrategy
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.state import Placement
-from marrakech_sim.strategy import BaseStrategy
-from marrakech_sim.view import GameView
-from strategies.greedy import GreedyStrategy
-from strategies.kernels import evaluate, greedy_placement, greedy_rotation, rollout
+from marrakech_sim.strategies.greedy import GreedyStrategy
+from marrakech_sim.strategies.kernels import evaluate, greedy_placement, greedy_rotation, rollout
 
 _OPPONENT = np.array([GreedyStrategy.PARAMETERS[key] for key in GreedyStrategy.PARAMETERS], float)
 _POLICIES = {"random": 0, "greedy": 1}

@@ -6,8 +6,8 @@ game. A twin is selected by an integer code, with its parameters as a float64 ve
 PARAMETER_ORDER.
 
     code  twin     Python form                        parameters (vector order)
-    0     random   strategies.basic.RandomStrategy    -
-    1     greedy   strategies.greedy.GreedyStrategy   area, cover, block, waste, ruin
+    0     random   marrakech_sim.strategies.basic.RandomStrategy    -
+    1     greedy   marrakech_sim.strategies.greedy.GreedyStrategy   area, cover, block, waste, ruin
                    (and its presets greedy-area, greedy-block)
 """
 
@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from marrakech_sim.errors import ConfigError
-from marrakech_sim.rng import rng_below
-from strategies.kernels import GREEDY_PARAMETERS, greedy_placement, greedy_rotation
+from marrakech_sim.play.rng import rng_below
+from marrakech_sim.strategies.kernels import GREEDY_PARAMETERS, greedy_placement, greedy_rotation
 
 RANDOM = 0
 GREEDY = 1

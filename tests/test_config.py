@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from marrakech_sim.config import load_study, study_from_dict
 from marrakech_sim.errors import ConfigError
+from marrakech_sim.run.config import load_study, study_from_dict
 
 CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from marrakech_sim import turns
-from marrakech_sim.game import play_game
+from marrakech_sim.play import turns
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.strategy import StrategySpec
 
 EXAMPLES = Path(__file__).parent / "strategies_examples" / "bad.py"
 

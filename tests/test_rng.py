@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from marrakech_sim.rng import Rng, rng_below, rng_next
+from marrakech_sim.play.rng import Rng, rng_below, rng_next
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6, 7, 12, 1000])

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 import pandas as pd
 import pytest
 
-from marrakech_sim import storage
-from marrakech_sim.config import study_from_dict
-from marrakech_sim.runner import resume_run, run_study
-from marrakech_sim.verify import verify_run
-from strategies.basic import RandomStrategy
+from marrakech_sim import runfolder
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.runner import resume_run, run_study
+from marrakech_sim.run.verify import verify_run
+from marrakech_sim.strategies.basic import RandomStrategy
 
 HERE = Path(__file__).resolve()
 MARRAKECH = Path(sys.executable).parent / "marrakech"
@@ -68,7 +68,7 @@ def study_data(**changes: Any) -> dict[str, Any]:
 
 
 def tables(run_dir: Path) -> list[pd.DataFrame]:
-    return [storage.read_table(run_dir, name) for name in storage.TABLES]
+    return [runfolder.read_table(run_dir, name) for name in runfolder.TABLES]
 
 
 def assert_same_tables(a: Path, b: Path) -> None:
@@ -98,8 +98,8 @@ def test_tables_do_not_depend_on_workers_or_start_method(
 
 def test_serial_run_mixes_compiled_and_python_games(serial: Path) -> None:
     """A study mixing both loops and two rule sets plays every planned game once."""
-    games = storage.read_table(serial, "games")
-    manifest = storage.read_manifest(serial)
+    games = runfolder.read_table(serial, "games")
+    manifest = runfolder.read_manifest(serial)
     assert len(games) == manifest["games_planned"] == games["game_id"].nunique()
     assert set(games["ruleset"]) == {"four", "three_end"}
     # blocks: one seed per block, several seatings each
@@ -116,7 +116,7 @@ def test_strategy_that_raises_in_a_worker_is_recorded(tmp_path: Path) -> None:
         games_per_lineup=96,
     )
     result = run_study(study_from_dict(data), tmp_path / "run", workers=2)
-    games = storage.read_table(tmp_path / "run", "games")
+    games = runfolder.read_table(tmp_path / "run", "games")
     bad = games[games["end_reason"] == "error"]
     assert result.status == "complete" and len(games) == 96
     assert 0 < len(bad) < len(games) and result.errors == len(bad)
@@ -149,7 +149,7 @@ def _start(config: Path, out: Path) -> subprocess.Popen[bytes]:
 def _wait_for_parts(out: Path, proc: subprocess.Popen[bytes], parts: int) -> None:
     deadline = time.monotonic() + 300  # the first start may compile kernels
     while time.monotonic() < deadline:
-        if len(storage.chunks_done(out)) >= parts:
+        if len(runfolder.chunks_done(out)) >= parts:
             return
         if proc.poll() is not None:
             raise AssertionError(f"the run ended early: {proc.communicate()}")
@@ -165,14 +165,14 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None
     _wait_for_parts(out, proc, 3)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
-    done_at_kill = storage.chunks_done(out)
-    manifest = storage.read_manifest(out)
+    done_at_kill = runfolder.chunks_done(out)
+    manifest = runfolder.read_manifest(out)
     assert manifest["status"] == "running" and len(done_at_kill) < manifest["chunks"]
     result = resume_run(out, workers=2)
     assert result.status == "complete" and result.games_played == 1200
     assert result.games_this_session < 1200
     reference = tmp_path / "reference"
-    from marrakech_sim.config import load_study
+    from marrakech_sim.run.config import load_study
 
     run_study(load_study(config), reference, workers=0)
     assert_same_tables(reference, out)
@@ -188,11 +188,11 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"marrakech run --resume {out}" in err.decode()
-    assert storage.read_manifest(out)["status"] == "interrupted"
+    assert runfolder.read_manifest(out)["status"] == "interrupted"
     assert "INFO" in (out / "run.log").read_text()  # worker records reached run.log
     assert "ForkPoolWorker" in (out / "run.log").read_text()
     result = resume_run(out, workers=0)
-    assert result.status == "complete" and len(storage.read_table(out, "games")) == 1200
+    assert result.status == "complete" and len(runfolder.read_table(out, "games")) == 1200
 
 
 @pytest.mark.parametrize(
@@ -220,7 +220,7 @@ def test_stopping_rule_stops_at_a_block_boundary_deterministically(
     assert a.games_played == b.games_played < 5000
     assert a.games_played % 25 == 0
     assert_same_tables(tmp_path / "a", tmp_path / "b")
-    manifest = storage.read_manifest(tmp_path / "b")
+    manifest = runfolder.read_manifest(tmp_path / "b")
     assert manifest["stopping"]["stopped"] is True
     assert manifest["stopping"]["statistics"]["games"] == a.games_played
     assert verify_run(tmp_path / "b").ok

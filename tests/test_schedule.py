@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from marrakech_sim.config import study_from_dict
-from marrakech_sim.schedule import Plan, block_seeds, lineups_of, seatings
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.plan import Plan, block_seeds, lineups_of, seatings
 
 
 def study(**changes: object):  # type: ignore[no-untyped-def]

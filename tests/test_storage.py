@@ -11,9 +11,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from marrakech_sim import storage
-from marrakech_sim.config import study_from_dict
-from marrakech_sim.runner import run_study
+from marrakech_sim import runfolder
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.runner import run_study
 
 # LOG_FORMAT.md's columns and types (Arrow spelling); "?" marks a nullable column
 EXPECTED = {
@@ -92,7 +92,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_manifest_has_the_contract_fields(run_dir: Path) -> None:
     """run.json holds format_version 1, ids, dates, versions, seed, resolved config, plan."""
-    m = storage.read_manifest(run_dir)
+    m = runfolder.read_manifest(run_dir)
     for key in ("run_id", "created", "program_version", "seed", "config", "games_planned"):
         assert key in m
     assert m["format_version"] == 1 and m["status"] == "complete"
@@ -100,7 +100,7 @@ def test_manifest_has_the_contract_fields(run_dir: Path) -> None:
     assert m["config"]["rulesets"]["two"]["colours_per_player"] == 2
 
 
-@pytest.mark.parametrize("table", storage.TABLES)
+@pytest.mark.parametrize("table", runfolder.TABLES)
 def test_columns_and_types_match_log_format(run_dir: Path, table: str) -> None:
     """Every LOG_FORMAT.md column is there with its type; added columns come after."""
     schema = ds.dataset(run_dir / table, format="parquet").schema
@@ -114,15 +114,15 @@ def test_columns_and_types_match_log_format(run_dir: Path, table: str) -> None:
 
 def test_tables_open_in_pandas_pyarrow_and_duckdb(run_dir: Path) -> None:
     """pandas, pyarrow and DuckDB read the same rows from the table folders."""
-    for table in storage.TABLES:
+    for table in runfolder.TABLES:
         via_pandas = pd.read_parquet(run_dir / table)
         via_arrow = ds.dataset(run_dir / table, format="parquet").to_table()
         via_duckdb = duckdb.sql(
             f"SELECT count(*) AS n FROM read_parquet('{run_dir / table}/*.parquet')"
         ).df()
         assert len(via_pandas) == via_arrow.num_rows == via_duckdb["n"].iloc[0] > 0
-    games = storage.read_table(run_dir, "games")
-    moves = storage.read_table(run_dir, "moves")
+    games = runfolder.read_table(run_dir, "games")
+    moves = runfolder.read_table(run_dir, "moves")
     assert (games["game_id"].to_numpy() == range(120)).all()
     assert (moves.groupby("game_id").size().to_numpy() == games["turns"].to_numpy()).all()
     per_game = duckdb.sql(
@@ -134,8 +134,8 @@ def test_tables_open_in_pandas_pyarrow_and_duckdb(run_dir: Path) -> None:
 
 def test_two_player_rows_carry_two_colours_and_lists(run_dir: Path) -> None:
     """Two-player seats own two colours; dirhams_after has one entry per seat."""
-    seats = storage.read_table(run_dir, "seats")
-    games = storage.read_table(run_dir, "games")
+    seats = runfolder.read_table(run_dir, "seats")
+    games = runfolder.read_table(run_dir, "games")
     two = games.loc[games["players"] == 2, "game_id"]
     assert set(seats.loc[seats["game_id"].isin(two), "colours"]) == {"ry", "bp"}
     moves = pq.read_table(run_dir / "moves").to_pandas()
@@ -146,11 +146,11 @@ def test_two_player_rows_carry_two_colours_and_lists(run_dir: Path) -> None:
 def test_part_writes_are_atomic_and_temporaries_are_skipped(tmp_path: Path) -> None:
     """A part is written under a hidden name then renamed; readers skip leftovers."""
     table = pa.table({"game_id": pa.array([1, 2], pa.int64())})
-    storage.write_part(tmp_path, "games", 0, table)
+    runfolder.write_part(tmp_path, "games", 0, table)
     (tmp_path / "games" / ".part-000001.parquet.99.tmp").write_bytes(b"half a file")
     assert sorted(p.name for p in (tmp_path / "games").iterdir()) == [
         ".part-000001.parquet.99.tmp",
         "part-000000.parquet",
     ]
     assert ds.dataset(tmp_path / "games", format="parquet").to_table().num_rows == 2
-    assert storage.remove_temporaries(tmp_path) == 1
+    assert runfolder.remove_temporaries(tmp_path) == 1

@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marrakech_sim import storage
-from marrakech_sim.storage import Column, Part
+from marrakech_sim import runfolder
+from marrakech_sim.errors import ConfigError
+from marrakech_sim.runfolder import _parquet
+from marrakech_sim.runfolder.parts import Column, Part
 
 SCHEMA = pa.schema(
     [
@@ -63,8 +65,8 @@ def _part(rows: int, seed: int = 0) -> Part:
 
 
 def _write_both(tmp_path: Path, part: Part) -> tuple[Path, Path]:
-    mine = storage.write_part(tmp_path / "mine", "t", 0, part)
-    theirs = storage.write_part(tmp_path / "pyarrow", "t", 0, part.to_arrow())
+    mine = runfolder.write_part(tmp_path / "mine", "t", 0, part)
+    theirs = runfolder.write_part(tmp_path / "pyarrow", "t", 0, part, writer="pyarrow")
     return mine, theirs
 
 
@@ -79,6 +81,36 @@ def test_part_reads_back_as_written(tmp_path: Path, rows: int) -> None:
     assert found.equals(expected)
     assert found.equals(pq.read_table(theirs))
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{mine}')").fetchall() == [(rows,)]
+
+
+def test_both_writers_write_the_same_run(tmp_path: Path) -> None:
+    """A run written by pyarrow's writer has the tables of the encoder's, every table and column."""
+    from marrakech_sim.run.config import study_from_dict
+    from marrakech_sim.run.runner import run_study
+
+    study = study_from_dict(
+        {
+            "seed": 3,
+            "games_per_lineup": 24,
+            "rulesets": {"two": {"players": 2}, "four": {"players": 4, "orient_at_end": True}},
+            "strategies": {"random": {"ref": "random"}, "greedy": {"ref": "greedy"}},
+            "schedule": {"kind": "round_robin", "repeat": True},
+        }
+    )
+    for writer in runfolder.WRITERS:
+        run_study(study, tmp_path / writer, workers=0, writer=writer)
+    assert runfolder.read_manifest(tmp_path / "pyarrow")["writer"] == "pyarrow"
+    for table in runfolder.TABLES:
+        mine = runfolder.open_dataset(tmp_path / "encoder", table).to_table()
+        theirs = runfolder.open_dataset(tmp_path / "pyarrow", table).to_table()
+        assert mine.num_rows > 0
+        assert mine.equals(theirs), table
+
+
+def test_unknown_writer_is_a_clear_error(tmp_path: Path) -> None:
+    """A writer that is not one of WRITERS is refused, naming it and the allowed ones."""
+    with pytest.raises(ConfigError, match="'fast'.*'encoder', 'pyarrow'"):
+        runfolder.write_part(tmp_path, "t", 0, _part(3), writer="fast")
 
 
 def test_parquet_schema_and_metadata_match_pyarrow(tmp_path: Path) -> None:
@@ -114,7 +146,7 @@ def test_duckdb_and_pandas_read_the_same_rows(tmp_path: Path) -> None:
 
 def test_row_groups_split_long_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A part longer than ROW_GROUP_ROWS becomes several row groups, read back whole."""
-    monkeypatch.setattr(storage, "ROW_GROUP_ROWS", 300)
+    monkeypatch.setattr(_parquet, "ROW_GROUP_ROWS", 300)
     part = _part(1000, seed=5)
     mine, _ = _write_both(tmp_path, part)
     assert pq.ParquetFile(mine).metadata.num_row_groups == 4
@@ -136,12 +168,12 @@ def test_concat_and_take_match_arrow(tmp_path: Path) -> None:
             for c in b.columns
         ),
     )
-    whole = storage.concat_parts([a, b])
+    whole = runfolder.concat_parts([a, b])
     expected = pa.concat_tables([a.to_arrow(), b.to_arrow()])
     assert whole.to_arrow().equals(expected)
     order = np.random.default_rng(0).permutation(120)
     assert whole.take(order).to_arrow().equals(expected.take(pa.array(order)))
-    mine = storage.write_part(tmp_path, "t", 0, whole.take(order))
+    mine = runfolder.write_part(tmp_path, "t", 0, whole.take(order))
     assert pq.read_table(mine).equals(expected.take(pa.array(order)))
 
 
@@ -155,7 +187,7 @@ def test_concat_and_take_match_arrow(tmp_path: Path) -> None:
 def test_rle_hybrid_round_trips(runs: list[tuple[int, int]], bits: int) -> None:
     """Runs of any length, any bit width: the RLE / bit-packed hybrid decodes to the values."""
     values = np.concatenate([np.full(n, v % (1 << bits), np.int32) for v, n in runs]) + 5
-    data = storage._hybrid(values, 5, bits)
+    data = _parquet._hybrid(values, 5, bits)
     assert _decode_hybrid(data, bits, len(values)) == (values - 5).tolist()
 
 

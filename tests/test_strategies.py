@@ -13,14 +13,14 @@ from scipy import stats
 
 from marrakech_sim.cli import main
 from marrakech_sim.errors import ConfigError, StrategyNotFound
-from marrakech_sim.game import play_game
-from marrakech_sim.rng import Rng
+from marrakech_sim.play.conformance import check_strategy
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.rng import Rng
+from marrakech_sim.play.strategy import Strategy, StrategySpec, describe, registered
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import GameState
-from marrakech_sim.strategy import Strategy, StrategySpec, describe, registered
-from marrakech_sim.view import GameView
-from strategies.conformance import check_strategy
 
 EXAMPLES = Path(__file__).parent / "strategies_examples"
 GOOD = f"{EXAMPLES / 'good.py'}:Cautious"
@@ -66,9 +66,9 @@ def test_built_ins_are_registered_and_described() -> None:
 def test_three_ways_to_name_a_strategy() -> None:
     """A registered name, 'module:Class' and 'file.py:Class' all load the class."""
     assert StrategySpec.of("random").load_class().__name__ == "RandomStrategy"
-    assert StrategySpec.of("strategies.greedy:GreedyStrategy").load_class().__name__ == (
-        "GreedyStrategy"
-    )
+    assert StrategySpec.of(
+        "marrakech_sim.strategies.greedy:GreedyStrategy"
+    ).load_class().__name__ == ("GreedyStrategy")
     assert StrategySpec.of(GOOD).load_class().__name__ == "Cautious"
 
 
@@ -257,7 +257,7 @@ def test_cli_lists_and_checks_strategies() -> None:
 def test_relative_file_reference_follows_the_working_directory(tmp_path, monkeypatch) -> None:
     """A spec's class is cached per working directory: the same relative reference in
     another folder is another file."""
-    from marrakech_sim.strategy import StrategySpec
+    from marrakech_sim.play.strategy import StrategySpec
 
     for name in ("one", "two"):
         folder = tmp_path / name

@@ -7,17 +7,21 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from marrakech_sim import turns
-from marrakech_sim.game import play_game
-from marrakech_sim.rng import Rng
+from marrakech_sim.play import turns
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.rng import Rng
+from marrakech_sim.play.strategy import StrategySpec
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.rules.state import GameState, _placement_codes
-from marrakech_sim.strategy import StrategySpec
-from marrakech_sim.view import GameView
-from strategies import compiled, twins
-from strategies.greedy import _pick_best
-from strategies.kernels import greedy_placement_scores, greedy_rotation_scores, pick_best
+from marrakech_sim.rules.state import GameState, placement_codes
+from marrakech_sim.strategies import compiled, twins
+from marrakech_sim.strategies.greedy import _pick_best
+from marrakech_sim.strategies.kernels import (
+    greedy_placement_scores,
+    greedy_rotation_scores,
+    pick_best,
+)
 
 END_REASONS = {k.END_RUGS_EXHAUSTED: "rugs_exhausted", k.END_ONE_LEFT: "one_left"}
 RULES = {
@@ -90,7 +94,7 @@ def test_compiled_games_equal_python_games(rules_name: str, lineup: str) -> None
 def test_twin_parameters_follow_the_declared_order() -> None:
     """encode_params writes a twin's parameters in PARAMETER_ORDER and names a missing one."""
     from marrakech_sim.errors import ConfigError
-    from strategies.greedy import GreedyStrategy
+    from marrakech_sim.strategies.greedy import GreedyStrategy
 
     vector = twins.encode_params("greedy", {**GreedyStrategy.PARAMETERS, "block": 7.0})
     assert vector[twins.PARAMETER_ORDER["greedy"].index("block")] == 7.0
@@ -121,7 +125,7 @@ def test_twin_scores_equal_the_python_scores(rules_name: str) -> None:
     at every decision of random games."""
     rules = RULES[rules_name]
     strategies = [StrategySpec.of(ref).build() for ref in ("greedy", "greedy-block")]
-    placement_codes = _placement_codes(rules.board_size)
+    codes_of = placement_codes(rules.board_size)
     rnd = np.random.default_rng(5)
     for _ in range(3):
         state = GameState.start(rules)
@@ -137,7 +141,7 @@ def test_twin_scores_equal_the_python_scores(rules_name: str) -> None:
                         greedy_rotation_scores(s, vector, out)
                         assert out.tolist() == strategy.rotation_scores(view)
                     else:
-                        codes = np.array([placement_codes[a] for a in actions], np.int64)
+                        codes = np.array([codes_of[a] for a in actions], np.int64)
                         out = np.empty(len(actions))
                         greedy_placement_scores(s, vector, codes, len(actions), out)
                         assert out.tolist() == strategy.placement_scores(view, actions)

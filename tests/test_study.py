@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from marrakech_sim import storage
+from marrakech_sim import runfolder
 from marrakech_sim.cli import main
-from marrakech_sim.provenance import code_digest
+from marrakech_sim.run.provenance import code_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,7 +85,7 @@ def test_study_refuses_a_run_played_by_other_code(tmp_path: Path, status: str) -
     config = tmp_path / "small.toml"
     config.write_text(SMALL)
     assert _study(config, tmp_path).exit_code == 0
-    path = tmp_path / "run" / storage.MANIFEST
+    path = tmp_path / "run" / runfolder.MANIFEST
     manifest = json.loads(path.read_text())
     assert manifest["code_digest"] == code_digest()
     manifest.update(code_digest="0123456789abcdef", status=status)
@@ -117,7 +117,7 @@ def test_default_study_shows_the_ladder(tmp_path: Path) -> None:
 @pytest.mark.parametrize("config", sorted((ROOT / "configs").glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_configs_are_valid(config: Path) -> None:
     """Every example config in configs/ loads, validates and plans at least one game."""
-    from marrakech_sim.config import load_study
-    from marrakech_sim.schedule import Plan
+    from marrakech_sim.run.config import load_study
+    from marrakech_sim.run.plan import Plan
 
     assert Plan(load_study(config)).games_planned > 0

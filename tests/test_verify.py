@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from marrakech_sim.cli import main
-from marrakech_sim.config import study_from_dict
-from marrakech_sim.runner import run_study
-from marrakech_sim.verify import verify_run
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.runner import run_study
+from marrakech_sim.run.verify import verify_run
 
 
 @pytest.fixture(scope="module")

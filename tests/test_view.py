@@ -7,25 +7,25 @@ import random
 import numpy as np
 import pytest
 
-from marrakech_sim.rng import Rng
+from marrakech_sim.play.rng import Rng
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
-from marrakech_sim.rules.state import GameState
-from marrakech_sim.view import (
+from marrakech_sim.rules.queries import (
     F_OPPONENT_HALVES,
     F_OPPONENT_REGION,
     F_OWN_HALVES,
     F_REGION,
-    GameView,
     _colour_mask,
     _labelled_rug_region,
-    _placing_mask,
-    _regions,
     _rug_region,
     k_label_regions,
     k_payment_totals,
     k_rotation_totals,
+    placing_mask,
+    prepare_regions,
 )
+from marrakech_sim.rules.state import GameState
 
 
 def positions(rules: Rules, phase: str, count: int, seed: int = 5) -> list[GameState]:
@@ -54,7 +54,7 @@ def assert_same_position(a: np.ndarray, b: np.ndarray) -> None:
 
 
 # boards of up to 63 squares answer region queries with bitboards, larger ones from a
-# labelling of the board (view._regions): both are checked
+# labelling of the board (view.prepare_regions): both are checked
 RULES = [
     Rules(),
     Rules(players=2),
@@ -202,14 +202,14 @@ def test_label_regions_matches_a_flood_fill(board_size: int) -> None:
 
 
 def test_bit_planes_hold_every_colour() -> None:
-    """_regions keeps colour + 1 in four bit planes: every colour index must fit."""
+    """prepare_regions keeps colour + 1 in four bit planes: every colour index must fit."""
     assert len(COLOUR_LETTERS) + 1 <= 16
     rules = Rules(players=len(COLOUR_LETTERS), board_size=5)
     s = k.initial_state(rules)
     n = rules.board_size
     board = np.arange(n * n) % (len(COLOUR_LETTERS) + 1) - 1
     s[s[k.COLOUR_AT] : s[k.COLOUR_AT] + n * n] = board
-    rb = _regions(s)
+    rb = prepare_regions(s)
     for c in range(len(COLOUR_LETTERS)):
         mask = sum(1 << int(sq) for sq in np.flatnonzero(board == c))
         assert _colour_mask(c, rb) == mask
@@ -221,8 +221,8 @@ def test_bitboard_and_labelled_rug_regions_agree() -> None:
     for rules in (Rules(), Rules(board_size=5, players=2)):
         for state in positions(rules, "place", 40, seed=11):
             s = np.array(state.packed)
-            rb = _regions(s)
-            own = _placing_mask(s, rb)
+            rb = prepare_regions(s)
+            own = placing_mask(s, rb)
             k_label_regions(s)
             for stamp, ((x1, y1), (x2, y2)) in enumerate(state.legal_actions(), 1):
                 by_bits = _rug_region(s, x1, y1, x2, y2, rb, own, stamp)

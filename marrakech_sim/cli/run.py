@@ -39,7 +39,7 @@ def _progress() -> Any:
 
 
 def _print_summary(run_dir: Path) -> None:
-    from marrakech_sim.runner import summarize_run
+    from marrakech_sim.run.summary import summarize_run
 
     summary = summarize_run(run_dir)
     click.echo(f"{summary['games']:,} games, {summary['errors']:,} ended in a strategy fault")
@@ -75,6 +75,12 @@ def _print_summary(run_dir: Path) -> None:
     help="Finish an interrupted run in this folder.",
 )
 @click.option("--start-method", type=click.Choice(START_METHODS), help="Worker start method.")
+@click.option(
+    "--writer",
+    default="encoder",
+    show_default=True,
+    help="Parquet writer of the parts: 'encoder' (the project's, fast) or 'pyarrow' (same tables).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show per-chunk log records on stderr.")
 @click.option("--no-summary", is_flag=True, help="Do not print the win-share summary.")
 @library_errors
@@ -86,12 +92,15 @@ def run_command(
     seed: int | None,
     resume_dir: str | None,
     start_method: str | None,
+    writer: str,
     verbose: bool,
     no_summary: bool,
 ) -> None:
     """Play the study in CONFIG (TOML) into a run folder, or --resume one."""
-    from marrakech_sim.config import load_study
-    from marrakech_sim.runner import RunInterrupted, new_run_id, resume_run, run_logging, run_study
+    from marrakech_sim.errors import RunInterrupted
+    from marrakech_sim.run.config import load_study
+    from marrakech_sim.run.pool import run_logging
+    from marrakech_sim.run.runner import new_run_id, resume_run, run_study
 
     if (config is None) == (resume_dir is None):
         raise click.UsageError("give a CONFIG file or --resume RUN_DIR (one of them)")
@@ -120,6 +129,7 @@ def run_command(
                     workers=workers,
                     start_method=start_method,
                     progress=_progress(),
+                    writer=writer,
                 )
     except RunInterrupted as exc:
         click.echo("", err=True)
@@ -143,7 +153,7 @@ def run_command(
 @library_errors
 def verify_command(run_dir: str) -> None:
     """Replay every game of RUN_DIR from its moves and check every recorded column."""
-    from marrakech_sim.verify import verify_run
+    from marrakech_sim.run.verify import verify_run
 
     report = verify_run(run_dir)
     for problem in report.problems:
@@ -186,8 +196,8 @@ def bench_command(
     **rule_options: Any,
 ) -> None:
     """Games per second of the runner for one line-up and rule set."""
-    from marrakech_sim.bench import bench, breakdown
     from marrakech_sim.rules import Rules
+    from marrakech_sim.run.bench import bench, breakdown
 
     rules = rules_from_cli(rules_file, **rule_options) or Rules()
     seats = lineup.split(",") if lineup else None
@@ -246,9 +256,10 @@ def study_command(
     Running it again reuses a finished run folder of the same study, resumes an
     interrupted one, and rebuilds the report.
     """
-    from marrakech_sim.config import load_study
-    from marrakech_sim.runner import RunInterrupted, run_logging
-    from marrakech_sim.study import run_and_report
+    from marrakech_sim.errors import RunInterrupted
+    from marrakech_sim.run.config import load_study
+    from marrakech_sim.run.pool import run_logging
+    from marrakech_sim.run.study import run_and_report
 
     runs = Path(run_dir) if run_dir else Path("runs") / load_study(config).name
     click.echo(f"run folder: {runs}", err=True)

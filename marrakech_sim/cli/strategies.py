@@ -10,7 +10,7 @@ import click
 
 from marrakech_sim.cli import library_errors, main
 from marrakech_sim.errors import ConfigError
-from marrakech_sim.strategy import describe, registered
+from marrakech_sim.play.strategy import describe, registered
 
 
 def parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def check_strategy_command(
     REF is a registered name, package.module:Class or path/to/file.py:Class. Exits
     with status 1 when a problem was found.
     """
-    from strategies.conformance import check_strategy
+    from marrakech_sim.play.conformance import check_strategy
 
     report = check_strategy(
         ref, parse_params(params), games=games, seed=seed, time_budget=time_budget

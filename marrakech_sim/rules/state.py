@@ -71,7 +71,7 @@ def outcome_of(s: np.ndarray) -> Outcome | None:
 
 
 @cache
-def _placement_codes(n: int) -> dict[Placement, int]:
+def placement_codes(n: int) -> dict[Placement, int]:
     """Every pair of adjacent squares of an n x n board, both orders, to its kernel code."""
     codes = {}
     for x in range(n):
@@ -279,7 +279,7 @@ class GameState:
         code: int | None = None
         if phase == k.PHASE_PLACE:
             try:
-                code = _placement_codes(self.rules.board_size).get(action)
+                code = placement_codes(self.rules.board_size).get(action)
             except TypeError:  # unhashable
                 code = None
         elif phase == k.PHASE_DRAW:

@@ -38,7 +38,8 @@ Libraries, and why:
   the tests use it as the reference for the fit without seat term.
 """
 
-from marrakech_sim.stats._core import StatsInputError, balance_games
+from marrakech_sim.errors import StatsInputError
+from marrakech_sim.stats._core import balance_games
 from marrakech_sim.stats.distributions import (
     length_summary,
     margin_summary,

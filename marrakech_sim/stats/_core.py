@@ -11,16 +11,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from marrakech_sim.errors import MarrakechError
+from marrakech_sim.errors import StatsInputError
 
 ERROR_END = "error"
 
 GAME_COLUMNS = ("game_id", "ruleset", "players", "turns", "end_reason", "tie_broken", "block")
 SEAT_COLUMNS = ("game_id", "seat", "strategy", "dirhams", "score", "rank", "win_share")
-
-
-class StatsInputError(MarrakechError, ValueError):
-    """A table or argument handed to a stats function lacks what the function needs."""
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str], name: str) -> None:

@@ -22,7 +22,8 @@ import pandas as pd
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize
 
-from marrakech_sim.stats._core import StatsInputError, require_columns
+from marrakech_sim.errors import StatsInputError
+from marrakech_sim.stats._core import require_columns
 
 
 def flag_underpowered(

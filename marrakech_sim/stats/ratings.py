@@ -43,7 +43,8 @@ import pandas as pd
 from scipy import optimize, sparse
 from scipy import stats as sps
 
-from marrakech_sim.stats._core import StatsInputError, balance_seats
+from marrakech_sim.errors import StatsInputError
+from marrakech_sim.stats._core import balance_seats
 from marrakech_sim.stats.intervals import DEFAULT_LEVEL, z_value
 
 ELO_PER_LOGIT = 400.0 / np.log(10.0)

@@ -36,8 +36,8 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from marrakech_sim.errors import StatsInputError
 from marrakech_sim.stats._core import (
-    StatsInputError,
     balance_seats,
     cluster_ratio_table,
     require_columns,

@@ -3,7 +3,7 @@
 import random
 import time
 
-from marrakech_sim.strategy import BaseStrategy
+from marrakech_sim.play.strategy import BaseStrategy
 
 
 class _Rotates(BaseStrategy):

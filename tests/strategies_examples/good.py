@@ -1,6 +1,6 @@
 """A well-behaved example strategy (the 10-line example of docs/STRATEGIES.md)."""
 
-from marrakech_sim.strategy import BaseStrategy
+from marrakech_sim.play.strategy import BaseStrategy
 
 
 class Cautious(BaseStrategy):

@@ -26,8 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
-from marrakech_sim.config import Study
-from marrakech_sim.errors import ConfigError
+from marrakech_sim.run.config import Study, lineups_of
 
 SEED_GROUP = 1024  # block seeds are drawn in groups of this many per SeedSequence child
 
@@ -40,50 +39,6 @@ class Match:
     ruleset: str
     lineup: tuple[str, ...]
     seatings: tuple[tuple[str, ...], ...]  # the seatings of a block, first = the line-up
-
-
-def lineups_of(study: Study) -> dict[str, list[tuple[str, ...]]]:
-    """Line-ups per rule set (strategy names in seat order); ConfigError when one cannot fit."""
-    out: dict[str, list[tuple[str, ...]]] = {}
-    s = study.schedule
-    for name in s.rulesets:
-        k = study.rules(name).players
-        if s.kind == "self_play":
-            lineups = [(x,) * k for x in s.strategies]
-        elif s.kind == "round_robin":
-            pick = itertools.combinations_with_replacement if s.repeat else itertools.combinations
-            lineups = list(pick(s.strategies, k))
-            if not lineups:
-                raise ConfigError(
-                    f"schedule.strategies: {len(s.strategies)} strategies cannot fill the "
-                    f"{k} seats of rule set {name!r} without repeats; add strategies, "
-                    "set schedule.repeat = true, or use fewer players"
-                )
-        elif s.kind == "gauntlet":
-            if s.opponents == "copies":
-                lineups = [(f, *(x,) * (k - 1)) for f in s.focus for x in s.field]
-            else:
-                pick = (
-                    itertools.combinations_with_replacement if s.repeat else itertools.combinations
-                )
-                others = list(pick(s.field, k - 1))
-                if not others:
-                    raise ConfigError(
-                        f"schedule.field: {len(s.field)} strategies cannot fill the {k - 1} "
-                        f"other seats of rule set {name!r} without repeats; set "
-                        "schedule.repeat = true or schedule.opponents = 'copies'"
-                    )
-                lineups = [(f, *o) for f in s.focus for o in others]
-        else:
-            lineups = list(s.lineups)
-            for i, lineup in enumerate(lineups):
-                if len(lineup) != k:
-                    raise ConfigError(
-                        f"schedule.lineups[{i}] = {list(lineup)!r} has {len(lineup)} seats; "
-                        f"rule set {name!r} has players = {k}"
-                    )
-        out[name] = lineups
-    return out
 
 
 def seatings(lineup: Sequence[str], rotation: str) -> tuple[tuple[str, ...], ...]:

@@ -20,13 +20,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numba import njit
 
-from marrakech_sim import storage
-from marrakech_sim import turns as t
+from marrakech_sim import runfolder
 from marrakech_sim.errors import MarrakechError
-from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, _seed_of
+from marrakech_sim.play import turns as t
+from marrakech_sim.play.rng import STREAM_DICE, STREAM_PILE, seed_of
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS
-from marrakech_sim.schedule import Plan
+from marrakech_sim.run.plan import Plan
 
 MAX_EXAMPLES = 10
 NOT_OVER = 1  # replay status bits
@@ -72,9 +72,9 @@ def k_replay(init, seeds, first, counts, rec, out, result, seats):  # type: igno
         s = init.copy()
         n = counts[g]
         buf = np.full((n + 1, width), t.NULL, np.int32)
-        streams[0] = _seed_of(seeds[g], STREAM_DICE)
+        streams[0] = seed_of(seeds[g], STREAM_DICE)
         for i in range(p):
-            streams[1 + i] = _seed_of(seeds[g], STREAM_PILE + i)
+            streams[1 + i] = seed_of(seeds[g], STREAM_PILE + i)
         status = 0
         while s[k.PHASE_] != k.PHASE_OVER:
             turn = s[k.TURN_]
@@ -146,13 +146,14 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
     Missing, extra or unreadable parts are `problems`; values that disagree with the
     replay or the plan are `mismatches`. Raises RunFolderError when there is no manifest.
     """
-    from marrakech_sim.runner import _Prepared, study_from_manifest
+    from marrakech_sim.run.chunk import Prepared
+    from marrakech_sim.run.runner import study_from_manifest
 
     run_dir = Path(run_dir)
-    manifest = storage.read_manifest(run_dir)
+    manifest = runfolder.read_manifest(run_dir)
     report = VerifyReport()
     try:
-        prep = _Prepared(study_from_manifest(manifest))
+        prep = Prepared(study_from_manifest(manifest))
     except MarrakechError as exc:
         report.problems.append(f"the manifest's config does not load: {exc}")
         return report
@@ -162,31 +163,31 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
         expected = set(range(plan.chunks))
     if manifest.get("status") not in ("complete", "stopped"):
         report.problems.append(f"the run is {manifest.get('status')!r}, not complete")
-    found = {table: dict(storage.iter_parts(run_dir, table)) for table in storage.TABLES}
+    found = {table: dict(runfolder.iter_parts(run_dir, table)) for table in runfolder.TABLES}
     every = set().union(*(set(v) for v in found.values()))
     for chunk in sorted(every - expected):
-        report.problems.append(f"part {storage.part_name(chunk)} is not part of the run")
+        report.problems.append(f"part {runfolder.part_name(chunk)} is not part of the run")
     for chunk in sorted(expected):
-        missing = [table for table in storage.TABLES if chunk not in found[table]]
+        missing = [table for table in runfolder.TABLES if chunk not in found[table]]
         if missing:
             report.problems.append(
-                f"part {storage.part_name(chunk)} missing in {', '.join(missing)}"
+                f"part {runfolder.part_name(chunk)} missing in {', '.join(missing)}"
             )
             continue
         try:
-            tables = [pq.read_table(found[table][chunk]) for table in storage.TABLES]
+            tables = [pq.read_table(found[table][chunk]) for table in runfolder.TABLES]
         except (OSError, pa.ArrowException) as exc:
-            report.problems.append(f"part {storage.part_name(chunk)} cannot be read: {exc}")
+            report.problems.append(f"part {runfolder.part_name(chunk)} cannot be read: {exc}")
             continue
-        schemas = (storage.GAMES_SCHEMA, storage.SEATS_SCHEMA, prep.moves_schema)
+        schemas = (runfolder.GAMES_SCHEMA, runfolder.SEATS_SCHEMA, prep.moves_schema)
         wrong = [
             name
-            for name, table, schema in zip(storage.TABLES, tables, schemas, strict=True)
+            for name, table, schema in zip(runfolder.TABLES, tables, schemas, strict=True)
             if not table.schema.equals(schema)
         ]
         if wrong:
             report.problems.append(
-                f"part {storage.part_name(chunk)} of {', '.join(wrong)} does not have the "
+                f"part {runfolder.part_name(chunk)} of {', '.join(wrong)} does not have the "
                 "LOG_FORMAT.md schema"
             )
             continue
@@ -203,7 +204,7 @@ def _verify_chunk(
     moves: pa.Table,
     report: VerifyReport,
 ) -> None:
-    name = storage.part_name(chunk)
+    name = runfolder.part_name(chunk)
     games = games.sort_by("game_id")
     seats = seats.sort_by([("game_id", "ascending"), ("seat", "ascending")])
     moves = moves.sort_by([("game_id", "ascending"), ("turn", "ascending")])
@@ -298,7 +299,7 @@ def _verify_chunk(
             f"{name}: game(s) {rgid[unfinished][:3].tolist()} do not reach the end",
         )
         ok = ~err
-        end = np.array(storage.END_REASONS, object)[result[:, 1]]
+        end = np.array(runfolder.END_REASONS, object)[result[:, 1]]
         _compare(report, name, "games", "end_reason", rgid[ok], end_reason[in_rs][ok], end[ok])
         tie = games.column("tie_broken").to_numpy(zero_copy_only=False)[in_rs]
         _compare(report, name, "games", "tie_broken", rgid[ok], tie[ok], result[ok, 2] == 1)

@@ -78,13 +78,13 @@ def rng_random(state):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def _seed_of(seed, stream):  # type: ignore[no-untyped-def]
+def seed_of(seed, stream):  # type: ignore[no-untyped-def]
     return _mix(uint64(seed) ^ _mix(uint64(stream) + _GOLDEN))
 
 
 def stream_seed(seed: int, stream: int) -> int:
     """The starting state of stream `stream` of a game seed (a 64-bit hash of both)."""
-    return int(_seed_of(np.uint64(seed & _MASK64), np.uint64(stream)))
+    return int(seed_of(np.uint64(seed & _MASK64), np.uint64(stream)))
 
 
 def new_stream(seed: int, stream: int) -> np.ndarray:

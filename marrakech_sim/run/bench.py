@@ -16,9 +16,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from marrakech_sim import runner
-from marrakech_sim.config import Study, study_from_dict
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.run.chunk import (
+    Prepared,
+    group_parts,
+    play_chunk,
+    play_compiled,
+    play_python,
+    write_chunk,
+)
+from marrakech_sim.run.config import Study, study_from_dict
+from marrakech_sim.run.pool import WORKER, default_start_method, worker_play_only, worker_pool
+from marrakech_sim.run.runner import run_study
 
 
 def bench_study(rules: Rules, lineup: Sequence[str], games: int, chunk_games: int = 4096) -> Study:
@@ -60,23 +69,23 @@ def bench(
     rules = rules or Rules()
     lineup = list(lineup or ["random"] * rules.players)
     study = bench_study(rules, lineup, games, chunk_games)
-    prep = runner._Prepared(study)
+    prep = Prepared(study)
     prep.warm_up()
-    runner.play_chunk(prep, 0)  # compile / load the record path once, outside the timing
+    play_chunk(prep, 0)  # compile / load the record path once, outside the timing
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
         cpu_before = _cpu_seconds()
         started = time.perf_counter()
         if records:
-            runner.run_study(study, folder / "run", workers=workers, start_method=start_method)
+            run_study(study, folder / "run", workers=workers, start_method=start_method)
         elif workers == 0:
-            runner._WORKER["prep"] = prep
+            WORKER["prep"] = prep
             for chunk in range(prep.plan.chunks):
-                runner._worker_play_only(chunk)
+                worker_play_only(chunk)
         else:
-            with runner._pool(study, None, workers, start_method, prep) as pool:
+            with worker_pool(study, None, workers, start_method, prep) as pool:
                 for _ in pool.imap_unordered(
-                    runner._worker_play_only, range(prep.plan.chunks), chunksize=1
+                    worker_play_only, range(prep.plan.chunks), chunksize=1
                 ):
                     pass
         seconds = time.perf_counter() - started
@@ -96,7 +105,7 @@ def bench(
         "players": rules.players,
         "lineup": lineup,
         "compiled": bool(prep.match_compiled.all()),
-        "start_method": (start_method or runner.default_start_method()) if workers else None,
+        "start_method": (start_method or default_start_method()) if workers else None,
         "chunk_games": chunk_games,
     }
 
@@ -126,9 +135,9 @@ def breakdown(
     rules = rules or Rules()
     lineup = list(lineup or ["random"] * rules.players)
     study = bench_study(rules, lineup, chunk_games * 2, chunk_games)
-    prep = runner._Prepared(study)
+    prep = Prepared(study)
     prep.warm_up()
-    runner.play_chunk(prep, 0)
+    play_chunk(prep, 0)
     cg = prep.plan.chunk_games(1)
     r = prep.rulesets[0]
     where = np.arange(len(cg))
@@ -139,13 +148,13 @@ def breakdown(
         for _ in range(repeats):
             t0 = time.perf_counter()
             if compiled:  # as the runner's workers do: moves into reused buffers
-                group = runner._play_compiled(prep, r, cg, where, reuse=True)
+                group = play_compiled(prep, r, cg, where, reuse=True)
             else:
-                group = runner._play_python(prep, r, cg, where)
+                group = play_python(prep, r, cg, where)
             t1 = time.perf_counter()
-            tables = runner._group_parts(prep, r, cg, group)
+            tables = group_parts(prep, r, cg, group)
             t2 = time.perf_counter()
-            runner.write_chunk(folder, 1, tables)
+            write_chunk(folder, 1, tables)
             t3 = time.perf_counter()
             for key, value in (("play", t1 - t0), ("tables", t2 - t1), ("write", t3 - t2)):
                 best[key] = min(best[key], value)

@@ -25,12 +25,13 @@ line-up, the run seed and, optionally, a stopping rule::
     seat = 0
     width = 0.01
 
-Every error names the key (``strategies.greedy.params.depth``) and what is allowed.
+Every error names the key (``marrakech_sim.strategies.greedy.params.depth``) and what is allowed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import tomllib
 from collections.abc import Mapping
@@ -38,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from marrakech_sim.errors import ConfigError, StrategyNotFound
+from marrakech_sim.play.strategy import StrategySpec, load_strategy_class
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.strategy import StrategySpec, load_strategy_class
 
 SCHEDULE_KINDS = ("round_robin", "gauntlet", "lineups", "self_play")
 ROTATIONS = ("all", "latin", "none")
@@ -97,7 +98,7 @@ _STOPPING_KEYS = (
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Schedule:
-    """Which line-ups a study plays (see `marrakech_sim.schedule.lineups_of`)."""
+    """Which line-ups a study plays (see `lineups_of`)."""
 
     kind: str
     rulesets: tuple[str, ...]  # the rule sets every line-up is played under
@@ -252,13 +253,55 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         description=description,
     )
     # a line-up that does not fit a rule set's player count is named here
-    from marrakech_sim.schedule import lineups_of
-
     lineups_of(study)
     return study
 
 
 # ---------------------------------------------------------------- sections
+
+
+def lineups_of(study: Study) -> dict[str, list[tuple[str, ...]]]:
+    """Line-ups per rule set (strategy names in seat order); ConfigError when one cannot fit."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    s = study.schedule
+    for name in s.rulesets:
+        k = study.rules(name).players
+        if s.kind == "self_play":
+            lineups = [(x,) * k for x in s.strategies]
+        elif s.kind == "round_robin":
+            pick = itertools.combinations_with_replacement if s.repeat else itertools.combinations
+            lineups = list(pick(s.strategies, k))
+            if not lineups:
+                raise ConfigError(
+                    f"schedule.strategies: {len(s.strategies)} strategies cannot fill the "
+                    f"{k} seats of rule set {name!r} without repeats; add strategies, "
+                    "set schedule.repeat = true, or use fewer players"
+                )
+        elif s.kind == "gauntlet":
+            if s.opponents == "copies":
+                lineups = [(f, *(x,) * (k - 1)) for f in s.focus for x in s.field]
+            else:
+                pick = (
+                    itertools.combinations_with_replacement if s.repeat else itertools.combinations
+                )
+                others = list(pick(s.field, k - 1))
+                if not others:
+                    raise ConfigError(
+                        f"schedule.field: {len(s.field)} strategies cannot fill the {k - 1} "
+                        f"other seats of rule set {name!r} without repeats; set "
+                        "schedule.repeat = true or schedule.opponents = 'copies'"
+                    )
+                lineups = [(f, *o) for f in s.focus for o in others]
+        else:
+            lineups = list(s.lineups)
+            for i, lineup in enumerate(lineups):
+                if len(lineup) != k:
+                    raise ConfigError(
+                        f"schedule.lineups[{i}] = {list(lineup)!r} has {len(lineup)} seats; "
+                        f"rule set {name!r} has players = {k}"
+                    )
+        out[name] = lineups
+    return out
 
 
 def _rulesets(raw: Any) -> dict[str, Rules]:

@@ -1,42 +1,39 @@
-"""What a strategy sees of a running game: `GameView`, and the compiled queries behind it.
+"""The compiled rule queries a strategy asks: landings, payments, regions, placement features.
 
-The view wraps the game loop's one mutable packed state (no copy per decision) and
-answers the questions a strategy author asks without re-implementing rules. Each query
-is one call into compiled code: the kernels below, over the packed state of
-`marrakech_sim.rules.core`. Search strategies may read `view.packed` (read-only) and
-run their own kernels on a copy.
+Each kernel reads the packed state of `marrakech_sim.rules.core` and changes nothing.
+Speed (see `marrakech_sim.rules.core`): the `k_` kernels allocate nothing and are compiled
+with `_nrt=False` (no reference counting on the state array); their helpers are
+`inline="always"`. The greedy twin (`marrakech_sim.strategies.kernels`) runs them twice a
+turn, so the region queries of one decision share one preparation (`prepare_regions`):
+on boards of up to 63 squares (N <= 7) a bitboard per colour, where a region is a few
+shifts away; on larger boards a labelling of the whole board in the state's scratch
+section. `marrakech_sim.play.view.GameView` is their friendly face.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from marrakech_sim.rng import Rng
 from marrakech_sim.rules import core as k
-from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
-from marrakech_sim.rules.state import GameState, Placement, _placement_codes
 
 # columns of `placement_features` (one row per placement)
 F_REGION = 0  # squares of the placed colour's region after placing (incl. the new rug)
+
+
 F_OPPONENT_HALVES = 1  # visible halves of opponents still in the game that it covers (0-2)
+
+
 F_OWN_HALVES = 2  # visible halves of the mover's own colours that it covers (0-2)
+
+
 F_OPPONENT_REGION = 3  # largest opponent region (in the game) it covers into, before placing
+
+
 F_COVERED_SEATS = 4  # bit mask of the seats whose halves it covers
+
+
 FEATURES = 5
-
-
-# ---------------------------------------------------------------- compiled queries
-#
-# Speed (see marrakech_sim.rules.core): these kernels allocate nothing and are compiled
-# with `_nrt=False` (no reference counting on the state array); their helpers are
-# `inline="always"`. The greedy twin (strategies.kernels) runs them twice a turn, so the
-# region queries of one decision share one preparation (`_regions`): on boards of up to
-# 63 squares (N <= 7) a bitboard per colour, where a region is a few shifts away; on
-# larger boards a labelling of the whole board in the state's scratch section.
 
 
 @intrinsic
@@ -113,12 +110,6 @@ def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped
                 out[2] += 1
 
 
-# ---------------------------------------------------------------- regions, as bitboards
-#
-# Square (x, y) is bit y * N + x. A colour's bitboard is built from four bit planes of
-# colour + 1 (colours < 13 + 1 < 16), made in one pass over the board.
-
-
 @njit(cache=True, inline="always")
 def _board_bits(n):  # type: ignore[no-untyped-def]
     """(all squares, all but column N-1, all but column 0) as bitboards."""
@@ -146,16 +137,13 @@ def _flood(r, m, n, not_last, not_first):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, inline="always")
 def _colour_mask(c, rb):  # type: ignore[no-untyped-def]
-    """The bitboard of colour c from _regions' bit planes."""
+    """The bitboard of colour c from prepare_regions' bit planes."""
     full, _, _, p0, p1, p2, p3 = rb
     v = c + 1
     m = full & (p0 if v & 1 else ~p0)
     m &= p1 if v & 2 else ~p1
     m &= p2 if v & 4 else ~p2
     return m & (p3 if v & 8 else ~p3)
-
-
-# ---------------------------------------------------------------- regions, labelled
 
 
 @njit(cache=True, _nrt=False)
@@ -209,11 +197,8 @@ def k_label_regions(s):  # type: ignore[no-untyped-def]
             s[size + root] += 1
 
 
-# ---------------------------------------------------------------- region queries
-
-
 @njit(cache=True, inline="always")
-def _regions(s):  # type: ignore[no-untyped-def]
+def prepare_regions(s):  # type: ignore[no-untyped-def]
     """Prepare the region queries of one decision; the result is passed to them.
 
     Up to 63 squares: (all squares, edge masks, the four bit planes of colour + 1).
@@ -241,7 +226,7 @@ def _regions(s):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, inline="always")
 def _region_size(s, sq, c, rb):  # type: ignore[no-untyped-def]
-    """Squares of the region at sq, whose colour c >= 0 is given (rb from _regions)."""
+    """Squares of the region at sq, whose colour c >= 0 is given (rb from prepare_regions)."""
     full, not_last, not_first, _, _, _, _ = rb
     if full:
         return _popcount(_flood(1 << sq, _colour_mask(c, rb), s[k.N_], not_last, not_first))
@@ -307,7 +292,7 @@ def _labelled_rug_region(s, x1, y1, x2, y2, stamp):  # type: ignore[no-untyped-d
 @njit(cache=True, inline="always")
 def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):  # type: ignore[no-untyped-def]
     """Squares of the placed colour's region after placing the turn's rug on (x1, y1),
-    (x2, y2) (rb from _regions, own from _placing_mask, stamp: see _labelled_rug_region).
+    (x2, y2) (rb from prepare_regions, own from placing_mask, stamp: see _labelled_rug_region).
 
     The placed colour's regions only merge: the region is the rug's two squares plus the
     regions of that colour they cover or touch.
@@ -321,15 +306,15 @@ def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, inline="always")
-def _placing_mask(s, rb):  # type: ignore[no-untyped-def]
+def placing_mask(s, rb):  # type: ignore[no-untyped-def]
     """The bitboard of the colour being placed (0 on labelled boards)."""
     return _colour_mask(s[k.COLOUR_], rb) if rb[0] else 0
 
 
 @njit(cache=True, inline="always")
-def _rotation_totals(s, r, payer, payee, rb):  # type: ignore[no-untyped-def]
+def rotation_totals(s, r, payer, payee, rb):  # type: ignore[no-untyped-def]
     """(due, paid, bankrupting faces) of k_payment_totals for rotation r - 1 (rb from
-    _regions), with one walk and one region query per distinct consecutive face."""
+    prepare_regions), with one walk and one region query per distinct consecutive face."""
     n = s[k.N_]
     p = s[k.P_]
     col = s[k.COLOUR_AT]
@@ -372,15 +357,15 @@ def _rotation_totals(s, r, payer, payee, rb):  # type: ignore[no-untyped-def]
 def k_rotation_totals(s, payer, payee, out):  # type: ignore[no-untyped-def]
     """out[r + 1] = k_payment_totals(s, r, payer, payee) for r = -1, 0, 1, from one
     preparation of the region queries."""
-    rb = _regions(s)
+    rb = prepare_regions(s)
     for r in range(3):
-        out[r, 0], out[r, 1], out[r, 2] = _rotation_totals(s, r, payer, payee, rb)
+        out[r, 0], out[r, 1], out[r, 2] = rotation_totals(s, r, payer, payee, rb)
 
 
 @njit(cache=True, inline="always")
-def _placement_features(s, code, rb, own, stamp):  # type: ignore[no-untyped-def]
-    """The F_* features of placing the turn's rug on `code` (rb, own: _regions and
-    _placing_mask; stamp: see _rug_region) as (region, opponent halves, own halves,
+def placement_features(s, code, rb, own, stamp):  # type: ignore[no-untyped-def]
+    """The F_* features of placing the turn's rug on `code` (rb, own: prepare_regions and
+    placing_mask; stamp: see _rug_region) as (region, opponent halves, own halves,
     opponent region, covered seats)."""
     n = s[k.N_]
     p = s[k.P_]
@@ -413,10 +398,10 @@ def k_placements_features(s, codes, count, out):  # type: ignore[no-untyped-def]
 
     One row of `out` each, from one preparation of the region queries.
     """
-    rb = _regions(s)
-    own = _placing_mask(s, rb)
+    rb = prepare_regions(s)
+    own = placing_mask(s, rb)
     for i in range(count):
-        region, opponent, mine, largest, seats = _placement_features(s, codes[i], rb, own, i + 1)
+        region, opponent, mine, largest, seats = placement_features(s, codes[i], rb, own, i + 1)
         out[i, F_REGION] = region
         out[i, F_OPPONENT_HALVES] = opponent
         out[i, F_OPPONENT_REGION] = largest
@@ -437,224 +422,3 @@ def k_regions(s, out):  # type: ignore[no-untyped-def]
             size = k.region_size(s, sq)
             if size > out[c]:
                 out[c] = size
-
-
-# ---------------------------------------------------------------- the view
-
-
-class PlacementEffect(NamedTuple):
-    """What a placement would change (see `GameView.placement_effect`)."""
-
-    covered: tuple[tuple[str, int] | None, tuple[str, int] | None]  # halves covered
-    covered_seats: tuple[int, ...]  # seats whose visible halves it covers
-    region: int  # squares of the placed colour's region after placing
-    opponent_halves: int  # halves of opponents still in the game it covers
-    own_halves: int  # halves of the mover's own colours it covers
-    opponent_region: int  # largest opponent region it covers into (size before placing)
-
-
-class GameView:
-    """What a strategy sees of a running game: read-only, live, with fast rule queries.
-
-    Squares are (x, y). Queries call the compiled core; none of them changes the game.
-    A view belongs to one seat (`seat`) and carries that seat's random stream (`rng`).
-    """
-
-    __slots__ = ("_codes", "_features", "_land", "_s", "_tot", "rng", "rules", "seat")
-
-    def __init__(self, rules: Rules, packed: np.ndarray, seat: int, rng: Rng) -> None:
-        self.rules = rules
-        self._s = packed
-        self.seat = seat  # the seat this view belongs to
-        self.rng = rng  # this seat's own seeded random stream
-        self._land = np.empty((len(rules.die_faces), 3), np.int64)
-        self._tot = np.empty(3, np.int64)
-        self._features = np.empty((16, FEATURES), np.int64)
-        self._codes = _placement_codes(rules.board_size)
-
-    # ------------------------------------------------------------ the position
-
-    @property
-    def packed(self) -> np.ndarray:
-        """A read-only view of the packed state (marrakech_sim.rules.core) for kernels."""
-        view = self._s.view()
-        view.flags.writeable = False
-        return view
-
-    @property
-    def to_move(self) -> int:
-        return int(self._s[k.SEAT_])
-
-    @property
-    def turn(self) -> int:
-        """Index of the current turn (0, 1, ...)."""
-        return int(self._s[k.TURN_])
-
-    @property
-    def phase(self) -> str:
-        return ("draw", "orient", "roll", "place", "over")[self._s[k.PHASE_]]
-
-    @property
-    def orient_for_next(self) -> bool:
-        """True when the rotation asked for sets the next player's walk (the variant)."""
-        return bool(self._s[k.FLAGS_] & k.FLAG_ORIENT_AT_END)
-
-    @property
-    def next_walker(self) -> int | None:
-        """The seat whose walk the rotation asked for now sets (the mover, or in the
-        variant the next player); None when nobody walks again."""
-        seat = int(k_next_walker(self._s))
-        return None if seat < 0 else seat
-
-    @property
-    def colour(self) -> str | None:
-        """The letter of the rug to place this turn (None before the draw)."""
-        c = int(self._s[k.COLOUR_])
-        return COLOUR_LETTERS[c] if c >= 0 else None
-
-    @property
-    def assam(self) -> tuple[int, int, str]:
-        """Assam's (x, y, facing)."""
-        return int(self._s[k.X_]), int(self._s[k.Y_]), FACINGS[self._s[k.FACING_]]
-
-    def dirhams(self, seat: int | None = None) -> int:
-        """Dirhams of `seat` (default: this view's seat)."""
-        return int(self._s[self._s[k.DIRHAMS_AT] + (self.seat if seat is None else seat)])
-
-    def rugs_left(self, seat: int | None = None) -> int:
-        """Unplaced rugs of all of `seat`'s colours (default: this view's seat)."""
-        return int(k.seat_rugs_left(self._s, self.seat if seat is None else seat))
-
-    def is_eliminated(self, seat: int) -> bool:
-        return bool(self._s[self._s[k.OUT_AT] + seat])
-
-    def visible(self, seat: int | None = None) -> int:
-        """Visible squares of `seat`'s colours (RULES.md section 7)."""
-        return int(k.visible_squares(self._s, self.seat if seat is None else seat))
-
-    def square(self, x: int, y: int) -> tuple[str, int] | None:
-        """The visible rug half at (x, y) as (colour letter, rug number), or None."""
-        n = self.rules.board_size
-        c = int(self._s[self._s[k.COLOUR_AT] + y * n + x])
-        if c < 0:
-            return None
-        return COLOUR_LETTERS[c], int(self._s[self._s[k.RUG_AT] + y * n + x])
-
-    def owner(self, x: int, y: int) -> int | None:
-        """The seat owning the visible rug half at (x, y), or None when empty."""
-        c = int(self._s[self._s[k.COLOUR_AT] + y * self.rules.board_size + x])
-        return None if c < 0 else c % self.rules.players
-
-    def board(self) -> np.ndarray:
-        """Visible colour index per square as an (N, N) array indexed [y, x]; -1 empty.
-
-        The colour index c is COLOUR_LETTERS[c], owned by seat c % players.
-        """
-        n = self.rules.board_size
-        o = self._s[k.COLOUR_AT]
-        return self._s[o : o + n * n].reshape(n, n).copy()
-
-    def rugs(self) -> np.ndarray:
-        """Rug number of the visible half per square, (N, N) indexed [y, x]; 0 empty."""
-        n = self.rules.board_size
-        o = self._s[k.RUG_AT]
-        return self._s[o : o + n * n].reshape(n, n).copy()
-
-    def state(self) -> GameState:
-        """An independent GameState copy of the position (for search strategies)."""
-        return GameState.from_packed(self.rules, self._s)
-
-    # ------------------------------------------------------------ queries
-
-    def landing(self, rotation: int, roll: int) -> tuple[int, int, str]:
-        """Where Assam stops if turned by `rotation` now and walking `roll` steps."""
-        s = self._s
-        x, y, f = k.walk(s[k.X_], s[k.Y_], (s[k.FACING_] + rotation + 4) % 4, roll, s[k.N_])
-        return int(x), int(y), FACINGS[f]
-
-    def landings(self, rotation: int) -> np.ndarray:
-        """(faces, 3) array: (x, y, facing index) of the stop for each die face, in order."""
-        k_landings(self._s, rotation, self._land)
-        return self._land.copy()
-
-    def landing_distribution(self, rotation: int) -> list[tuple[tuple[int, int, str], float]]:
-        """[((x, y, facing), probability), ...] over the die for a rotation."""
-        k_landings(self._s, rotation, self._land)
-        share = 1 / len(self.rules.die_faces)
-        dist: dict[tuple[int, int, str], float] = {}
-        for x, y, f in self._land.tolist():
-            spot = (x, y, FACINGS[f])
-            dist[spot] = dist.get(spot, 0.0) + share
-        return list(dist.items())
-
-    def payment_at(self, x: int, y: int, seat: int | None = None) -> tuple[int, int | None]:
-        """(amount due, payee) if `seat` (default: this view's) stopped on (x, y) now."""
-        due, payee = k.payment_at(
-            self._s, y * self.rules.board_size + x, self.seat if seat is None else seat
-        )
-        return int(due), (int(payee) if payee >= 0 else None)
-
-    def payment_totals(
-        self, rotation: int, payer: int | None = None, payee: int | None = None
-    ) -> tuple[int, int, int]:
-        """Over the die's faces (each face once): (total due, total paid, bankrupting faces)
-        for `payer` (default: this view's seat) after `rotation`; with `payee`, only
-        payments to that seat count. Divide by len(rules.die_faces) for expectations."""
-        k_payment_totals(
-            self._s,
-            rotation,
-            self.seat if payer is None else payer,
-            -1 if payee is None else payee,
-            self._tot,
-        )
-        due, paid, bankrupt = self._tot.tolist()
-        return due, paid, bankrupt
-
-    def expected_payment(
-        self, rotation: int, seat: int | None = None, payee: int | None = None
-    ) -> float:
-        """The payment `seat` can expect over the die after `rotation` (before bankruptcy)."""
-        return self.payment_totals(rotation, seat, payee)[0] / len(self.rules.die_faces)
-
-    def region_size(self, x: int, y: int) -> int:
-        """Squares of the 4-connected region of the colour at (x, y); 0 when empty."""
-        return int(k.region_size(self._s, y * self.rules.board_size + x))
-
-    def largest_regions(self) -> dict[str, int]:
-        """The largest visible region of each colour letter (0 when none is visible)."""
-        out = np.empty(self.rules.colours, np.int64)
-        k_regions(self._s, out)
-        return {COLOUR_LETTERS[c]: int(v) for c, v in enumerate(out.tolist())}
-
-    def placement_effect(self, placement: Placement) -> PlacementEffect:
-        """What placing this turn's rug on `placement` would change (nothing changes)."""
-        if self._s[k.PHASE_] != k.PHASE_PLACE:
-            raise ValueError(f"no rug to place in the {self.phase} phase")
-        code = self._codes.get(placement)
-        (x1, y1), (x2, y2) = placement
-        if code is None or (
-            k.placement_error(self._s, x1, y1, x2, y2) != k.OK
-            and k.placement_error(self._s, x2, y2, x1, y1) != k.OK
-        ):
-            raise ValueError(f"{placement!r} is not a legal placement now")
-        k_placements_features(self._s, np.array([code], np.int64), 1, self._features)
-        region, opponent, own, largest, seats = self._features[0].tolist()
-        return PlacementEffect(
-            covered=(self.square(x1, y1), self.square(x2, y2)),
-            covered_seats=tuple(i for i in range(self.rules.players) if seats >> i & 1),
-            region=region,
-            opponent_halves=opponent,
-            own_halves=own,
-            opponent_region=largest,
-        )
-
-    def placement_features(self, options: tuple[Placement, ...]) -> np.ndarray:
-        """One row per option of the F_* columns of this module, in one compiled call.
-
-        The fast form of `placement_effect` for all the legal options at once.
-        """
-        codes = self._codes
-        packed = np.array([codes[o] for o in options], np.int64)
-        out = np.empty((len(options), FEATURES), np.int64)
-        k_placements_features(self._s, packed, len(options), out)
-        return out

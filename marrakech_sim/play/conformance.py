@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from marrakech_sim.errors import MarrakechError
-from marrakech_sim.game import GameRecord, play_game
+from marrakech_sim.play.game import GameRecord, play_game
+from marrakech_sim.play.strategy import Strategy, StrategySpec
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import Outcome, Placement
-from marrakech_sim.strategy import Strategy, StrategySpec
-from marrakech_sim.view import GameView
 
 #: the built-ins that fill the other seats, in turn
 OPPONENTS = ("random", "greedy")

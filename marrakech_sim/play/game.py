@@ -19,23 +19,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from marrakech_sim import turns as t
-from marrakech_sim.rng import Rng
+from marrakech_sim.errors import StrategyError
+from marrakech_sim.play import turns as t
+from marrakech_sim.play.rng import Rng
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import (
     ROTATIONS,
     Outcome,
     Placement,
-    _placement_codes,
     initial_packed,
     outcome_of,
+    placement_codes,
     placements_of,
 )
-from marrakech_sim.view import GameView
 
 if TYPE_CHECKING:
-    from marrakech_sim.strategy import Strategy
+    from marrakech_sim.play.strategy import Strategy
 
 END_ERROR = "error"
 
@@ -64,10 +65,6 @@ class GameRecord:
         return tuple(share if i in self.winners else 0.0 for i in range(self.players))
 
 
-class _DecisionTimeout(Exception):
-    pass
-
-
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     """Interrupt a decision that runs past `seconds` (main thread, POSIX only)."""
@@ -81,7 +78,7 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
         return
 
     def _alarm(signum: int, frame: Any) -> None:
-        raise _DecisionTimeout
+        raise StrategyError("exceeded its time budget per decision")
 
     assert seconds is not None
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -117,7 +114,7 @@ def play_game(
     streams, rngs = t.new_streams(p, seed)
     views = [GameView(rules, s, i, Rng.over(rngs[i : i + 1])) for i in range(p)]
     n = rules.board_size
-    codes = _placement_codes(n)
+    codes = placement_codes(n)
     fault: str | None = None
     faulty = -1
     code: int | None
@@ -155,7 +152,7 @@ def play_game(
                 else:
                     choice = _decide_timed(strategies[seat], views[seat], options, budget)
             code = _action_code(choice, options, codes)
-        except _DecisionTimeout:
+        except StrategyError:  # the time limit's alarm
             fault = f"exceeded its time budget of {budget} s per decision"
         except Exception as exc:
             fault = f"raised {exc!r}"
@@ -224,7 +221,7 @@ def _decide_timed(
     with _time_limit(budget):
         choice = _decide(strategy, view, options)
     if time.perf_counter() - started > budget:
-        raise _DecisionTimeout
+        raise StrategyError("exceeded its time budget per decision")
     return choice
 
 

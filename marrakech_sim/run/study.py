@@ -11,12 +11,12 @@ import dataclasses
 import json
 from pathlib import Path
 
-from marrakech_sim import storage
-from marrakech_sim.config import Study, load_study
+from marrakech_sim import runfolder
 from marrakech_sim.errors import RunFolderError
-from marrakech_sim.provenance import check_same_code
 from marrakech_sim.report import ReportResult, build_report
-from marrakech_sim.runner import Progress, RunResult, resume_run, run_study
+from marrakech_sim.run.config import Study, load_study
+from marrakech_sim.run.provenance import check_same_code
+from marrakech_sim.run.runner import Progress, RunResult, resume_run, run_study
 
 FINISHED = ("complete", "stopped")
 
@@ -50,9 +50,9 @@ def run_and_report(
 def _play(
     study: Study, run_dir: Path, workers: int | None, progress: Progress | None
 ) -> tuple[str, RunResult | None]:
-    if not (run_dir / storage.MANIFEST).exists():
+    if not (run_dir / runfolder.MANIFEST).exists():
         return "ran", run_study(study, run_dir, workers=workers, progress=progress)
-    manifest = storage.read_manifest(run_dir)
+    manifest = runfolder.read_manifest(run_dir)
     if _canonical(manifest["config"]) != _canonical(study.to_dict()):
         raise RunFolderError(
             f"{str(run_dir)!r} holds a run of a different study config; give another run "

@@ -3,9 +3,12 @@
 A run folder records it (manifest key `code_digest`). A finished run is reused, and an
 interrupted one resumed, only by the code that played it: other code may play other
 games from the same config and seed (a rule fix, a new random stream, a changed
-strategy), and a run must not mix them. The report, statistics, charts and command line
-decide no game and are left out, so changing them keeps runs reusable. (A strategy
-loaded from a file outside the project is not covered.)
+strategy), and a run must not mix them. The digest covers the folders whose code decides
+games (`DECIDING`): the rules, the game loop, the strategies, and the three modules of
+`run` that turn a config into games (config defaults, the plan's seeds and seatings, the
+chunk player). The run folder's writer, the report, statistics, charts and command line
+decide no game, so changing them keeps runs reusable. (A strategy loaded from a file
+outside the project is not covered.)
 """
 
 from __future__ import annotations
@@ -17,18 +20,20 @@ from typing import Any
 from marrakech_sim._jit_cache import digest_of_sources
 from marrakech_sim.errors import RunFolderError
 
-_PRESENTATION = (
-    "marrakech_sim/report/",
-    "marrakech_sim/stats/",
-    "marrakech_sim/cli/",
-    "marrakech_sim/plots.py",
+DECIDING = (
+    "marrakech_sim/rules/",
+    "marrakech_sim/play/",
+    "marrakech_sim/strategies/",
+    "marrakech_sim/run/config.py",
+    "marrakech_sim/run/plan.py",
+    "marrakech_sim/run/chunk.py",
 )
 
 
 @functools.cache
 def code_digest() -> str:
     """The digest of this installation's game-deciding sources."""
-    return digest_of_sources(lambda name, source: not name.startswith(_PRESENTATION))
+    return digest_of_sources(lambda name, source: name.startswith(DECIDING))
 
 
 def check_same_code(run_dir: Path, manifest: dict[str, Any]) -> None:

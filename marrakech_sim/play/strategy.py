@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from marrakech_sim.errors import ConfigError, StrategyNotFound
+from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.state import Outcome, Placement
-from marrakech_sim.view import GameView
 
 ENTRY_POINT_GROUP = "marrakech_sim.strategies"
 
@@ -60,7 +60,7 @@ class BaseStrategy:
     """
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {}
-    #: name of the compiled twin in `strategies.compiled`, when there is one
+    #: name of the compiled twin in `marrakech_sim.strategies.compiled`, when there is one
     COMPILED: ClassVar[str | None] = None
 
     def __init__(self, **params: Any) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from marrakech_sim.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, _seed_of, rng_below
+from marrakech_sim.play.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, rng_below, seed_of
 from marrakech_sim.rules import core as k
 
 NULL = -32768
@@ -84,10 +84,10 @@ def new_moves(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
 def seed_streams(seed, p, streams, rngs):  # type: ignore[no-untyped-def]
     """A game's chance streams (dice, then each seat's pile) into `streams` and each
     seat's strategy stream into `rngs`, from the game seed (uint64); both loops use it."""
-    streams[0] = _seed_of(seed, STREAM_DICE)
+    streams[0] = seed_of(seed, STREAM_DICE)
     for i in range(p):
-        streams[1 + i] = _seed_of(seed, STREAM_PILE + i)
-        rngs[i] = _seed_of(seed, STREAM_STRATEGY + i)
+        streams[1 + i] = seed_of(seed, STREAM_PILE + i)
+        rngs[i] = seed_of(seed, STREAM_STRATEGY + i)
 
 
 def new_streams(players: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

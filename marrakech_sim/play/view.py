@@ -1,0 +1,245 @@
+"""What a strategy sees of a running game: `GameView`.
+
+The view wraps the game loop's one mutable packed state (no copy per decision) and
+answers the questions a strategy author asks without re-implementing rules. Each query
+is one call into compiled code (`marrakech_sim.rules.queries`). Search strategies may read
+`view.packed` (read-only) and run their own kernels on a copy.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from marrakech_sim.errors import IllegalActionError
+from marrakech_sim.play.rng import Rng
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
+from marrakech_sim.rules.queries import (
+    FEATURES,
+    k_landings,
+    k_next_walker,
+    k_payment_totals,
+    k_placements_features,
+    k_regions,
+)
+from marrakech_sim.rules.state import GameState, Placement, placement_codes
+
+
+class PlacementEffect(NamedTuple):
+    """What a placement would change (see `GameView.placement_effect`)."""
+
+    covered: tuple[tuple[str, int] | None, tuple[str, int] | None]  # halves covered
+    covered_seats: tuple[int, ...]  # seats whose visible halves it covers
+    region: int  # squares of the placed colour's region after placing
+    opponent_halves: int  # halves of opponents still in the game it covers
+    own_halves: int  # halves of the mover's own colours it covers
+    opponent_region: int  # largest opponent region it covers into (size before placing)
+
+
+class GameView:
+    """What a strategy sees of a running game: read-only, live, with fast rule queries.
+
+    Squares are (x, y). Queries call the compiled core; none of them changes the game.
+    A view belongs to one seat (`seat`) and carries that seat's random stream (`rng`).
+    """
+
+    __slots__ = ("_codes", "_features", "_land", "_s", "_tot", "rng", "rules", "seat")
+
+    def __init__(self, rules: Rules, packed: np.ndarray, seat: int, rng: Rng) -> None:
+        self.rules = rules
+        self._s = packed
+        self.seat = seat  # the seat this view belongs to
+        self.rng = rng  # this seat's own seeded random stream
+        self._land = np.empty((len(rules.die_faces), 3), np.int64)
+        self._tot = np.empty(3, np.int64)
+        self._features = np.empty((16, FEATURES), np.int64)
+        self._codes = placement_codes(rules.board_size)
+
+    # ------------------------------------------------------------ the position
+
+    @property
+    def packed(self) -> np.ndarray:
+        """A read-only view of the packed state (marrakech_sim.rules.core) for kernels."""
+        view = self._s.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def to_move(self) -> int:
+        return int(self._s[k.SEAT_])
+
+    @property
+    def turn(self) -> int:
+        """Index of the current turn (0, 1, ...)."""
+        return int(self._s[k.TURN_])
+
+    @property
+    def phase(self) -> str:
+        return ("draw", "orient", "roll", "place", "over")[self._s[k.PHASE_]]
+
+    @property
+    def orient_for_next(self) -> bool:
+        """True when the rotation asked for sets the next player's walk (the variant)."""
+        return bool(self._s[k.FLAGS_] & k.FLAG_ORIENT_AT_END)
+
+    @property
+    def next_walker(self) -> int | None:
+        """The seat whose walk the rotation asked for now sets (the mover, or in the
+        variant the next player); None when nobody walks again."""
+        seat = int(k_next_walker(self._s))
+        return None if seat < 0 else seat
+
+    @property
+    def colour(self) -> str | None:
+        """The letter of the rug to place this turn (None before the draw)."""
+        c = int(self._s[k.COLOUR_])
+        return COLOUR_LETTERS[c] if c >= 0 else None
+
+    @property
+    def assam(self) -> tuple[int, int, str]:
+        """Assam's (x, y, facing)."""
+        return int(self._s[k.X_]), int(self._s[k.Y_]), FACINGS[self._s[k.FACING_]]
+
+    def dirhams(self, seat: int | None = None) -> int:
+        """Dirhams of `seat` (default: this view's seat)."""
+        return int(self._s[self._s[k.DIRHAMS_AT] + (self.seat if seat is None else seat)])
+
+    def rugs_left(self, seat: int | None = None) -> int:
+        """Unplaced rugs of all of `seat`'s colours (default: this view's seat)."""
+        return int(k.seat_rugs_left(self._s, self.seat if seat is None else seat))
+
+    def is_eliminated(self, seat: int) -> bool:
+        return bool(self._s[self._s[k.OUT_AT] + seat])
+
+    def visible(self, seat: int | None = None) -> int:
+        """Visible squares of `seat`'s colours (RULES.md section 7)."""
+        return int(k.visible_squares(self._s, self.seat if seat is None else seat))
+
+    def square(self, x: int, y: int) -> tuple[str, int] | None:
+        """The visible rug half at (x, y) as (colour letter, rug number), or None."""
+        n = self.rules.board_size
+        c = int(self._s[self._s[k.COLOUR_AT] + y * n + x])
+        if c < 0:
+            return None
+        return COLOUR_LETTERS[c], int(self._s[self._s[k.RUG_AT] + y * n + x])
+
+    def owner(self, x: int, y: int) -> int | None:
+        """The seat owning the visible rug half at (x, y), or None when empty."""
+        c = int(self._s[self._s[k.COLOUR_AT] + y * self.rules.board_size + x])
+        return None if c < 0 else c % self.rules.players
+
+    def board(self) -> np.ndarray:
+        """Visible colour index per square as an (N, N) array indexed [y, x]; -1 empty.
+
+        The colour index c is COLOUR_LETTERS[c], owned by seat c % players.
+        """
+        n = self.rules.board_size
+        o = self._s[k.COLOUR_AT]
+        return self._s[o : o + n * n].reshape(n, n).copy()
+
+    def rugs(self) -> np.ndarray:
+        """Rug number of the visible half per square, (N, N) indexed [y, x]; 0 empty."""
+        n = self.rules.board_size
+        o = self._s[k.RUG_AT]
+        return self._s[o : o + n * n].reshape(n, n).copy()
+
+    def state(self) -> GameState:
+        """An independent GameState copy of the position (for search strategies)."""
+        return GameState.from_packed(self.rules, self._s)
+
+    # ------------------------------------------------------------ queries
+
+    def landing(self, rotation: int, roll: int) -> tuple[int, int, str]:
+        """Where Assam stops if turned by `rotation` now and walking `roll` steps."""
+        s = self._s
+        x, y, f = k.walk(s[k.X_], s[k.Y_], (s[k.FACING_] + rotation + 4) % 4, roll, s[k.N_])
+        return int(x), int(y), FACINGS[f]
+
+    def landings(self, rotation: int) -> np.ndarray:
+        """(faces, 3) array: (x, y, facing index) of the stop for each die face, in order."""
+        k_landings(self._s, rotation, self._land)
+        return self._land.copy()
+
+    def landing_distribution(self, rotation: int) -> list[tuple[tuple[int, int, str], float]]:
+        """[((x, y, facing), probability), ...] over the die for a rotation."""
+        k_landings(self._s, rotation, self._land)
+        share = 1 / len(self.rules.die_faces)
+        dist: dict[tuple[int, int, str], float] = {}
+        for x, y, f in self._land.tolist():
+            spot = (x, y, FACINGS[f])
+            dist[spot] = dist.get(spot, 0.0) + share
+        return list(dist.items())
+
+    def payment_at(self, x: int, y: int, seat: int | None = None) -> tuple[int, int | None]:
+        """(amount due, payee) if `seat` (default: this view's) stopped on (x, y) now."""
+        due, payee = k.payment_at(
+            self._s, y * self.rules.board_size + x, self.seat if seat is None else seat
+        )
+        return int(due), (int(payee) if payee >= 0 else None)
+
+    def payment_totals(
+        self, rotation: int, payer: int | None = None, payee: int | None = None
+    ) -> tuple[int, int, int]:
+        """Over the die's faces (each face once): (total due, total paid, bankrupting faces)
+        for `payer` (default: this view's seat) after `rotation`; with `payee`, only
+        payments to that seat count. Divide by len(rules.die_faces) for expectations."""
+        k_payment_totals(
+            self._s,
+            rotation,
+            self.seat if payer is None else payer,
+            -1 if payee is None else payee,
+            self._tot,
+        )
+        due, paid, bankrupt = self._tot.tolist()
+        return due, paid, bankrupt
+
+    def expected_payment(
+        self, rotation: int, seat: int | None = None, payee: int | None = None
+    ) -> float:
+        """The payment `seat` can expect over the die after `rotation` (before bankruptcy)."""
+        return self.payment_totals(rotation, seat, payee)[0] / len(self.rules.die_faces)
+
+    def region_size(self, x: int, y: int) -> int:
+        """Squares of the 4-connected region of the colour at (x, y); 0 when empty."""
+        return int(k.region_size(self._s, y * self.rules.board_size + x))
+
+    def largest_regions(self) -> dict[str, int]:
+        """The largest visible region of each colour letter (0 when none is visible)."""
+        out = np.empty(self.rules.colours, np.int64)
+        k_regions(self._s, out)
+        return {COLOUR_LETTERS[c]: int(v) for c, v in enumerate(out.tolist())}
+
+    def placement_effect(self, placement: Placement) -> PlacementEffect:
+        """What placing this turn's rug on `placement` would change (nothing changes)."""
+        if self._s[k.PHASE_] != k.PHASE_PLACE:
+            raise IllegalActionError(f"no rug to place in the {self.phase} phase")
+        code = self._codes.get(placement)
+        (x1, y1), (x2, y2) = placement
+        if code is None or (
+            k.placement_error(self._s, x1, y1, x2, y2) != k.OK
+            and k.placement_error(self._s, x2, y2, x1, y1) != k.OK
+        ):
+            raise IllegalActionError(f"{placement!r} is not a legal placement now")
+        k_placements_features(self._s, np.array([code], np.int64), 1, self._features)
+        region, opponent, own, largest, seats = self._features[0].tolist()
+        return PlacementEffect(
+            covered=(self.square(x1, y1), self.square(x2, y2)),
+            covered_seats=tuple(i for i in range(self.rules.players) if seats >> i & 1),
+            region=region,
+            opponent_halves=opponent,
+            own_halves=own,
+            opponent_region=largest,
+        )
+
+    def placement_features(self, options: tuple[Placement, ...]) -> np.ndarray:
+        """One row per option of the F_* columns of this module, in one compiled call.
+
+        The fast form of `placement_effect` for all the legal options at once.
+        """
+        codes = self._codes
+        packed = np.array([codes[o] for o in options], np.int64)
+        out = np.empty((len(options), FEATURES), np.int64)
+        k_placements_features(self._s, packed, len(options), out)
+        return out

@@ -1,0 +1,1 @@
+"""Running studies: config, plan, chunks, worker pool, stopping rules, verify, bench."""

@@ -1,0 +1,416 @@
+"""Playing one chunk of a run: its games in the compiled loop or the Python loop, and its tables.
+
+A chunk is whole blocks of games; `play_chunk` plays them and builds the chunk's three
+tables (`runfolder.Part`), `write_chunk` writes them. Nothing here knows of processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from marrakech_sim import runfolder
+from marrakech_sim.play import turns as t
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.strategy import StrategySpec
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.run.config import StoppingRule, Study
+from marrakech_sim.run.plan import ChunkGames, Plan
+from marrakech_sim.runfolder.columns import columns_into
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChunkResult:
+    """A worker's report on one chunk (small: this is all that crosses processes)."""
+
+    chunk: int
+    games: int
+    moves: int
+    errors: int
+    first_error: str | None
+    seconds: float
+    block_y: np.ndarray | None  # stopping-rule totals per block of the chunk
+    block_n: np.ndarray | None
+
+
+@dataclasses.dataclass
+class Ruleset:
+    name: str
+    rules: Rules
+    init: np.ndarray
+    max_turns: int
+    columns: int
+
+
+class Prepared:
+    """Per-process state: the plan, rule sets, strategy classes and compiled twins."""
+
+    def __init__(self, study: Study) -> None:
+        from marrakech_sim.strategies.twins import (
+            CODES,
+            MAX_PARAMETERS,
+            compiled_twin,
+            encode_params,
+        )
+
+        self.study = study
+        self.plan = Plan(study)
+        self.rulesets = []
+        for name, rules in study.rulesets:
+            columns = int(t.new_moves(rules).shape[1])
+            self.rulesets.append(
+                Ruleset(name, rules, k.initial_state(rules), t.max_turns(rules), columns)
+            )
+        self.ruleset_index = {r.name: i for i, r in enumerate(self.rulesets)}
+        self.names = study.strategy_names
+        self.specs: tuple[StrategySpec, ...] = study.strategies
+        n = len(self.specs)
+        self.codes = np.full(n, -1, np.int64)
+        self.params = np.zeros((n, MAX_PARAMETERS))
+        for i, spec in enumerate(self.specs):
+            cls = spec.load_class()
+            twin = compiled_twin(cls)
+            if twin is not None:
+                self.codes[i] = CODES[twin]
+                values = {**getattr(cls, "PARAMETERS", {}), **dict(spec.params)}
+                self.params[i] = encode_params(twin, values)
+        self.match_ruleset = np.array(
+            [self.ruleset_index[m.ruleset] for m in self.plan.matches], np.int64
+        )
+        self.match_compiled = np.array(
+            [all(self.codes[self.names.index(x)] >= 0 for x in m.lineup) for m in self.plan.matches]
+        )
+        self.moves_visible = {
+            r.name: runfolder.has_visible_after(r.columns, r.rules.players) for r in self.rulesets
+        }
+        self.visible_after = all(self.moves_visible.values())
+        self.moves_schema = runfolder.moves_schema(self.visible_after)
+        self._buffers: dict[str, np.ndarray] = {}
+        self._rows: dict[str, _Rows] = {}
+
+    def rows_buffer(self, r: Ruleset, games: int) -> _Rows:
+        """This process's (empty) moves columns for `games` games of rule set r (reused)."""
+        rows = self._rows.get(r.name)
+        if rows is None or len(rows.turn) < games * r.max_turns:
+            rows = _Rows.room_for(r, games)
+            self._rows[r.name] = rows
+        return _Rows(rows.head, rows.lists, rows.game, rows.turn)
+
+    def moves_buffer(self, r: Ruleset, games: int) -> np.ndarray:
+        """This process's moves buffer for `games` games of rule set r (reused)."""
+        buffer = self._buffers.get(r.name)
+        if buffer is None or len(buffer) < games * r.max_turns:
+            buffer = np.empty((games * r.max_turns, r.columns), np.int32)
+            self._buffers[r.name] = buffer
+        return buffer
+
+    def warm_up(self) -> None:
+        """Load (or compile) the compiled loop and the record writer once, before workers fork.
+
+        Two games of the first compiled match go the whole way to encoded parts (in
+        memory), so a forked worker starts with every kernel of its chunks loaded.
+        """
+        runfolder.warm_up_writer()
+        for m in range(len(self.plan.matches)):
+            if self.match_compiled[m]:
+                r = self.rulesets[int(self.match_ruleset[m])]
+                two = np.ones(2, np.int64)
+                cg = ChunkGames(
+                    chunk=0,
+                    game_id=np.arange(2, dtype=np.int64),
+                    match_id=two * m,
+                    block=two * 0,
+                    seating=two * self.plan.seating_offset[m],
+                    seed=np.arange(2, dtype=np.uint64),
+                )
+                group = play_compiled(self, r, cg, np.arange(2))
+                for part in group_parts(self, r, cg, group):
+                    runfolder.parquet_file(part)
+                return
+
+
+@dataclasses.dataclass
+class _Group:
+    """Games of one rule set played by one loop: compiled-core arrays, moves by column."""
+
+    where: np.ndarray  # positions in the chunk
+    games: np.ndarray  # (games, 3): turns, end code, tie_broken
+    seats: np.ndarray  # (games, players, SEAT_COLUMNS)
+    errors: list[str | None] | None
+    rows: _Rows | None  # None when the moves were not kept
+
+
+@dataclasses.dataclass
+class _Rows:
+    """Move rows of a group by column (see `_columnar.columns_into`)."""
+
+    head: np.ndarray  # (MOVE_COLUMNS, rows) int16
+    lists: np.ndarray  # (per-seat lists, rows * players) int16
+    game: np.ndarray  # (rows,) the game's position in the group
+    turn: np.ndarray  # (rows,) int16
+    count: int = 0
+
+    @classmethod
+    def room_for(cls, r: Ruleset, games: int) -> _Rows:
+        rows, p = games * r.max_turns, r.rules.players
+        lists = (r.columns - t.MOVE_COLUMNS) // p
+        return cls(
+            _staggered(t.MOVE_COLUMNS, rows),
+            _staggered(lists, rows * p),
+            np.empty(rows, np.int64),
+            np.empty(rows, np.int16),
+        )
+
+    def add(self, r: Ruleset, moves: np.ndarray, turns: np.ndarray, first: int) -> None:
+        """Append the turns of games first, first + 1, ... from a moves buffer."""
+        self.count = columns_into(
+            moves,
+            r.max_turns,
+            turns,
+            first,
+            r.rules.players,
+            self.head,
+            self.lists,
+            self.game,
+            self.turn,
+            self.count,
+        )
+
+    def trimmed(self, players: int) -> _Rows:
+        n = self.count
+        return _Rows(
+            self.head[:, :n], self.lists[:, : n * players], self.game[:n], self.turn[:n], n
+        )
+
+
+def _staggered(columns: int, rows: int) -> np.ndarray:
+    """An int16 (columns, rows) array whose columns start 64 bytes apart modulo 4 KiB.
+
+    columns_into writes every column at once; columns a multiple of 4 KiB apart share
+    one set of the L1 cache and evict each other (3-4x slower for 15 columns).
+    """
+    stride = -(-max(rows - 32, 0) // 2048) * 2048 + 32  # 2 * stride = 64 (mod 4096)
+    return np.empty((columns, stride), np.int16)[:, :rows]
+
+
+# games per call of the compiled loop: its moves buffer (about 1.2 MB for 4 players) stays
+# in the core's cache until its rows are copied into columns
+BATCH_GAMES = 256
+
+
+def play_compiled(
+    prep: Prepared,
+    r: Ruleset,
+    cg: ChunkGames,
+    where: np.ndarray,
+    records: bool = True,
+    reuse: bool = False,
+) -> _Group:
+    """Play the games `where` of a chunk in the compiled loop; their moves by column.
+
+    reuse: the moves columns go into this process's buffers for the rule set, valid
+    until the next call with reuse (a fresh 12 MB a chunk cost 3,000 page faults).
+    """
+    from marrakech_sim.strategies.compiled import play_batch
+
+    p = r.rules.players
+    g = len(where)
+    strategies = prep.plan.seating_rows[cg.seating[where], :p]
+    seeds = np.ascontiguousarray(cg.seed[where])
+    codes = prep.codes[strategies]
+    params = prep.params[strategies]
+    games = np.zeros((g, 3), np.int64)
+    seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
+    rows = None
+    if records:
+        rows = prep.rows_buffer(r, g) if reuse else _Rows.room_for(r, g)
+    buffer = prep.moves_buffer(r, BATCH_GAMES)
+    for a in range(0, g, BATCH_GAMES):
+        b = min(a + BATCH_GAMES, g)
+        # play_batch fills each game's rows with NULL first: the buffer is reused
+        moves = buffer[: (b - a) * r.max_turns]
+        err = play_batch(r.init, seeds[a:b], codes[a:b], params[a:b], moves, games[a:b], seats[a:b])
+        if err < 0:
+            raise RuntimeError(f"a compiled twin chose an illegal action (code {err}): a bug")
+        if rows is not None:
+            rows.add(r, moves, games[a:b, 0], a)
+    return _Group(where, games, seats, None, rows.trimmed(p) if rows is not None else None)
+
+
+def play_python(prep: Prepared, r: Ruleset, cg: ChunkGames, where: np.ndarray) -> _Group:
+    p = r.rules.players
+    g = len(where)
+    moves = np.full((g * r.max_turns, r.columns), t.NULL, np.int32)
+    games = np.zeros((g, 3), np.int64)
+    seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
+    errors: list[str | None] = [None] * g
+    for i, pos in enumerate(where):
+        row = prep.plan.seating_rows[cg.seating[pos], :p]
+        names = [prep.names[j] for j in row]
+        seed = int(cg.seed[pos])
+        try:
+            # a fresh object per game: no state carried between games, so results do not
+            # depend on which worker played which games before
+            players = [prep.specs[j].build() for j in row]
+            rec = play_game(r.rules, players, seed, names=names)
+        except Exception as exc:  # a strategy that fails outside a decision (its constructor)
+            errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
+            games[i] = (0, runfolder.END_ERROR_CODE, 0)
+            continue
+        if rec.error is not None:
+            errors[i] = rec.error
+        # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
+        done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
+        moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
+        end = runfolder.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
+        games[i] = (done, end, int(rec.tie_broken))
+        seats[i] = rec.seats
+    rows = _Rows.room_for(r, g)
+    rows.add(r, moves, games[:, 0], 0)
+    return _Group(where, games, seats, errors, rows.trimmed(p))
+
+
+_END_CODES = {"rugs_exhausted": k.END_RUGS_EXHAUSTED, "one_left": k.END_ONE_LEFT}
+
+
+def group_parts(
+    prep: Prepared, r: Ruleset, cg: ChunkGames, group: _Group
+) -> tuple[runfolder.Part, runfolder.Part, runfolder.Part]:
+    """The (games, seats, moves) parts of one group, straight from the compiled-core arrays."""
+    p = r.rules.players
+    where = group.where
+    g = len(where)
+    turns = group.games[:, 0]
+    game_id = cg.game_id[where]
+    strategies = prep.plan.seating_rows[cg.seating[where], :p]
+    ruleset = np.full(g, prep.ruleset_index[r.name], np.int64)
+    games = runfolder.games_part(
+        game_id=game_id,
+        match_id=cg.match_id[where],
+        block=cg.block[where],
+        seed=cg.seed[where],
+        ruleset_names=[x.name for x in prep.rulesets],
+        ruleset=ruleset,
+        players=np.full(g, p, np.int8),
+        turns=turns,
+        end_code=group.games[:, 1],
+        tie_broken=group.games[:, 2],
+        winner=group.seats[:, :, t.S_WINNER],
+        errors=group.errors if group.errors and any(group.errors) else None,
+    )
+    assert r.rules.colours_per_player is not None
+    seats = runfolder.seats_part(
+        game_id=game_id,
+        players=p,
+        colours_per_player=r.rules.colours_per_player,
+        strategy_names=prep.names,
+        strategy=strategies,
+        summary=group.seats,
+    )
+    assert group.rows is not None
+    moves = runfolder.moves_part(
+        game_id=game_id[group.rows.game],
+        head=group.rows.head,
+        lists=group.rows.lists,
+        turn=group.rows.turn,
+        players=p,
+        schema=prep.moves_schema,
+    )
+    return games, seats, moves
+
+
+def play_chunk(
+    prep: Prepared, chunk: int, *, reuse_buffers: bool = False
+) -> tuple[ChunkResult, tuple[runfolder.Part, ...]]:
+    """Play one chunk; return its report and its (games, seats, moves) parts.
+
+    reuse_buffers: the moves part is a view of this process's buffers, overwritten by
+    the next play_chunk with reuse_buffers (write it first; the runner does).
+    """
+    started = time.perf_counter()
+    cg = prep.plan.chunk_games(chunk)
+    rs = prep.match_ruleset[cg.match_id]
+    compiled = prep.match_compiled[cg.match_id]
+    parts: list[tuple[runfolder.Part, ...]] = []
+    errors: list[str] = []
+    for ri, r in enumerate(prep.rulesets):
+        for is_compiled in (True, False):
+            where = np.flatnonzero((rs == ri) & (compiled == is_compiled))
+            if len(where) == 0:
+                continue
+            if is_compiled:
+                group = play_compiled(prep, r, cg, where, reuse=reuse_buffers)
+            else:
+                group = play_python(prep, r, cg, where)
+            if group.errors:
+                errors.extend(e for e in group.errors if e)
+            parts.append(group_parts(prep, r, cg, group))
+    tables = parts[0] if len(parts) == 1 else in_game_order(parts)
+    y = n = None
+    if prep.study.stopping is not None:
+        games, seats = tables[0].to_arrow(), tables[1].to_arrow()
+        y, n = block_totals(prep.study.stopping, games, seats, cg)
+    result = ChunkResult(
+        chunk=chunk,
+        games=len(cg),
+        moves=tables[2].num_rows,
+        errors=len(errors),
+        first_error=errors[0] if errors else None,
+        seconds=time.perf_counter() - started,
+        block_y=y,
+        block_n=n,
+    )
+    return result, tables
+
+
+def in_game_order(parts: list[tuple[runfolder.Part, ...]]) -> tuple[runfolder.Part, ...]:
+    """Several rule sets or loops in one chunk: their parts as one, in game order."""
+    keys = (("game_id",), ("game_id", "seat"), ("game_id", "turn"))
+    tables = []
+    for i in range(3):
+        whole = runfolder.concat_parts([p[i] for p in parts])
+        order = np.lexsort([whole.column(c).values for c in reversed(keys[i])])
+        tables.append(whole.take(order))
+    return tuple(tables)
+
+
+def block_totals(
+    rule: StoppingRule, games: pa.Table, seats: pa.Table, cg: ChunkGames
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of the chunk: the stopping quantity's win shares (y) and seat-games (n)."""
+    b0 = int(cg.block[0])
+    nblocks = int(cg.block[-1]) - b0 + 1
+    g0 = int(cg.game_id[0])
+    gid = games.column("game_id").to_numpy()
+    ok = games.column("end_reason").to_numpy(zero_copy_only=False) != "error"
+    if rule.ruleset is not None:
+        ok &= games.column("ruleset").to_numpy(zero_copy_only=False) == rule.ruleset
+    good = np.zeros(len(cg), bool)
+    good[gid - g0] = ok
+    block_of = np.empty(len(cg), np.int64)
+    block_of[gid - g0] = games.column("block").to_numpy() - b0
+    sg = seats.column("game_id").to_numpy() - g0
+    if rule.quantity == "seat_win_share":
+        pick = seats.column("seat").to_numpy() == rule.seat
+    else:
+        pick = seats.column("strategy").to_numpy(zero_copy_only=False) == rule.strategy
+    pick &= good[sg]
+    share = seats.column("win_share").to_numpy().astype(np.float64)
+    y = np.bincount(block_of[sg[pick]], weights=share[pick], minlength=nblocks)
+    n = np.bincount(block_of[sg[pick]], minlength=nblocks).astype(np.float64)
+    return y, n
+
+
+def write_chunk(
+    run_dir: Path, chunk: int, tables: tuple[runfolder.Part, ...], writer: str = "encoder"
+) -> None:
+    """The chunk's parts, moves and seats first: a chunk is done when all three exist."""
+    for name, table in zip(
+        ("moves", "seats", "games"), (tables[2], tables[1], tables[0]), strict=True
+    ):
+        runfolder.write_part(run_dir, name, chunk, table, writer)

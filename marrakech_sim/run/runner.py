@@ -1,0 +1,307 @@
+"""Running a study: plan, play every chunk in worker processes, keep the run folder whole.
+
+A run is deterministic: per-block seeds come from the run seed (`run.plan`), so the same
+config and seed give the same games whatever the number of workers, and an interrupted
+run resumed with `resume_run` ends with the same tables as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import logging.handlers
+import os
+import platform
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from marrakech_sim import runfolder
+from marrakech_sim.errors import RunFolderError, RunInterrupted
+from marrakech_sim.run.chunk import ChunkResult, Prepared, block_totals, play_chunk, write_chunk
+from marrakech_sim.run.config import Study, study_from_dict
+from marrakech_sim.run.plan import Plan
+from marrakech_sim.run.pool import default_start_method, log_chunk, worker_chunk, worker_pool
+from marrakech_sim.run.provenance import check_same_code, code_digest
+from marrakech_sim.run.stopping import Stopper
+
+log = logging.getLogger(__name__)
+
+
+Progress = Callable[[int, int, float], None]  # (games done, games planned, seconds)
+
+
+SEED_DERIVATION = (
+    "block b's game seed = numpy.random.SeedSequence(seed, spawn_key=(b // 1024,))"
+    ".generate_state(1024, numpy.uint64)[b % 1024]; every game of a block uses it"
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunResult:
+    """What a finished (or stopped) run produced."""
+
+    run_dir: Path
+    games_planned: int
+    games_played: int
+    games_this_session: int
+    seconds: float
+    errors: int  # games that ended in a strategy fault (this session)
+    stopping: dict[str, Any] | None
+    status: str
+
+
+def new_run_id(study: Study) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{study.name}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def _manifest(study: Study, plan: Plan, prep: Prepared, run_id: str) -> dict[str, Any]:
+    import numba
+
+    from marrakech_sim import __version__
+
+    columns = [f.name for f in prep.moves_schema]
+    return {
+        "format_version": runfolder.FORMAT_VERSION,
+        "run_id": run_id,
+        "created": runfolder.utc_now(),
+        "program_version": __version__,
+        "code_digest": code_digest(),
+        "seed": study.seed,
+        "config": study.to_dict(),
+        "games_planned": plan.games_planned,
+        "blocks": plan.blocks,
+        "chunks": plan.chunks,
+        "matches": plan.matches_table(),
+        "seed_derivation": SEED_DERIVATION,
+        "moves_columns": columns,
+        "status": "running",
+        "games_played": 0,
+        "chunks_played": 0,
+        "stopping": None,
+        "environment": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "pyarrow": pa.__version__,
+            "numba": numba.__version__,
+            "platform": platform.platform(),
+        },
+        "sessions": [],
+    }
+
+
+def run_study(
+    study: Study,
+    out_dir: str | Path,
+    *,
+    workers: int | None = None,
+    start_method: str | None = None,
+    progress: Progress | None = None,
+    writer: str = "encoder",
+) -> RunResult:
+    """Play a study into a new run folder `out_dir`.
+
+    workers: processes (default: CPU count); 0 plays in this process. writer: the Parquet
+    writer of the parts (`runfolder.WRITERS`; the tables are the same). Raises
+    RunFolderError when `out_dir` already holds something, RunInterrupted on Ctrl-C.
+    """
+    runfolder.check_writer(writer)
+    run_dir = Path(out_dir)
+    if run_dir.exists() and any(p.name != runfolder.LOG_FILE for p in run_dir.iterdir()):
+        raise RunFolderError(
+            f"{str(run_dir)!r} is not empty; choose a new folder, or resume a stopped run "
+            "with resume_run (marrakech run --resume)"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    prep = Prepared(study)
+    manifest = _manifest(study, prep.plan, prep, run_dir.name)
+    manifest["writer"] = writer
+    runfolder.write_manifest(run_dir, manifest)
+    return _execute(run_dir, manifest, prep, workers, start_method, progress)
+
+
+def resume_run(
+    run_dir: str | Path,
+    *,
+    workers: int | None = None,
+    start_method: str | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Finish a run that was interrupted: play exactly the chunks that are not on disk."""
+    run_dir = Path(run_dir)
+    manifest = runfolder.read_manifest(run_dir)
+    check_same_code(run_dir, manifest)
+    study = study_from_manifest(manifest)
+    prep = Prepared(study)
+    if prep.plan.games_planned != manifest["games_planned"]:
+        raise RunFolderError(
+            f"{str(run_dir)!r}: its config now plans {prep.plan.games_planned} games, the "
+            f"manifest says {manifest['games_planned']} (a strategy or program changed?)"
+        )
+    return _execute(run_dir, manifest, prep, workers, start_method, progress)
+
+
+def study_from_manifest(manifest: dict[str, Any]) -> Study:
+    """The study a run folder was made from (its resolved config)."""
+    config = dict(manifest["config"])
+    return study_from_dict(config, default_name=config.get("name", "study"))
+
+
+def _execute(
+    run_dir: Path,
+    manifest: dict[str, Any],
+    prep: Prepared,
+    workers: int | None,
+    start_method: str | None,
+    progress: Progress | None,
+) -> RunResult:
+    study, plan = prep.study, prep.plan
+    if workers is None:
+        workers = os.cpu_count() or 1
+    removed = runfolder.remove_temporaries(run_dir)
+    done = {c for c in runfolder.chunks_done(run_dir) if 0 <= c < plan.chunks}
+    writer = manifest.get("writer", "encoder")
+    stopper = Stopper(study.stopping, plan) if study.stopping else None
+    stop_at: int | None = None
+    if stopper is not None:  # the rule sees the chunks already on disk, in order
+        for chunk in sorted(done):
+            y, n = _chunk_totals_from_disk(run_dir, prep, chunk)
+            found = stopper.add(chunk, y, n)
+            stop_at = found if found is not None else stop_at
+    todo = [c for c in range(plan.chunks) if c not in done]
+    if stop_at is not None:
+        todo = []
+    session = {
+        "started": runfolder.utc_now(),
+        "workers": workers,
+        "start_method": (start_method or default_start_method()) if workers else "in-process",
+        "chunks_to_play": len(todo),
+    }
+    manifest["status"] = "running"
+    manifest.setdefault("sessions", []).append(session)
+    runfolder.write_manifest(run_dir, manifest)
+    games_before = sum(_chunk_size(plan, c) for c in done)
+    log.info(
+        "run %s: %d of %d chunks to play (%d games planned, %d on disk%s), %s",
+        run_dir,
+        len(todo),
+        plan.chunks,
+        plan.games_planned,
+        games_before,
+        f", {removed} unfinished part(s) removed" if removed else "",
+        f"{workers} workers" if workers else "in-process",
+    )
+    started = time.perf_counter()
+    played = games_before
+    errors = 0
+    session_games = 0
+
+    def finished(result: ChunkResult) -> int | None:
+        nonlocal played, errors, session_games
+        played += result.games
+        session_games += result.games
+        errors += result.errors
+        done.add(result.chunk)
+        if progress is not None:
+            progress(played, plan.games_planned, time.perf_counter() - started)
+        if stopper is not None:
+            assert result.block_y is not None and result.block_n is not None
+            return stopper.add(result.chunk, result.block_y, result.block_n)
+        return None
+
+    try:
+        if todo and workers == 0:
+            for chunk in todo:
+                result, tables = play_chunk(prep, chunk, reuse_buffers=True)
+                write_chunk(run_dir, chunk, tables, writer)
+                log_chunk(result)
+                if (found := finished(result)) is not None:
+                    stop_at = found
+                    break
+        elif todo:
+            prep.warm_up()  # forked workers inherit the loaded kernels
+            with worker_pool(study, run_dir, workers, start_method, prep, writer) as pool:
+                for result in pool.imap_unordered(worker_chunk, todo, chunksize=1):
+                    if (found := finished(result)) is not None:
+                        stop_at = found
+                        pool.terminate()
+                        break
+    except KeyboardInterrupt:
+        manifest["status"] = "interrupted"
+        _close_session(manifest, session, played, plan, done, stopper)
+        runfolder.write_manifest(run_dir, manifest)
+        raise RunInterrupted(
+            f"run interrupted after {played} of {plan.games_planned} games; resume it with "
+            f"`marrakech run --resume {run_dir}`"
+        ) from None
+    if stop_at is not None:
+        # the decision is taken on the chunks in order: later chunks are not part of the run
+        later = [c for c in range(stop_at + 1, plan.chunks)]
+        runfolder.remove_chunks(run_dir, later)
+        runfolder.remove_temporaries(run_dir)
+        done = {c for c in done if c <= stop_at}
+        played = sum(_chunk_size(plan, c) for c in done)
+    complete = len(done) == plan.chunks or (stop_at is not None and len(done) == stop_at + 1)
+    manifest["status"] = (
+        ("stopped" if stop_at is not None else "complete") if complete else "incomplete"
+    )
+    _close_session(manifest, session, played, plan, done, stopper)
+    runfolder.write_manifest(run_dir, manifest)
+    seconds = time.perf_counter() - started
+    log.info("run %s: %s, %d games in %.1f s", run_dir, manifest["status"], session_games, seconds)
+    return RunResult(
+        run_dir=run_dir,
+        games_planned=plan.games_planned,
+        games_played=played,
+        games_this_session=session_games,
+        seconds=seconds,
+        errors=errors,
+        stopping=manifest["stopping"],
+        status=manifest["status"],
+    )
+
+
+def _chunk_size(plan: Plan, chunk: int) -> int:
+    return int(plan.chunk_first_game[chunk + 1] - plan.chunk_first_game[chunk])
+
+
+def _close_session(
+    manifest: dict[str, Any],
+    session: dict[str, Any],
+    played: int,
+    plan: Plan,
+    done: set[int],
+    stopper: Stopper | None,
+) -> None:
+    session["finished"] = runfolder.utc_now()
+    manifest["games_played"] = played
+    manifest["chunks_played"] = len(done)
+    manifest["updated"] = runfolder.utc_now()
+    if stopper is not None:
+        manifest["stopping"] = {
+            "rule": stopper.rule.to_dict(),
+            "stopped": stopper.decision is not None,
+            "statistics": _plain(stopper.decision or stopper.last),
+        }
+
+
+def _plain(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in data.items()}
+
+
+def _chunk_totals_from_disk(
+    run_dir: Path, prep: Prepared, chunk: int
+) -> tuple[np.ndarray, np.ndarray]:
+    import pyarrow.parquet as pq
+
+    assert prep.study.stopping is not None
+    name = runfolder.part_name(chunk)
+    games = pq.read_table(run_dir / "games" / name)
+    seats = pq.read_table(run_dir / "seats" / name)
+    return block_totals(prep.study.stopping, games, seats, prep.plan.chunk_games(chunk))

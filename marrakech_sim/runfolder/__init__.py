@@ -1,0 +1,79 @@
+"""The run folder: `run.json` and the `games`, `seats`, `moves` Parquet datasets.
+
+schema    file names, the format version, the tables' schemas
+parts     a chunk's tables as numpy columns (`Part`)
+folder    writing: parts written atomically, the manifest, finished chunks
+read      reading: the manifest, each table as a pyarrow dataset or table
+columns   compiled helpers: move rows to columns, Parquet's level encodings
+"""
+
+from marrakech_sim.runfolder.folder import (
+    WRITERS,
+    check_writer,
+    chunks_done,
+    parquet_file,
+    part_name,
+    remove_chunks,
+    remove_temporaries,
+    utc_now,
+    warm_up_writer,
+    write_manifest,
+    write_part,
+)
+from marrakech_sim.runfolder.parts import (
+    Column,
+    Part,
+    concat_parts,
+    games_part,
+    moves_part,
+    seats_part,
+)
+from marrakech_sim.runfolder.read import iter_parts, open_dataset, read_manifest, read_table
+from marrakech_sim.runfolder.schema import (
+    END_ERROR_CODE,
+    END_REASONS,
+    FORMAT_VERSION,
+    GAMES_SCHEMA,
+    LOG_FILE,
+    MANIFEST,
+    SCHEMAS,
+    SEATS_SCHEMA,
+    TABLES,
+    has_visible_after,
+    moves_schema,
+)
+
+__all__ = [
+    "END_ERROR_CODE",
+    "END_REASONS",
+    "FORMAT_VERSION",
+    "GAMES_SCHEMA",
+    "LOG_FILE",
+    "MANIFEST",
+    "SCHEMAS",
+    "SEATS_SCHEMA",
+    "TABLES",
+    "WRITERS",
+    "Column",
+    "Part",
+    "check_writer",
+    "chunks_done",
+    "concat_parts",
+    "games_part",
+    "has_visible_after",
+    "iter_parts",
+    "moves_part",
+    "moves_schema",
+    "open_dataset",
+    "parquet_file",
+    "part_name",
+    "read_manifest",
+    "read_table",
+    "remove_chunks",
+    "remove_temporaries",
+    "seats_part",
+    "utc_now",
+    "warm_up_writer",
+    "write_manifest",
+    "write_part",
+]

@@ -1,0 +1,126 @@
+"""The run folder's contract: file names, the format version, the three tables' schemas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from marrakech_sim.play import turns as t
+
+FORMAT_VERSION = 1
+
+
+MANIFEST = "run.json"
+
+
+LOG_FILE = "run.log"
+
+
+TABLES = ("games", "seats", "moves")
+
+
+END_REASONS = ("none", "rugs_exhausted", "one_left", "error")  # by end code
+
+
+END_ERROR_CODE = 3
+
+
+COMPRESSION = "zstd"
+
+
+COMPRESSION_LEVEL = 1  # pyarrow's default; higher levels cost far more than they save
+
+
+def _field(name: str, kind: pa.DataType, nullable: bool = False) -> pa.Field:
+    return pa.field(name, kind, nullable=nullable)
+
+
+GAMES_SCHEMA = pa.schema(
+    [
+        _field("game_id", pa.int64()),
+        _field("match_id", pa.int64()),
+        _field("ruleset", pa.string()),
+        _field("seed", pa.uint64()),
+        _field("players", pa.int8()),
+        _field("turns", pa.int16()),
+        _field("end_reason", pa.string()),
+        _field("winners", pa.list_(pa.int8())),
+        _field("tie_broken", pa.bool_()),
+        _field("error", pa.string(), nullable=True),
+        # added column: games of a block share their game seed and differ only in seating
+        _field("block", pa.int64()),
+    ]
+)
+
+
+SEATS_SCHEMA = pa.schema(
+    [
+        _field("game_id", pa.int64()),
+        _field("seat", pa.int8()),
+        _field("strategy", pa.string()),
+        _field("colours", pa.string()),
+        _field("dirhams", pa.int16()),
+        _field("visible", pa.int16()),
+        _field("score", pa.int16(), nullable=True),
+        _field("rank", pa.int8()),
+        _field("win_share", pa.float32()),
+        _field("eliminated_turn", pa.int16(), nullable=True),
+        _field("paid", pa.int16()),
+        _field("received", pa.int16()),
+    ]
+)
+
+
+_MOVE_FIELDS = [
+    _field("game_id", pa.int64()),
+    _field("turn", pa.int16()),
+    _field("seat", pa.int8()),
+    _field("colour", pa.string()),
+    _field("rotation", pa.int8(), nullable=True),
+    _field("roll", pa.int8()),
+    _field("assam_x", pa.int8()),
+    _field("assam_y", pa.int8()),
+    _field("facing", pa.string()),
+    _field("payment", pa.int16()),
+    _field("paid_to", pa.int8(), nullable=True),
+    _field("bankrupt", pa.bool_()),
+    _field("x1", pa.int8(), nullable=True),
+    _field("y1", pa.int8(), nullable=True),
+    _field("x2", pa.int8(), nullable=True),
+    _field("y2", pa.int8(), nullable=True),
+    _field("end_rotation", pa.int8(), nullable=True),
+    _field("dirhams_after", pa.list_(pa.int16())),
+]
+
+
+# every move column of the compiled rows, in row order, with its Arrow type
+INT_MOVE_COLUMNS = (
+    ("seat", t.M_SEAT, np.int8),
+    ("rotation", t.M_ROTATION, np.int8),
+    ("roll", t.M_ROLL, np.int8),
+    ("assam_x", t.M_ASSAM_X, np.int8),
+    ("assam_y", t.M_ASSAM_Y, np.int8),
+    ("payment", t.M_PAYMENT, np.int16),
+    ("paid_to", t.M_PAID_TO, np.int8),
+    ("x1", t.M_X1, np.int8),
+    ("y1", t.M_Y1, np.int8),
+    ("x2", t.M_X2, np.int8),
+    ("y2", t.M_Y2, np.int8),
+    ("end_rotation", t.M_END_ROTATION, np.int8),
+)
+
+
+def moves_schema(visible_after: bool) -> pa.Schema:
+    """The moves schema; `visible_after` (an added column) when the rows carry it."""
+    fields = list(_MOVE_FIELDS)
+    if visible_after:
+        fields.append(_field("visible_after", pa.list_(pa.int16())))
+    return pa.schema(fields)
+
+
+def has_visible_after(columns: int, players: int) -> bool:
+    """Whether compiled move rows of `columns` columns carry visible_after per seat."""
+    return columns >= t.MOVE_COLUMNS + 2 * players
+
+
+SCHEMAS = {"games": GAMES_SCHEMA, "seats": SEATS_SCHEMA}
