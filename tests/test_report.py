@@ -16,9 +16,10 @@ from marrakech_sim import stats
 from marrakech_sim.cli import main
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.report import build_report, pergame, tables
+from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.render import build_sections
-from marrakech_sim.report.tables import compute_tables, turn_scores_sql
+from marrakech_sim.report.sections.variants import turn_scores_sql
 
 EVIL = '<script>alert("x")</script>'
 ODD_RULESET = "orient'at<end>"

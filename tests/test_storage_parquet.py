@@ -109,7 +109,7 @@ def test_both_writers_write_the_same_run(tmp_path: Path) -> None:
 
 def test_unknown_writer_is_a_clear_error(tmp_path: Path) -> None:
     """A writer that is not one of WRITERS is refused, naming it and the allowed ones."""
-    with pytest.raises(ConfigError, match="'fast'.*'encoder', 'pyarrow'"):
+    with pytest.raises(ConfigError, match=r"'fast'.*'encoder', 'pyarrow'"):
         runfolder.write_part(tmp_path, "t", 0, _part(3), writer="fast")
 
 

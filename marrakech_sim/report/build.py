@@ -14,9 +14,10 @@ import pandas as pd
 
 from marrakech_sim import stats
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
+from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.render import build_sections, make_charts, write_html, write_markdown
-from marrakech_sim.report.tables import ReportTables, compute_tables
+from marrakech_sim.report.tables import ReportTables
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The report's sections, one module each: each computes its tables into `ReportTables`."""

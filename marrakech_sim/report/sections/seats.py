@@ -1,0 +1,210 @@
+"""Report section 3, seat advantage: win share per seat, per player count and rule set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from marrakech_sim import stats
+from marrakech_sim.report.pergame import PerGame
+from marrakech_sim.report.tables import (
+    ReportTables,
+    block_chunks,
+    cluster_ratio_sql,
+    quote_sql,
+    ratio_frame,
+    small_unique,
+)
+from marrakech_sim.stats.intervals import (
+    add_rate_interval,
+)
+from marrakech_sim.stats.seats import SEAT_TEST_COLUMNS, finish_seat_shares
+
+
+def _seat_block_totals(pg: PerGame) -> dict[str, Any] | None:
+    """Per (players, rule set): block-by-seat win totals, games per block, tie counts.
+
+    From the per-game arrays; None when a block spans two (players, rule set) groups.
+    """
+    rulesets = pg.rulesets
+    if not rulesets or not len(pg):
+        return None
+    block = pg.block
+    players = pg.players.astype("int64")
+    group = pg.ruleset.astype("int64") * 256 + players
+    same = block[1:] == block[:-1]
+    if np.any(same & (group[1:] != group[:-1])):
+        return None
+    bidx = pg.block_index
+    nb = pg.n_blocks
+    kmax = int(players.max())
+    wv = pg.win_value
+    nw = pg.n_winners.astype("int64")
+    broken = pg.tie_broken
+    n_b = np.bincount(bidx, minlength=nb).astype("float64")
+    block_group = group[np.searchsorted(bidx, np.arange(nb))]
+    shares: list[pd.DataFrame] = []
+    blocks: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+    ties: dict[str, list[pd.DataFrame]] = {}
+    per_game_shared = (nw > 1).astype("float64")
+    shared_b = np.bincount(bidx, per_game_shared, nb)
+    broken_b = np.bincount(bidx, broken, nb)
+    y_b = np.empty((nb, kmax))
+    # wins per (group, seat) by kind: 0 = outright, 1 = shared, 2 = decided by the tie-break
+    groups, group_of = small_unique(group)
+    kind = np.minimum(nw, 2) - 1  # 0: one winner, 1: several, -1: none listed
+    kinds = np.zeros((len(groups), kmax, 3), "int64")
+    broken_win = broken > 0
+    for part in block_chunks(pg):
+        local = bidx[part] - bidx[part.start]
+        n_bl = int(local[-1]) + 1
+        for i in range(kmax):
+            won = pg.win[i, part]
+            y_b[bidx[part.start] : bidx[part.start] + n_bl, i] = np.bincount(
+                local, wv[part] * won, n_bl
+            )
+            counted = won & (kind[part] >= 0)
+            cell = (group_of[part] * 2 + kind[part])[counted]
+            kinds[:, i, :2] += np.bincount(cell, minlength=2 * len(groups)).reshape(-1, 2)
+            kinds[:, i, 2] += np.bincount(
+                group_of[part][won & broken_win[part]], minlength=len(groups)
+            )
+    # groups in (players, rule set) order, the order of the SQL path's tables
+    for g in sorted(np.unique(block_group).tolist(), key=lambda g: (g % 256, g // 256)):
+        rs, k = rulesets[g // 256], int(g % 256)
+        in_g = block_group == g
+        nb_g = n_b[in_g]
+        won_by = kinds[np.searchsorted(groups, g)]
+        blocks[(k, rs)] = (y_b[in_g, :k], nb_g)
+        for seat in range(k):
+            row = ratio_frame(
+                {"players": [k], "ruleset": [rs], "seat": [seat]}, y_b[in_g, seat], nb_g
+            )
+            row["outright_wins"] = int(won_by[seat, 0])
+            row["shared_wins"] = int(won_by[seat, 1])
+            row["tie_broken_wins"] = int(won_by[seat, 2])
+            shares.append(row)
+        for col, y in (("shared", shared_b), ("broken", broken_b)):
+            ties.setdefault(col, []).append(
+                ratio_frame({"players": [k], "ruleset": [rs]}, y[in_g], nb_g)
+            )
+    return {
+        "shares": pd.concat(shares, ignore_index=True),
+        "blocks": blocks,
+        "ties": {c: pd.concat(t, ignore_index=True) for c, t in ties.items()},
+    }
+
+
+def seat_tables(
+    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, pg: PerGame
+) -> None:
+    """Win share per seat, equal-share / trend tests, ties; per (players, ruleset)."""
+    keys = ["players", "ruleset", "seat"]
+    fast = _seat_block_totals(pg)
+    if fast is not None:
+        tab = add_rate_interval(fast["shares"], level)
+    else:
+        tab = add_rate_interval(
+            cluster_ratio_sql(
+                con,
+                "SELECT players, ruleset, seat, block, win_share AS y, 1 AS m FROM bseats",
+                keys,
+            ),
+            level,
+        )
+        counts = con.execute(
+            """SELECT players, ruleset, seat,
+                  count(*) FILTER (win_share > 0 AND n_winners = 1) AS outright_wins,
+                  count(*) FILTER (win_share > 0 AND n_winners > 1) AS shared_wins,
+                  count(*) FILTER (win_share > 0 AND tie_broken) AS tie_broken_wins
+           FROM bseats GROUP BY ALL"""
+        ).df()
+        tab = tab.merge(counts, on=keys, how="left", validate="one_to_one")
+    tab = tab.rename(columns={"total": "wins", "n": "n_games", "estimate": "share"})
+    out.tables["seat_shares"] = finish_seat_shares(tab, keys)
+
+    # Tests from the block-by-seat matrix of summed win shares, one group at a time
+    # (numbers only: a few million blocks stay small).
+    pairs, _ = small_unique(pg.players.astype("int64") * 65536 + pg.ruleset)
+    groups = sorted((int(p // 65536), pg.rulesets[p % 65536]) for p in pairs)
+    records = []
+    for players, ruleset in groups:
+        if fast is not None and (int(players), str(ruleset)) in fast["blocks"]:
+            totals, n_b = fast["blocks"][(int(players), str(ruleset))]
+            res = stats.equal_share_tests(totals, n_b, level)
+            records.append({"players": int(players), "ruleset": str(ruleset), **res})
+            continue
+        where = f"players = {int(players)} AND ruleset = {quote_sql(ruleset)}"
+        n_per_block = con.execute(
+            f"""SELECT block, count(*)::DOUBLE AS n FROM games
+                WHERE end_reason <> 'error' AND {where} GROUP BY block ORDER BY block"""
+        ).fetchnumpy()
+        cells = con.execute(
+            f"SELECT block, seat, sum(win_share) AS y FROM bseats WHERE {where} GROUP BY ALL"
+        ).fetchnumpy()
+        totals = np.zeros((len(n_per_block["block"]), int(players)))
+        row = np.searchsorted(n_per_block["block"], cells["block"])
+        totals[row, cells["seat"].astype("int64")] = cells["y"]
+        res = stats.equal_share_tests(totals, np.asarray(n_per_block["n"], dtype="float64"), level)
+        records.append({"players": int(players), "ruleset": str(ruleset), **res})
+    cols = ["players", "ruleset", *SEAT_TEST_COLUMNS]
+    out.tables["seat_tests"] = pd.DataFrame.from_records(records, columns=cols)
+
+    # Ties: shared wins and tie-break-decided games, per game.
+    src = """SELECT players, ruleset, block, (len(winners) > 1)::DOUBLE AS shared,
+                    tie_broken::DOUBLE AS broken FROM games WHERE end_reason <> 'error'"""
+    ties = None
+    for col, name in (("shared", "shared"), ("broken", "tie_broken")):
+        t = add_rate_interval(
+            fast["ties"][col]
+            if fast is not None
+            else cluster_ratio_sql(
+                con,
+                f"SELECT players, ruleset, block, {col} AS y, 1 AS m FROM ({src})",
+                ["players", "ruleset"],
+            ),
+            level,
+        )
+        t = t.rename(
+            columns={
+                "total": "shared_wins" if name == "shared" else name,
+                "estimate": f"{name}_rate",
+                "lo": f"{name}_lo",
+                "hi": f"{name}_hi",
+                "n": "n_games",
+            }
+        )
+        keep = [
+            c
+            for c in t.columns
+            if c.startswith(name) or c in ("players", "ruleset", "n_games", "n_blocks")
+        ]
+        ties = (
+            t[keep]
+            if ties is None
+            else ties.merge(
+                t[[c for c in keep if c not in ("n_games", "n_blocks")]], on=["players", "ruleset"]
+            )
+        )
+    assert ties is not None
+    for c in ("n_games", "shared_wins", "tie_broken"):
+        ties[c] = ties[c].astype("int64")
+    out.tables["ties"] = ties[
+        [
+            "players",
+            "ruleset",
+            "n_games",
+            "n_blocks",
+            "shared_wins",
+            "shared_rate",
+            "shared_lo",
+            "shared_hi",
+            "tie_broken",
+            "tie_broken_rate",
+            "tie_broken_lo",
+            "tie_broken_hi",
+        ]
+    ]

@@ -1,0 +1,375 @@
+"""Report section 2, win rates: per strategy and line-up with intervals, and head to head."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from marrakech_sim.report.pergame import PerGame
+from marrakech_sim.report.tables import ReportTables, block_chunks, cluster_ratio_sql, ratio_columns
+from marrakech_sim.stats.intervals import (
+    add_rate_interval,
+)
+from marrakech_sim.stats.winrates import HEAD_TO_HEAD_COLUMNS, WIN_RATE_COLUMNS
+
+
+def _rate_table(tab: pd.DataFrame, level: float) -> pd.DataFrame:
+    return add_rate_interval(tab, level)
+
+
+@dataclass(frozen=True, slots=True)
+class LineupSlots:
+    """Each block's line-up as numbered slots: the block's distinct strategies in code order.
+
+    Every game of a block seats the same line-up (only the seating changes), so a seat's
+    strategy is one of its block's few slots and per-(block, slot) totals are bincounts.
+
+    Attributes:
+        seats: the seats considered (the most players of any game).
+        slot: (seats, games) the seat's slot, ``seats`` where the game has no such seat.
+        code: (blocks, seats + 1) the strategy code in each slot of a block, -1 when
+            unused (the last column: no seat).
+        repeats: some game seats one strategy more than once.
+    """
+
+    seats: int
+    slot: np.ndarray
+    code: np.ndarray
+    repeats: bool
+
+
+def lineup_slots(pg: PerGame) -> LineupSlots | None:
+    """The slot layout; None when a block spans two rule sets or matches, or line-ups."""
+    block = pg.block
+    if not len(block) or not pg.names:
+        return None
+    rc, mid = pg.ruleset, pg.match_id
+    same = block[1:] == block[:-1]
+    if np.any(same & ((rc[1:] != rc[:-1]) | (mid[1:] != mid[:-1]))):
+        return None
+    k = int(pg.players.max())
+    slot = np.empty((k, len(pg)), "int8")
+    code = np.full((pg.n_blocks, k + 1), -1, "int16")
+    repeats = False
+    for part in block_chunks(pg):
+        s = [pg.strategy[i, part] for i in range(k)]
+        m = len(s[0])
+        # A seat's slot: how many distinct strategies of its game have a smaller code.
+        first = []  # the seat is the first with its strategy (and has one)
+        for j in range(k):
+            f = s[j] >= 0
+            for h in range(j):
+                equal = s[h] == s[j]
+                f &= ~equal
+                repeats = repeats or bool(np.any(equal & (s[j] >= 0)))
+            first.append(f)
+        local = pg.block_index[part] - pg.block_index[part.start]
+        flat = np.full(m * (k + 1), -1, "int16")  # (game, slot) -> strategy
+        for i in range(k):
+            count = np.zeros(m, "int8")
+            for j in range(k):
+                count += first[j] & (s[j] < s[i])
+            slot[i, part] = np.where(s[i] >= 0, count, k)
+            flat[np.arange(m) * (k + 1) + slot[i, part]] = s[i]
+        by_slot = flat.reshape(m, k + 1)
+        starts = np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
+        mine = code[pg.block_index[part.start] : pg.block_index[part.start] + len(starts)]
+        mine[:, :k] = by_slot[starts, :k]
+        if not np.array_equal(by_slot[:, :k], mine[local, :k]):
+            return None  # games of a block seat different line-ups
+    return LineupSlots(k, slot, code, repeats)
+
+
+class _KeySums:
+    """Sums over (block, key) cells per key: the block ratio table's inputs."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.sums = {c: np.zeros(size) for c in ("y", "m", "yy", "ym", "mm", "nb", "games", "fair")}
+
+    def add(
+        self, key: np.ndarray, y: np.ndarray, m: np.ndarray, games: np.ndarray, fair: np.ndarray
+    ) -> None:
+        for name, v in (
+            ("y", y),
+            ("m", m),
+            ("yy", y * y),
+            ("ym", y * m),
+            ("mm", m * m),
+            ("games", games),
+            ("fair", fair),
+        ):
+            self.sums[name] += np.bincount(key, v, self.size)
+        self.sums["nb"] += np.bincount(key, minlength=self.size)
+
+    def fold(self, size: int) -> _KeySums:
+        """The sums per ``key % size``: cells are additive across keys."""
+        out = _KeySums(size)
+        for name, v in self.sums.items():
+            out.sums[name] = v.reshape(-1, size).sum(axis=0)
+        return out
+
+    def table(self) -> pd.DataFrame:
+        t = self.sums
+        keys = np.flatnonzero(t["nb"] > 0)
+        cols = ratio_columns(*(t[c][keys] for c in ("y", "m", "yy", "ym", "mm", "nb")))
+        cols["n_games"] = np.round(t["games"][keys])
+        cols["fair_share"] = t["fair"][keys] / t["m"][keys]
+        return pd.DataFrame({"key": keys, **cols})
+
+
+def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
+    """Head-to-head block ratio table (as :func:`cluster_ratio_sql`) plus pair counts.
+
+    Every ordered seat pair of a game scores 1 / 0.5 / 0 by rank, weighted 1 / (mult_A *
+    mult_B) for strategies seated several times; block totals per (strategy, opponent).
+    """
+    names = pg.names
+    n_s = len(names)
+    kk = n_s * n_s
+    acc = {c: np.zeros(kk) for c in ("y", "m", "count", "tie", "syy", "sym", "smm", "nb")}
+
+    def add(
+        key: np.ndarray,
+        y: np.ndarray,
+        m: np.ndarray,
+        count: np.ndarray,
+        tie: np.ndarray,
+        **sums: np.ndarray,
+    ) -> None:
+        """Accumulate per-(block, pair) cells, or per-pair sums (syy, sym, smm, nb given)."""
+        if not sums:
+            sums = {"syy": y * y, "sym": y * m, "smm": m * m, "nb": count > 0}
+        for name, v in (("y", y), ("m", m), ("count", count), ("tie", tie), *sums.items()):
+            acc[name] += np.bincount(key, v, kk)
+
+    if slots is not None and not slots.repeats:
+        _head_to_head_by_slot(pg, slots, add)
+    elif len(pg) and n_s:
+        _head_to_head_by_pair(pg, add)
+    present = np.flatnonzero(acc["count"] > 0)
+    tab = pd.DataFrame(
+        {
+            "strategy": [names[k // n_s] for k in present],
+            "opponent": [names[k % n_s] for k in present],
+            **ratio_columns(
+                acc["y"][present],
+                acc["m"][present],
+                acc["syy"][present],
+                acc["sym"][present],
+                acc["smm"][present],
+                acc["nb"][present],
+            ),
+            "n_pairs": acc["count"][present].astype("int64"),
+            "tied_pairs": acc["tie"][present].astype("int64"),
+        }
+    )
+    return tab.sort_values(["strategy", "opponent"], ignore_index=True)
+
+
+def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
+    """Block totals per slot pair (no strategy twice in a game: every pair weighs 1).
+
+    A block's games all seat its line-up, so a slot pair meets in every game of the block
+    (``count`` times). Slots are in code order: for slots a < b the pair (code[a], code[b])
+    has the smaller strategy first, and its mirror scores ``count - y`` in each block, so
+    the mirror's sums follow from the pair's (all of them exact: halves and integers).
+    """
+    k, n_s = slots.seats, len(pg.names)
+    kk = n_s * n_s
+    sums = {c: np.zeros(kk) for c in ("y", "yy", "yc", "c", "cc", "nb", "tie")}
+    for part in block_chunks(pg):
+        b0 = int(pg.block_index[part.start])
+        local = pg.block_index[part] - b0
+        n_bl = int(local[-1]) + 1
+        m = len(local)
+        rank = np.zeros(m * (k + 1), "int8")  # (slot, game) -> rank; slot k: no seat
+        games = np.arange(m)
+        for i in range(k):
+            rank[slots.slot[i, part].astype("int64") * m + games] = pg.rank[i, part]
+        by_slot = rank.reshape(k + 1, m)
+        code = slots.code[b0 : b0 + n_bl].astype("int64")
+        n_games = np.bincount(local, minlength=n_bl).astype("float64")
+        keys, ys, ties, counts = [], [], [], []
+        for a in range(k):
+            for b in range(a + 1, k):
+                both = np.flatnonzero((code[:, a] >= 0) & (code[:, b] >= 0))
+                if not len(both):
+                    continue
+                # lower rank is better (RULES.md section 7: rank 1 = winner)
+                ahead = np.bincount(local, by_slot[a] < by_slot[b], n_bl)[both]
+                tie = np.bincount(local, by_slot[a] == by_slot[b], n_bl)[both]
+                keys.append(code[both, a] * n_s + code[both, b])
+                ys.append(ahead + 0.5 * tie)
+                ties.append(tie)
+                counts.append(n_games[both])
+        if not keys:
+            continue
+        key, y, tie, c = (np.concatenate(v) for v in (keys, ys, ties, counts))
+        for name, v in (("y", y), ("yy", y * y), ("yc", y * c), ("c", c), ("cc", c * c)):
+            sums[name] += np.bincount(key, v, kk)
+        sums["tie"] += np.bincount(key, tie, kk)
+        sums["nb"] += np.bincount(key, minlength=kk)
+    pair = np.flatnonzero(sums["nb"] > 0)
+    mirror = (pair % n_s) * n_s + pair // n_s
+    t = {name: v[pair] for name, v in sums.items()}
+    for key, y, yy, yc in (
+        (pair, t["y"], t["yy"], t["yc"]),
+        (mirror, t["c"] - t["y"], t["cc"] - 2 * t["yc"] + t["yy"], t["cc"] - t["yc"]),
+    ):
+        add(key, y=y, m=t["c"], count=t["c"], tie=t["tie"], syy=yy, sym=yc, smm=t["cc"], nb=t["nb"])
+
+
+def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
+    """Block totals per (block, strategy, opponent) cell, any layout, in chunks of blocks."""
+    n_s = len(pg.names)
+    kk = n_s * n_s
+    kmax = int(pg.players.max())
+    bidx = pg.block_index
+    per = max(1, 4_000_000 // kk)  # blocks per chunk
+    starts = np.searchsorted(bidx, np.arange(0, pg.n_blocks, per))
+    stops = np.r_[starts[1:], len(bidx)]
+    for a, b in zip(starts, stops, strict=True):
+        local = bidx[a:b] - bidx[a]
+        nbl = int(local[-1]) + 1
+        s = [pg.strategy[i, a:b].astype("int64") for i in range(kmax)]
+        r = [pg.rank[i, a:b].astype("float64") for i in range(kmax)]
+        mult = [
+            sum(((s[j] == s[i]) & (s[i] >= 0)).astype("float64") for j in range(kmax))
+            for i in range(kmax)
+        ]
+        parts: dict[str, list[np.ndarray]] = {"key": [], "y": [], "m": [], "tie": []}
+        for i in range(kmax):
+            for j in range(kmax):
+                if i == j:
+                    continue
+                ok = (s[i] >= 0) & (s[j] >= 0) & (s[i] != s[j])
+                w = 1.0 / (mult[i][ok] * mult[j][ok])
+                ri, rj = r[i][ok], r[j][ok]
+                parts["key"].append(local[ok] * kk + s[i][ok] * n_s + s[j][ok])
+                # Lower rank is better (RULES.md section 7: rank 1 = winner).
+                parts["y"].append(np.where(ri < rj, 1.0, np.where(ri == rj, 0.5, 0.0)) * w)
+                parts["m"].append(w)
+                parts["tie"].append((ri == rj).astype("float64"))
+        key = np.concatenate(parts["key"])
+        size = nbl * kk
+        cell = {c: np.bincount(key, np.concatenate(parts[c]), size) for c in ("y", "m", "tie")}
+        cell["count"] = np.bincount(key, minlength=size).astype("float64")
+        used = np.flatnonzero(cell["count"] > 0)
+        add(used % kk, *(cell[c][used] for c in ("y", "m", "count", "tie")))
+
+
+def _win_rate_totals(
+    con: duckdb.DuckDBPyConnection, pg: PerGame, slots: LineupSlots | None
+) -> dict[str, pd.DataFrame] | None:
+    """``win_rates`` and ``lineup_win_rates`` block ratio tables from the per-game arrays.
+
+    Per (block, slot) totals are bincounts over the seats, block chunk by block chunk, then
+    summed per strategy (and per rule set, line-up and strategy). Returns None without a
+    slot layout (some block spans two rule sets, matches or line-ups: the SQL path).
+    """
+    if slots is None:
+        return None
+    names, rulesets = pg.names, pg.rulesets
+    k, n_s = slots.seats, len(names)
+    info = con.execute("SELECT match_id, lineup FROM match_info").fetchnumpy()
+    order = np.argsort(info["match_id"])
+    info_ids = np.asarray(info["match_id"])[order].astype("int64")
+    lineup_codes, lineup_idx = np.unique(
+        np.asarray(info["lineup"], dtype=object)[order].astype(str), return_inverse=True
+    )
+    n_l = len(lineup_codes)
+    if len(rulesets) * n_l * n_s > 1 << 24:
+        return None  # too many (rule set, line-up, strategy) cells for dense sums
+    per_lineup = _KeySums(len(rulesets) * n_l * n_s)
+    inv_players = 1.0 / pg.players
+    for part in block_chunks(pg):
+        b0 = int(pg.block_index[part.start])
+        local = pg.block_index[part] - b0
+        n_bl = int(local[-1]) + 1
+        size = n_bl * (k + 1)
+        y = np.zeros(size)
+        wv, inv = pg.win_value[part], inv_players[part]
+        s = [pg.strategy[i, part] for i in range(k)]
+        if slots.repeats:
+            m, games, fair = np.zeros(size), np.zeros(size), np.zeros(size)
+        for i in range(k):
+            cell = local * (k + 1) + slots.slot[i, part]
+            y += np.bincount(cell, wv * pg.win[i, part], size)
+            if slots.repeats:  # games: each of a strategy's mult seats counts 1 / mult
+                mult = sum((s[j] == s[i]).astype("float64") for j in range(k))
+                m += np.bincount(cell, minlength=size)
+                games += np.bincount(cell, 1.0 / mult, size)
+                fair += np.bincount(cell, inv, size)
+        if not slots.repeats:  # one seat per slot in every game of the block
+            m = np.repeat(np.bincount(local, minlength=n_bl).astype("float64"), k + 1)
+            fair = np.repeat(np.bincount(local, inv, n_bl), k + 1)
+            games = m
+        code = slots.code[b0 : b0 + n_bl].astype("int64")  # (blocks, slots)
+        first_game = part.start + np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
+        lineup = lineup_idx[np.searchsorted(info_ids, pg.match_id[first_game])]
+        group = pg.ruleset[first_game].astype("int64") * n_l + lineup
+        used = np.flatnonzero(code.ravel() >= 0)
+        key = (group[:, None] * n_s + code).ravel()[used]
+        per_lineup.add(key, y[used], m[used], games[used], fair[used])
+    win_rates = per_lineup.fold(n_s).table()
+    win_rates.insert(0, "strategy", [names[x] for x in win_rates.pop("key")])
+    lineups = per_lineup.table()
+    key = lineups.pop("key").to_numpy()
+    lineups.insert(0, "strategy", [names[x % n_s] for x in key])
+    lineups.insert(0, "lineup", [str(lineup_codes[(x // n_s) % n_l]) for x in key])
+    lineups.insert(0, "ruleset", [rulesets[x // n_s // n_l] for x in key])
+    return {"win_rates": win_rates, "lineup_win_rates": lineups}
+
+
+def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.DataFrame) -> None:
+    tab = tab.rename(columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"})
+    tab["n_seat_games"] = tab["n_seat_games"].astype("int64")
+    tab["n_games"] = tab["n_games"].astype("int64")
+    out.tables[name] = tab[[*keys, *WIN_RATE_COLUMNS]].reset_index(drop=True)
+
+
+def win_rate_tables(
+    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, pg: PerGame
+) -> None:
+    """Win rate per strategy, per (ruleset, line-up, strategy), and head to head."""
+    slots = lineup_slots(pg)
+    fast = _win_rate_totals(con, pg, slots)
+    for name, by in (("win_rates", []), ("lineup_win_rates", ["ruleset", "lineup"])):
+        keys = [*by, "strategy"]
+        if fast is not None:
+            tab = _rate_table(fast[name], level).sort_values(keys, ignore_index=True)
+            _finish_win_rates(out, name, keys, tab)
+            continue
+        # mult: seats the strategy has in its games, so sum(1 / mult) counts games.
+        src = (
+            "SELECT b.*, mi.lineup, ms.mult FROM bseats b JOIN match_info mi USING (match_id) "
+            "JOIN match_strategy ms USING (match_id, strategy)"
+        )
+        tab = _rate_table(
+            cluster_ratio_sql(
+                con, f"SELECT {', '.join(keys)}, block, win_share AS y, 1 AS m FROM ({src})", keys
+            ),
+            level,
+        )
+        extra = con.execute(
+            f"""SELECT {", ".join(keys)}, round(sum(1.0 / mult)) AS n_games,
+                       avg(1.0 / players) AS fair_share
+                FROM ({src}) GROUP BY ALL"""
+        ).df()
+        tab = tab.merge(extra, on=keys, how="left", validate="one_to_one")
+        _finish_win_rates(out, name, keys, tab)
+
+    # Head to head: each (A seat, B seat) pair of a game scores 1 / 0.5 / 0 by rank; a game's
+    # score is the mean over its pairs, i.e. each pair weighs 1 / (mult_A * mult_B).
+    keys = ["strategy", "opponent"]
+    tab = _rate_table(head_to_head_totals(pg, slots), level)
+    tab = tab.rename(columns={"total": "ahead", "n": "n_games", "estimate": "rate"})
+    tab["n_games"] = np.round(tab["n_games"]).astype("int64")
+    for c in ("n_pairs", "tied_pairs"):
+        tab[c] = tab[c].astype("int64")
+    out.tables["head_to_head"] = tab[[*keys, *HEAD_TO_HEAD_COLUMNS]].reset_index(drop=True)
