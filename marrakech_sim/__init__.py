@@ -1,8 +1,23 @@
-"""marrakech_sim: a tournament and statistics lab for the board game Marrakech."""
+"""marrakech_sim: a tournament and statistics lab for the board game Marrakech.
 
-from marrakech_sim import _jit_cache
+The library a notebook needs, from the inside out::
 
-_jit_cache.configure()  # before numba is imported anywhere below
+    Rules, GameState, perft                    the rules (marrakech_sim.rules)
+    play_game, BaseStrategy, StrategySpec      one game between strategies (marrakech_sim.play)
+    check_strategy                             the conformance checker for strategy authors
+    load_study, run_study, resume_run          a study config, played into a run folder
+    verify_run                                 replay a run folder and check it
+    build_report, run_and_report               the report over run folders
+
+Names after the rules load on first use (the run and report layers import numba kernels,
+pandas, DuckDB and matplotlib), so `import marrakech_sim` stays fast.
+"""
+
+from typing import Any
+
+from marrakech_sim import kernel_cache
+
+kernel_cache.configure()  # before numba is imported anywhere below
 
 from marrakech_sim.errors import (  # noqa: E402
     ConfigError,
@@ -10,6 +25,8 @@ from marrakech_sim.errors import (  # noqa: E402
     MarrakechError,
     NotationError,
     RunFolderError,
+    RunInterrupted,
+    StatsInputError,
     StrategyError,
     StrategyNotFound,
 )
@@ -17,7 +34,23 @@ from marrakech_sim.rules import EndReason, GameState, Outcome, Rules, perft, per
 
 __version__ = "0.1.0"
 
+# name -> the module that defines it, imported on first use
+_LAZY = {
+    "play_game": "marrakech_sim.play.game",
+    "BaseStrategy": "marrakech_sim.play.strategy",
+    "StrategySpec": "marrakech_sim.play.strategy",
+    "check_strategy": "marrakech_sim.play.conformance",
+    "load_study": "marrakech_sim.run.config",
+    "Study": "marrakech_sim.run.config",
+    "run_study": "marrakech_sim.run.runner",
+    "resume_run": "marrakech_sim.run.runner",
+    "verify_run": "marrakech_sim.run.verify",
+    "build_report": "marrakech_sim.report.build",
+    "run_and_report": "marrakech_sim.study",
+}
+
 __all__ = [
+    "BaseStrategy",
     "ConfigError",
     "EndReason",
     "GameState",
@@ -27,8 +60,28 @@ __all__ = [
     "Outcome",
     "Rules",
     "RunFolderError",
+    "RunInterrupted",
+    "StatsInputError",
     "StrategyError",
     "StrategyNotFound",
+    "StrategySpec",
+    "Study",
+    "build_report",
+    "check_strategy",
+    "load_study",
     "perft",
     "perft_divide",
+    "play_game",
+    "resume_run",
+    "run_and_report",
+    "run_study",
+    "verify_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ LINESTYLES = ("-", "--", ":", "-.")
 GREYS = ("0.0", "0.35", "0.55", "0.2", "0.45", "0.65")
 
 
-def style(i: int) -> dict[str, object]:
+def style(i: int) -> dict[str, Any]:
     """Marker, line style and grey of the i-th series (distinct in black and white)."""
     return {
         "marker": MARKERS[i % len(MARKERS)],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from marrakech_sim._jit_cache import source_digest
+from marrakech_sim.kernel_cache import source_digest
 
 
 def _cache_path(tmp_path: Path, first: str, numba_cache_dir: str | None) -> Path:

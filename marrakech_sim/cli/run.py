@@ -259,7 +259,7 @@ def study_command(
     from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.pool import run_logging
-    from marrakech_sim.run.study import run_and_report
+    from marrakech_sim.study import run_and_report
 
     runs = Path(run_dir) if run_dir else Path("runs") / load_study(config).name
     click.echo(f"run folder: {runs}", err=True)

@@ -23,7 +23,6 @@ Views on the connection (nothing is loaded; every query reads the columns it nee
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,9 @@ import duckdb
 
 from marrakech_sim.errors import ConfigError, RunFolderError
 from marrakech_sim.rules import Rules
+from marrakech_sim.runfolder import TABLES, read_manifest
 
 RUN_SHIFT = 1 << 40  # game ids of a run stay below this
-TABLES = ("games", "seats", "moves")
-FORMAT_VERSION = 1
 _RULE_KEYS = frozenset(Rules().to_dict())
 
 
@@ -54,22 +52,6 @@ class RunInfo:
     def run_id(self) -> str:
         """The manifest's run id (the folder name when it has none)."""
         return str(self.manifest.get("run_id", self.path.name))
-
-
-def _manifest(path: Path) -> dict[str, Any]:
-    file = path / "run.json"
-    if not file.is_file():
-        raise RunFolderError(f"{str(path)!r} is not a run folder: it has no run.json")
-    try:
-        manifest = json.loads(file.read_text())
-    except json.JSONDecodeError as exc:
-        raise RunFolderError(f"{str(file)!r} is not valid JSON: {exc}") from exc
-    version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
-        raise RunFolderError(
-            f"{str(file)!r} has format_version {version!r}; this program reads {FORMAT_VERSION}"
-        )
-    return manifest
 
 
 def _rulesets(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -101,7 +83,7 @@ def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
     seen_options: dict[str, dict[str, Any]] = {}
     for index, raw in enumerate(paths):
         path = Path(raw)
-        manifest = _manifest(path)
+        manifest = read_manifest(path)
         parts = {t: sorted((path / t).glob("part-*.parquet")) for t in TABLES}
         for table in ("games", "seats"):
             if not parts[table]:

@@ -438,10 +438,10 @@ def _stopping(
     if not isinstance(raw, Mapping):
         raise ConfigError(f"stopping = {raw!r}: expected a table with rule = ...")
     _known("stopping", raw, _STOPPING_KEYS)
-    rule = raw.get("rule")
-    _choice("stopping.rule", rule, STOPPING_RULES)
-    quantity = raw.get("quantity")
-    _choice("stopping.quantity", quantity, QUANTITIES)
+    rule = str(raw.get("rule"))
+    _choice("stopping.rule", raw.get("rule"), STOPPING_RULES)
+    quantity = str(raw.get("quantity"))
+    _choice("stopping.quantity", raw.get("quantity"), QUANTITIES)
     seat = raw.get("seat")
     strategy = raw.get("strategy")
     if quantity == "seat_win_share":

@@ -17,8 +17,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from marrakech_sim._jit_cache import digest_of_sources
 from marrakech_sim.errors import RunFolderError
+from marrakech_sim.kernel_cache import digest_of_sources
 
 DECIDING = (
     "marrakech_sim/rules/",

@@ -191,7 +191,7 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
                 "LOG_FORMAT.md schema"
             )
             continue
-        _verify_chunk(prep, plan, chunk, *tables, report)
+        _verify_chunk(prep, plan, chunk, tables[0], tables[1], tables[2], report)
     return report
 
 
