@@ -204,7 +204,7 @@ class TurnInfo:
     def describe(self, names: Sequence[str] | None = None) -> str:
         """One line in words: `seat 1 (greedy): right, rolls 3, pays 4 to seat 0, places ...`."""
         who = f"seat {self.seat}" + (f" ({names[self.seat]})" if names else "")
-        words = {-1: "turns Assam left", 0: "leaves Assam facing", 1: "turns Assam right"}
+        words = {-1: "turns Assam left", 0: "keeps Assam facing ahead", 1: "turns Assam right"}
         parts = []
         if self.rotation is not None:
             parts.append(words[self.rotation])
