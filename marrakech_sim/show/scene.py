@@ -59,7 +59,20 @@ class Text:
     attrs: tuple[tuple[str, str], ...] = ()
 
 
-Shape = Rect | Poly | Text
+@dataclasses.dataclass(frozen=True, slots=True)
+class Arc:
+    """A circle's arc from angle a0 to a1 (degrees, y down: 90 is straight down)."""
+
+    cx: float
+    cy: float
+    r: float
+    a0: float
+    a1: float
+    stroke: str
+    width: float
+
+
+Shape = Rect | Poly | Text | Arc
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -70,31 +83,20 @@ class Scene:
     attrs: tuple[tuple[str, str], ...] = ()
 
 
-def _arc(cx: float, cy: float, r: float, a0: float, a1: float, steps: int = 24) -> list[tuple[float, float]]:
-    """Points on a circle from angle a0 to a1 (degrees, y down: 90 is straight down)."""
-    return [
-        (
-            cx + r * math.cos(math.radians(a0 + (a1 - a0) * i / steps)),
-            cy + r * math.sin(math.radians(a0 + (a1 - a0) * i / steps)),
-        )
-        for i in range(steps + 1)
-    ]
-
-
-def edge_arcs(n: int) -> list[list[tuple[float, float]]]:
-    """The mosaic's arcs of an n x n board (RULES.md section 4) as polylines."""
+def edge_arcs(n: int) -> list[Arc]:
+    """The mosaic's arcs of an n x n board (RULES.md section 4)."""
     s, m, r = SQUARE, MARGIN, SQUARE / 2
     top, bottom, left, right = m, m + n * s, m, m + n * s
     arcs = []
     for a in range(0, n - 1, 2):  # top edge and left edge: {0,1}, {2,3}, ...
-        arcs.append(_arc(m + (a + 1) * s, top, r, 180, 360))
-        arcs.append(_arc(left, m + (a + 1) * s, r, 90, 270))
+        arcs.append(Arc(m + (a + 1) * s, top, r, 180, 360, GRID, 4.0))
+        arcs.append(Arc(left, m + (a + 1) * s, r, 90, 270, GRID, 4.0))
     for a in range(1, n - 1, 2):  # bottom and right edges: {1,2}, {3,4}, ...
-        arcs.append(_arc(m + (a + 1) * s, bottom, r, 0, 180))
-        arcs.append(_arc(right, m + (a + 1) * s, r, -90, 90))
+        arcs.append(Arc(m + (a + 1) * s, bottom, r, 0, 180, GRID, 4.0))
+        arcs.append(Arc(right, m + (a + 1) * s, r, -90, 90, GRID, 4.0))
     # three-quarter arcs at the top-right and bottom-left corners
-    arcs.append(_arc(right, top, r, 180, 450, 36))
-    arcs.append(_arc(left, bottom, r, 0, 270, 36))
+    arcs.append(Arc(right, top, r, 180, 450, GRID, 4.0))
+    arcs.append(Arc(left, bottom, r, 0, 270, GRID, 4.0))
     return arcs
 
 
@@ -121,8 +123,7 @@ def board_scene(
     size = 2 * m + n * s
     shapes: list[Shape] = [Rect(0, 0, size + PANEL, max(size, 150 + 64 * rules.players), "#FFFFFF")]
     shapes.append(Rect(m, m, n * s, n * s, BOARD, GRID, 1.5))
-    for arc in edge_arcs(n):
-        shapes.append(Poly(tuple(arc), None, GRID, 4.0))
+    shapes.extend(edge_arcs(n))
     for i in range(1, n):
         shapes.append(Poly(((m + i * s, m), (m + i * s, m + n * s)), None, GRID, 0.6))
         shapes.append(Poly(((m, m + i * s), (m + n * s, m + i * s)), None, GRID, 0.6))
@@ -287,6 +288,15 @@ def to_svg(scene: Scene, *, standalone: bool = True) -> str:
                 f'<{tag} points="{pts}" fill="{fill}"{stroke} stroke-linecap="round"'
                 f"{_attrs(shape.attrs)}/>"
             )
+        elif isinstance(shape, Arc):
+            x0, y0 = _on_circle(shape, shape.a0)
+            x1, y1 = _on_circle(shape, shape.a1)
+            large = 1 if shape.a1 - shape.a0 > 180 else 0
+            out.append(
+                f'<path d="M{x0:.1f},{y0:.1f} A{shape.r:g},{shape.r:g} 0 {large} 1 '
+                f'{x1:.1f},{y1:.1f}" fill="none" stroke="{shape.stroke}" '
+                f'stroke-width="{shape.width:g}" stroke-linecap="round"/>'
+            )
         else:
             weight = ' font-weight="bold"' if shape.bold else ""
             out.append(
@@ -298,8 +308,14 @@ def to_svg(scene: Scene, *, standalone: bool = True) -> str:
     return "\n".join(out) + "\n"
 
 
+def _on_circle(arc: Arc, angle: float) -> tuple[float, float]:
+    a = math.radians(angle)
+    return arc.cx + arc.r * math.cos(a), arc.cy + arc.r * math.sin(a)
+
+
 def draw(scene: Scene, ax: Any) -> Any:
     """Draw a scene on a matplotlib Axes (limits set to the scene, y down, no axes)."""
+    from matplotlib.patches import Arc as ArcPatch
     from matplotlib.patches import Polygon, Rectangle
 
     ax.set_xlim(0, scene.width)
@@ -312,6 +328,14 @@ def draw(scene: Scene, ax: Any) -> Any:
                 Rectangle(
                     (shape.x, shape.y), shape.w, shape.h, facecolor=shape.fill,
                     edgecolor=shape.stroke or "none", linewidth=shape.width * pt, zorder=z,
+                )
+            )
+        elif isinstance(shape, Arc):
+            ax.add_patch(
+                ArcPatch(
+                    (shape.cx, shape.cy), 2 * shape.r, 2 * shape.r, theta1=shape.a0,
+                    theta2=shape.a1, edgecolor=shape.stroke, linewidth=shape.width * pt,
+                    zorder=z, capstyle="round",
                 )
             )
         elif isinstance(shape, Poly):
