@@ -258,7 +258,11 @@ def _starts_turn(state: GameState) -> bool:
 
 
 def replay(record: Record, *, check: bool = True) -> Replay:
-    """Play a record from its start; RecordError on an illegal action or a wrong Final/Result."""
+    """Play a record from its start; RecordError on an illegal action or a wrong Final/Result.
+
+    check=False skips Final and Result and lets the last turn be unfinished (a game in
+    progress).
+    """
     try:
         state = (
             GameState.from_notation(record.start, record.rules)
@@ -305,7 +309,7 @@ def replay(record: Record, *, check: bool = True) -> Replay:
                 info["after_roll"] = state.dirhams
             elif phase == "place":
                 info["placement"] = action
-        if not _starts_turn(state):
+        if not _starts_turn(state) and (check or i < len(record.turns) - 1):
             raise RecordError(
                 f"{_where(record, i, len(actions))}: turn {i + 1} is unfinished (the game is "
                 f"in seat {state.seat}'s {state.phase} phase); one whole turn to a line"
