@@ -444,6 +444,10 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
         tokens = text_line.split()
         if not tokens:
             continue
+        first_at = len(text_line) - len(text_line.lstrip())
+        if turn_lines and "}" in lines[i][:first_at]:  # the rest of a comment's line
+            turn_tokens[-1] += tuple(tokens)
+            continue
         m = _TURN.match(tokens[0])
         if not m or int(m.group(1)) != len(turn_lines) + 1:
             raise RecordError(
