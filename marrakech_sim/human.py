@@ -131,7 +131,12 @@ class _Watched:
 class _Person(ScriptedSeat):
     """The person's seat: the script first, then `ask` (which may raise _Undo / _Stop)."""
 
-    def __init__(self, script: list[Decision], ask: Callable[[GameView, tuple[Any, ...] | None], Decision], seen: list[_Seen]) -> None:
+    def __init__(
+        self,
+        script: list[Decision],
+        ask: Callable[[GameView, tuple[Any, ...] | None], Decision],
+        seen: list[_Seen],
+    ) -> None:
         super().__init__()
         self.script = list(script)
         self.ask = ask
@@ -211,8 +216,18 @@ def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
     ValueError with what is allowed when the text is neither.
     """
     word = text.strip().lower()
-    commands = {"u": "undo", "undo": "undo", "h": "hint", "hint": "hint", "q": "quit",
-                "quit": "quit", "?": "help", "help": "help", "b": "board", "board": "board"}
+    commands = {
+        "u": "undo",
+        "undo": "undo",
+        "h": "hint",
+        "hint": "hint",
+        "q": "quit",
+        "quit": "quit",
+        "?": "help",
+        "help": "help",
+        "b": "board",
+        "board": "board",
+    }
     if word in commands:
         return commands[word]
     if options is None:
@@ -243,7 +258,9 @@ def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
 def options_text(options: tuple[Any, ...] | None) -> str:
     """The numbered choices of a prompt."""
     if options is None:
-        return "  ".join(f"{i + 1}) {ROTATION_WORDS[r]} ({'LSR'[i]})" for i, r in enumerate((-1, 0, 1)))
+        return "  ".join(
+            f"{i + 1}) {ROTATION_WORDS[r]} ({'LSR'[i]})" for i, r in enumerate((-1, 0, 1))
+        )
     return "  ".join(f"{i + 1}) {a[0]},{a[1]}-{b[0]},{b[1]}" for i, (a, b) in enumerate(options))
 
 
@@ -263,6 +280,57 @@ class PersonGame:
     record: Record
 
 
+@dataclasses.dataclass
+class _Prompter:
+    """Asks the person for one decision: shows the position and what happened, reads."""
+
+    rules: Rules
+    names: list[str]
+    seat: int
+    read: Callable[[str], str]
+    show: Callable[[str], None]
+    hinter: Strategy | None
+    colour: bool
+    seen: list[_Seen] = dataclasses.field(default_factory=list)
+    person: _Person | None = None
+
+    def ask(self, view: GameView, options: tuple[Any, ...] | None) -> Decision:
+        from marrakech_sim.show.terminal import position_text
+
+        state = view.state()
+        turns = history_turns(self.rules, self.seen, state)
+        draft = record_from_actions(self.rules, self.names, turns) if turns else None
+        heading = f"You are seat {self.seat} ({self.names[self.seat]})."
+        board = position_text(state, names=self.names, heading=heading, colour=self.colour)
+        self.show(board)
+        for line in _since_last(draft, self.seat, self.names) if draft else []:
+            self.show(line)
+        what = "rotation" if options is None else "placement"
+        while True:
+            self.show(f"Your {what}: {options_text(options)}")
+            try:
+                text = self.read(f"{what} (u undo, h hint, q quit)")
+            except EOFError:
+                raise _Stop from None
+            try:
+                choice = parse_choice(text, options)
+            except ValueError as exc:
+                self.show(str(exc))
+                continue
+            if choice == "undo":
+                if self.person is None or self.person.used == 0:
+                    self.show("nothing to undo yet")
+                    continue
+                raise _Undo
+            if choice == "quit":
+                raise _Stop
+            if choice in ("help", "board", "hint"):
+                shown = {"help": HELP, "board": board}.get(choice)
+                self.show(shown if shown is not None else _hint(self.hinter, view, options))
+                continue
+            return choice
+
+
 def play_person(
     rules: Rules,
     opponents: Sequence[StrategySpec],
@@ -278,7 +346,8 @@ def play_person(
 ) -> PersonGame:
     """Play one game with a person in `seat` and `opponents` in the other seats, in order.
 
-    Raises QuitGame when the person quits (its `game` attribute holds what was played).
+    script: the person's first decisions, already made. Raises QuitGame when the person
+    quits (its `record` holds the turns played).
     """
     from marrakech_sim.show.terminal import position_text
 
@@ -295,57 +364,19 @@ def play_person(
     hinter = hint.build() if hint is not None else None
 
     while True:
-        seen: list[_Seen] = []
-
-        def ask(view: GameView, options: tuple[Any, ...] | None) -> Decision:
-            state = view.state()
-            turns = history_turns(rules, seen, state)
-            draft = record_from_actions(rules, names, turns) if turns else None
-            heading = f"You are seat {seat} ({name})."
-            show(position_text(state, names=names, heading=heading, colour=colour))
-            for line in _since_last(draft, seat, names) if draft else []:
-                show(line)
-            while True:
-                what = "rotation" if options is None else "placement"
-                show(f"Your {what}: {options_text(options)}")
-                try:
-                    text = read(f"{what} (u undo, h hint, q quit)")
-                except EOFError:
-                    raise _Stop from None
-                try:
-                    choice = parse_choice(text, options)
-                except ValueError as exc:
-                    show(str(exc))
-                    continue
-                if choice == "undo":
-                    if not person.script or person.used == 0:
-                        show("nothing to undo yet")
-                        continue
-                    raise _Undo
-                if choice == "quit":
-                    raise _Stop
-                if choice == "help":
-                    show(HELP)
-                    continue
-                if choice == "board":
-                    show(position_text(state, names=names, heading=heading, colour=colour))
-                    continue
-                if choice == "hint":
-                    show(_hint(hinter, view, options))
-                    continue
-                return choice
-
-        person = _Person(decisions, ask, seen)
-        players: list[Any] = [_Watched(spec.build(), seen) for spec in opponents]
+        prompter = _Prompter(rules, names, seat, read, show, hinter, colour)
+        person = _Person(decisions, prompter.ask, prompter.seen)
+        prompter.person = person
+        players: list[Any] = [_Watched(spec.build(), prompter.seen) for spec in opponents]
         players.insert(seat, person)
         try:
             game = play_game(rules, players, seed, names=names)
         except _Undo:
-            decisions = person.script[: person.used - 1] if person.used else []
+            decisions = person.script[: person.used - 1]
             show("(undone: your last choice is taken back)")
             continue
         except _Stop:
-            turns = history_turns(rules, seen)
+            turns = history_turns(rules, prompter.seen)
             stopped = QuitGame(f"quit after {len(turns)} turns")
             stopped.record = record_from_actions(rules, names, turns, event="play", seed=seed)
             raise stopped from None
@@ -353,7 +384,10 @@ def play_person(
             raise MarrakechError(f"the game ended in a fault: {game.error}")
         record = record_from_game(game, rules, names, event="play", seed=seed)
         done = replay(record)
-        show(position_text(done.final, names=names, info=done.turns[-1], heading="Final position", colour=colour))
+        final = position_text(
+            done.final, names=names, info=done.turns[-1], heading="Final position", colour=colour
+        )
+        show(final)
         return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
 
 
@@ -387,7 +421,9 @@ def game_seed(seed: int) -> int:
     return int(block_seeds(seed, np.zeros(1, np.int64))[0])
 
 
-def write_run(game: PersonGame, run_seed: int, opponents: Sequence[StrategySpec], out_dir: str | Path) -> Path:
+def write_run(
+    game: PersonGame, run_seed: int, opponents: Sequence[StrategySpec], out_dir: str | Path
+) -> Path:
     """The game as a one-game run folder that `verify` checks (the runner replays it).
 
     The game must have been played with seed `game_seed(run_seed)`.
@@ -412,7 +448,8 @@ def write_run(game: PersonGame, run_seed: int, opponents: Sequence[StrategySpec]
     lineup.insert(game.seat, person)
     config = {
         "name": "play",
-        "description": "a person's game (marrakech play); the person's seat replays their decisions",
+        "description": ""
+        "a person's game (marrakech play): the person's seat replays their decisions",
         "seed": run_seed,
         "games_per_lineup": 1,
         "rotation": "none",

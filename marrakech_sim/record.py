@@ -378,8 +378,7 @@ def _check_end(done: Replay) -> None:
     expected = result_of(final)
     if record.result != expected:
         raise RecordError(
-            f"{where}Result {record.result!r} does not agree with the final position: "
-            f"{expected!r}"
+            f"{where}Result {record.result!r} does not agree with the final position: {expected!r}"
         )
 
 
@@ -471,8 +470,7 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
     seats = tuple(s.strip() for s in seats_text.split("|"))
     if len(seats) != rules.players:
         raise RecordError(
-            f"line {seats_line}: Seats names {len(seats)} players, the rules have "
-            f"{rules.players}"
+            f"line {seats_line}: Seats names {len(seats)} players, the rules have {rules.players}"
         )
     seed = None
     if "Seed" in values:
@@ -480,9 +478,10 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
         if not seed_text.isdigit():
             raise RecordError(f'line {seed_line}, token "{seed_text}": Seed is not a number')
         seed = int(seed_text)
-    turns = []
-    for line, tokens in zip(turn_lines, turn_tokens, strict=True):
-        turns.append(tuple(_action_of(t, line) for t in tokens))
+    turns = [
+        tuple(_action_of(t, line) for t in tokens)
+        for line, tokens in zip(turn_lines, turn_tokens, strict=True)
+    ]
     known = set(TAG_ORDER)
     record = Record(
         rules=rules,
@@ -603,8 +602,17 @@ def records_from_run(
         )
         moves = storage.open_dataset(run_dir, "moves").to_table(
             columns=[
-                "game_id", "turn", "colour", "rotation", "roll", "bankrupt",
-                "x1", "y1", "x2", "y2", "end_rotation",
+                "game_id",
+                "turn",
+                "colour",
+                "rotation",
+                "roll",
+                "bankrupt",
+                "x1",
+                "y1",
+                "x2",
+                "y2",
+                "end_rotation",
             ],
             filter=flt,
         )
@@ -653,9 +661,11 @@ def games_where(run_dir: str | Path, where: str) -> list[int]:
 
     path = str(Path(run_dir) / "games" / "*.parquet").replace("'", "''")
     try:
-        rows = duckdb.sql(
-            f"SELECT game_id FROM read_parquet('{path}') WHERE {where} ORDER BY game_id"
-        ).fetchall()
+        rows = (
+            duckdb.connect()
+            .execute(f"SELECT game_id FROM read_parquet('{path}') WHERE {where} ORDER BY game_id")
+            .fetchall()
+        )
     except duckdb.Error as exc:
         raise RecordError(
             f"--where {where!r}: {exc}; the condition is SQL over the games table's columns "
@@ -706,7 +716,9 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
     if row and row[2] > 0:
         out.append(
             NotableGame(
-                "largest_payment", row[0], row[1] + 1,
+                "largest_payment",
+                row[0],
+                row[1] + 1,
                 f"seat {row[3]} paid {row[2]} dirhams to seat {row[4]}",
             )
         )
@@ -742,7 +754,9 @@ def _glob(base: Path, table: str) -> str:
 def _comeback(con: Any, base: Path, games: str, moves: str, ok: str) -> NotableGame | None:
     names = con.sql(f"SELECT * FROM {moves} LIMIT 0").columns
     visible = "visible_after[i]" if "visible_after" in names else "0"
-    score = f"list_transform(range(1, len(dirhams_after) + 1), lambda i: dirhams_after[i] + {visible})"
+    score = (
+        f"list_transform(range(1, len(dirhams_after) + 1), lambda i: dirhams_after[i] + {visible})"
+    )
     sql = f"""
         WITH s AS (
             SELECT m.game_id, m.turn, g.winners[1] + 1 AS w, {score} AS sc
@@ -766,7 +780,9 @@ def _comeback(con: Any, base: Path, games: str, moves: str, ok: str) -> NotableG
     if not row or row[1] is None or row[1] <= 0:
         return None
     return NotableGame(
-        "comeback", row[0], int(row[2]) + 1,
+        "comeback",
+        row[0],
+        int(row[2]) + 1,
         f"the winner was {row[1]} points behind and won",
     )
 

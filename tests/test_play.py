@@ -40,10 +40,12 @@ def test_parse_choice_reads_numbers_squares_and_commands(
     assert parse_choice(text, options) == expected
 
 
-@pytest.mark.parametrize(("text", "options"), [("4", None), ("9", PLACEMENTS), ("0,0 0,1", PLACEMENTS)])
+@pytest.mark.parametrize(
+    ("text", "options"), [("4", None), ("9", PLACEMENTS), ("0,0 0,1", PLACEMENTS)]
+)
 def test_parse_choice_rejects_what_is_not_offered(text: str, options: tuple | None) -> None:
     """A number out of range or a placement that is not legal is a ValueError saying what is."""
-    with pytest.raises(ValueError, match="choose|not a legal placement"):
+    with pytest.raises(ValueError, match=r"choose|not a legal placement"):
         parse_choice(text, options)
 
 
@@ -55,8 +57,13 @@ def _play(lines: list[str], seat: int = 0) -> tuple[object, list[str]]:
     feed = iter(lines)
     shown: list[str] = []
     game = play_person(
-        RULES, OPPONENT, read=lambda prompt: next(feed, "1"), show=shown.append, seat=seat,
-        seed=game_seed(3), hint=StrategySpec.of("greedy"),
+        RULES,
+        OPPONENT,
+        read=lambda prompt: next(feed, "1"),
+        show=shown.append,
+        seat=seat,
+        seed=game_seed(3),
+        hint=StrategySpec.of("greedy"),
     )
     return game, shown
 
@@ -98,8 +105,18 @@ def test_play_command_scripted_to_the_end(tmp_path: Path) -> None:
     lines = "h\n" + "\n".join(["2", "1"] * 40) + "\n"
     result = CliRunner().invoke(
         main,
-        ["play", "--vs", "random", "--rugs-per-colour", "2", "--seed", "11", "--out", str(out),
-         "--no-colour"],
+        [
+            "play",
+            "--vs",
+            "random",
+            "--rugs-per-colour",
+            "2",
+            "--seed",
+            "11",
+            "--out",
+            str(out),
+            "--no-colour",
+        ],
         input=lines,
         catch_exceptions=False,
     )

@@ -71,9 +71,17 @@ rugs_per_colour = 5
 kind = "self_play"
 """
 OPTION_KEYS = {
-    "players", "rugs_per_colour", "colours_per_player", "starting_dirhams", "die_faces",
-    "initial_facing", "orient_at_end", "own_rugs_fully_coverable", "tie_break",
-    "end_when_one_left", "board_size",
+    "players",
+    "rugs_per_colour",
+    "colours_per_player",
+    "starting_dirhams",
+    "die_faces",
+    "initial_facing",
+    "orient_at_end",
+    "own_rugs_fully_coverable",
+    "tie_break",
+    "end_when_one_left",
+    "board_size",
 }
 
 
@@ -100,9 +108,7 @@ def exported(run_dir: Path) -> str:
     return format_records(records_from_run(run_dir))
 
 
-def test_export_then_import_replays_every_rule_option(
-    run_dir: Path, tmp_path: Path
-) -> None:
+def test_export_then_import_replays_every_rule_option(run_dir: Path, tmp_path: Path) -> None:
     """`export` writes a record of every game, and `import` replays each to its Final."""
     out = tmp_path / "all.txt"
     result = _run("export", str(run_dir), "-o", str(out))
@@ -136,13 +142,20 @@ def test_api_and_parquet_records_are_identical(run_dir: Path, exported: str) -> 
         rules = Rules.from_dict(config["rulesets"][row.ruleset])
         names = list(seats[seats.game_id == gid].sort_values("seat").strategy)
         players = [
-            StrategySpec.of(config["strategies"][n]["ref"], config["strategies"][n]["params"]).build()
+            StrategySpec.of(
+                config["strategies"][n]["ref"], config["strategies"][n]["params"]
+            ).build()
             for n in names
         ]
         game = play_game(rules, players, int(row.seed), names=names)
         api = record_from_game(
-            game, rules, names, event=config["name"], game_id=gid,
-            date=manifest["created"][:10], seed=int(row.seed),
+            game,
+            rules,
+            names,
+            event=config["name"],
+            game_id=gid,
+            date=manifest["created"][:10],
+            seed=int(row.seed),
         )
         assert api.to_text() == record.to_text()
 
@@ -166,7 +179,10 @@ def _line_of(text: str, start: str) -> int:
     ("what", "fault"),
     [
         ("bad token", lambda t: re.sub(r"^3\. (\S+)", r"3. Q", t, flags=re.M)),
-        ("illegal action", lambda t: re.sub(r"^2\. (\S+) (\d+) (\S+)", r"2. \1 \2 0,0-0,1", t, flags=re.M)),
+        (
+            "illegal action",
+            lambda t: re.sub(r"^2\. (\S+) (\d+) (\S+)", r"2. \1 \2 0,0-0,1", t, flags=re.M),
+        ),
         ("roll not on the die", lambda t: re.sub(r"^4\. (\S+) (\d+)", r"4. \1 6", t, flags=re.M)),
         ("turn split", lambda t: re.sub(r"^5\. (\S+) (\d+) (\S+)", r"5. \1 \2", t, flags=re.M)),
     ],
@@ -194,7 +210,7 @@ def test_wrong_final_and_result_are_errors(one: str) -> None:
     """A Final that the actions do not reach, or a Result that disagrees, is an error."""
     final = re.search(r'\[Final "(.*)"\]', one).group(1)  # type: ignore[union-attr]
     moved = final.replace(" r:", " r:", 1).rsplit(" ", 1)[0] + " 1x"
-    with pytest.raises(RecordError, match="the actions lead to .* the Final tag says"):
+    with pytest.raises(RecordError, match=r"the actions lead to .* the Final tag says"):
         read_records(one.replace(final, moved))
     result = re.search(r'\[Result "(.*)"\]', one).group(1)  # type: ignore[union-attr]
     with pytest.raises(RecordError, match="does not agree with the final position"):

@@ -152,7 +152,10 @@ def test_page_steps_through_the_game_in_chromium(tmp_path: Path) -> None:
         state = done.positions[turn]  # type: ignore[attr-defined]
         n = state.rules.board_size
         halves = {
-            f"{x},{y}": f"{h[0]}{h[1]}" for y in range(n) for x in range(n) if (h := state.square(x, y))
+            f"{x},{y}": f"{h[0]}{h[1]}"
+            for y in range(n)
+            for x in range(n)
+            if (h := state.square(x, y))
         }
         x, y, f = state.assam
         return halves, f"{x},{y},{f}"

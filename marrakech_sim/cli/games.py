@@ -28,10 +28,12 @@ from marrakech_sim.strategy import StrategySpec
 @click.option("--game", "games", type=int, multiple=True, help="A game id (repeatable).")
 @click.option(
     "--where",
-    help="SQL condition over the games table, e.g. \"turns > 60 AND tie_broken\" (DuckDB).",
+    help='SQL condition over the games table, e.g. "turns > 60 AND tie_broken" (DuckDB).',
 )
 @click.option("--notable", is_flag=True, help="The notable games (comeback, largest payment, ...).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: stdout).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: stdout)."
+)
 @library_errors
 def export_command(
     run_dir: str, games: tuple[int, ...], where: str | None, notable: bool, output: str | None
@@ -94,7 +96,9 @@ def _load(source: str, game: str | None, index: int | None) -> Record:
         return chosen[0]
     if index is not None:
         if not 1 <= index <= len(records):
-            raise click.BadParameter(f"{source!r} holds {len(records)} records", param_hint="--index")
+            raise click.BadParameter(
+                f"{source!r} holds {len(records)} records", param_hint="--index"
+            )
         return records[index - 1]
     return records[0]
 
@@ -117,7 +121,9 @@ def _read_key() -> str:
 @click.option("--png", type=click.Path(dir_okay=False), help="Draw the board at --turn as PNG.")
 @click.option("--gif", type=click.Path(dir_okay=False), help="Animate the whole game as a GIF.")
 @click.option("--html", type=click.Path(dir_okay=False), help="A page that steps through the game.")
-@click.option("--record", "record_out", type=click.Path(dir_okay=False), help="Write the game record.")
+@click.option(
+    "--record", "record_out", type=click.Path(dir_okay=False), help="Write the game record."
+)
 @click.option(
     "--colour/--no-colour", default=None, help="ANSI colours (default: when writing to a terminal)."
 )
@@ -194,9 +200,13 @@ def replay_command(
     "players unless --players is given).",
 )
 @click.option("--seat", type=click.IntRange(0), default=0, show_default=True, help="Your seat.")
-@click.option("--seed", type=click.IntRange(0), help="The run's root seed (default: from the clock).")
+@click.option(
+    "--seed", type=click.IntRange(0), help="The run's root seed (default: from the clock)."
+)
 @click.option("--name", default="you", show_default=True, help="Your name in the record.")
-@click.option("--hint", "hint_ref", default="greedy", show_default=True, help="The strategy that gives hints.")
+@click.option(
+    "--hint", "hint_ref", default="greedy", show_default=True, help="The strategy that gives hints."
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False),
@@ -270,5 +280,6 @@ def play_command(
     write_run(game, run_seed, opponents, run_dir)
     (run_dir / "game.txt").write_text(game.record.to_text(), encoding="utf-8")
     click.echo(f"Result {game.record.result}; record {run_dir / 'game.txt'}, run folder {run_dir}")
-    click.echo(f"replay it: marrakech replay {run_dir / 'game.txt'}   check it: marrakech verify {run_dir}")
-
+    click.echo(
+        f"replay it: marrakech replay {run_dir / 'game.txt'}   check it: marrakech verify {run_dir}"
+    )

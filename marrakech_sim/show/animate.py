@@ -65,14 +65,14 @@ def write_picture(replay: Replay, turn: int, path: str | Path, title: str | None
     return path
 
 
-def write_gif(replay: Replay, path: str | Path, seconds_per_turn: float = 0.6) -> Path:
+def write_gif(replay: Replay, path: str | Path, turns_per_second: int = 2) -> Path:
     """The whole game as an animated GIF, one frame per position (the last held longer)."""
     from matplotlib.animation import PillowWriter
 
     path = Path(path)
     first = position_scene(replay, 0)
     fig, ax = _figure(first)
-    writer = PillowWriter(fps=1 / seconds_per_turn)
+    writer = PillowWriter(fps=turns_per_second)
     with writer.saving(fig, str(path), dpi=DPI):
         for turn in range(len(replay.positions)):
             ax.clear()

@@ -59,8 +59,8 @@ _SCRIPT = """
   }
   document.addEventListener('keydown', function (e) {
     if (e.target === slider) { return; }
-    if (e.key === 'ArrowRight' || e.key === 'ArrowDown') { show(current() + 1); e.preventDefault(); }
-    else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') { show(current() - 1); e.preventDefault(); }
+    var step = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1}[e.key];
+    if (step) { show(current() + step); e.preventDefault(); }
     else if (e.key === 'Home') { show(0); e.preventDefault(); }
     else if (e.key === 'End') { show(last); e.preventDefault(); }
   });

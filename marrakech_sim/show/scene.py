@@ -148,7 +148,11 @@ def board_scene(
             token = f"{half[0]}{half[1]}"
             shapes.append(
                 Rect(
-                    x0, y0, x1 - x0, y1 - y0, colour,
+                    x0,
+                    y0,
+                    x1 - x0,
+                    y1 - y0,
+                    colour,
                     attrs=(("data-square", f"{x},{y}"), ("data-token", token)),
                 )
             )
@@ -157,17 +161,31 @@ def board_scene(
         (px1, py1), (px2, py2) = sorted(placed)
         shapes.append(
             Rect(
-                m + px1 * s + GAP, m + py1 * s + GAP, (px2 - px1 + 1) * s - 2 * GAP,
-                (py2 - py1 + 1) * s - 2 * GAP, "none", ASSAM, 2.5,
+                m + px1 * s + GAP,
+                m + py1 * s + GAP,
+                (px2 - px1 + 1) * s - 2 * GAP,
+                (py2 - py1 + 1) * s - 2 * GAP,
+                "none",
+                ASSAM,
+                2.5,
             )
         )
     ax, ay, facing = state.assam
     cx, cy = m + (ax + 0.5) * s, m + (ay + 0.42) * s
     angle = {"N": -90, "E": 0, "S": 90, "W": 180}[facing]
-    tip = [(cx + 0.34 * s * math.cos(math.radians(angle + d)), cy + 0.34 * s * math.sin(math.radians(angle + d))) for d in (0, 140, 220)]
+    tip = [
+        (
+            cx + 0.34 * s * math.cos(math.radians(angle + d)),
+            cy + 0.34 * s * math.sin(math.radians(angle + d)),
+        )
+        for d in (0, 140, 220)
+    ]
     shapes.append(
         Poly(
-            tuple(tip), ASSAM, "#FFFFFF", 1.5,
+            tuple(tip),
+            ASSAM,
+            "#FFFFFF",
+            1.5,
             (("data-assam", f"{ax},{ay},{facing}"),),
         )
     )
@@ -215,7 +233,12 @@ def _panel(
                 line += f", score {outcome.scores[seat]}"
         shapes.append(
             Text(
-                x + 14 * len(letters) + 6, y + 17, line, 11, "#333333", anchor="start",
+                x + 14 * len(letters) + 6,
+                y + 17,
+                line,
+                11,
+                "#333333",
+                anchor="start",
                 attrs=(("data-seat", str(seat)), ("data-dirhams", str(state.dirhams[seat]))),
             )
         )
@@ -227,7 +250,9 @@ def _panel(
             y += 16
     if outcome is not None:
         winners = ", ".join(str(w) for w in outcome.winners)
-        shapes.append(Text(x, y + 6, f"game over: seat {winners} won", 12, bold=True, anchor="start"))
+        shapes.append(
+            Text(x, y + 6, f"game over: seat {winners} won", 12, bold=True, anchor="start")
+        )
     elif info is None or not state.is_over:
         shapes.append(Text(x, y + 6, f"seat {state.seat} to move", 11, "#555555", anchor="start"))
 
@@ -274,7 +299,9 @@ def to_svg(scene: Scene, *, standalone: bool = True) -> str:
     )
     for shape in scene.shapes:
         if isinstance(shape, Rect):
-            stroke = f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
+            stroke = (
+                f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
+            )
             out.append(
                 f'<rect x="{shape.x:.1f}" y="{shape.y:.1f}" width="{shape.w:.1f}" '
                 f'height="{shape.h:.1f}" fill="{shape.fill}"{stroke}{_attrs(shape.attrs)}/>'
@@ -283,7 +310,9 @@ def to_svg(scene: Scene, *, standalone: bool = True) -> str:
             pts = " ".join(f"{px:.1f},{py:.1f}" for px, py in shape.points)
             tag = "polygon" if shape.fill else "polyline"
             fill = shape.fill or "none"
-            stroke = f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
+            stroke = (
+                f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
+            )
             out.append(
                 f'<{tag} points="{pts}" fill="{fill}"{stroke} stroke-linecap="round"'
                 f"{_attrs(shape.attrs)}/>"
@@ -326,34 +355,61 @@ def draw(scene: Scene, ax: Any) -> Any:
         if isinstance(shape, Rect):
             ax.add_patch(
                 Rectangle(
-                    (shape.x, shape.y), shape.w, shape.h, facecolor=shape.fill,
-                    edgecolor=shape.stroke or "none", linewidth=shape.width * pt, zorder=z,
+                    (shape.x, shape.y),
+                    shape.w,
+                    shape.h,
+                    facecolor=shape.fill,
+                    edgecolor=shape.stroke or "none",
+                    linewidth=shape.width * pt,
+                    zorder=z,
                 )
             )
         elif isinstance(shape, Arc):
             ax.add_patch(
                 ArcPatch(
-                    (shape.cx, shape.cy), 2 * shape.r, 2 * shape.r, theta1=shape.a0,
-                    theta2=shape.a1, edgecolor=shape.stroke, linewidth=shape.width * pt,
-                    zorder=z, capstyle="round",
+                    (shape.cx, shape.cy),
+                    2 * shape.r,
+                    2 * shape.r,
+                    theta1=shape.a0,
+                    theta2=shape.a1,
+                    edgecolor=shape.stroke,
+                    linewidth=shape.width * pt,
+                    zorder=z,
+                    capstyle="round",
                 )
             )
         elif isinstance(shape, Poly):
             if shape.fill:
                 ax.add_patch(
                     Polygon(
-                        shape.points, closed=True, facecolor=shape.fill,
-                        edgecolor=shape.stroke or "none", linewidth=shape.width * pt, zorder=z,
+                        shape.points,
+                        closed=True,
+                        facecolor=shape.fill,
+                        edgecolor=shape.stroke or "none",
+                        linewidth=shape.width * pt,
+                        zorder=z,
                     )
                 )
             else:
                 xs, ys = zip(*shape.points, strict=True)
-                ax.plot(xs, ys, color=shape.stroke, linewidth=shape.width * pt,
-                        solid_capstyle="round", zorder=z)
+                ax.plot(
+                    xs,
+                    ys,
+                    color=shape.stroke,
+                    linewidth=shape.width * pt,
+                    solid_capstyle="round",
+                    zorder=z,
+                )
         else:
             ax.text(
-                shape.x, shape.y, shape.text, fontsize=shape.size * pt, color=shape.fill,
+                shape.x,
+                shape.y,
+                shape.text,
+                fontsize=shape.size * pt,
+                color=shape.fill,
                 ha={"start": "left", "middle": "center", "end": "right"}[shape.anchor],
-                va="center", fontweight="bold" if shape.bold else "normal", zorder=z,
+                va="center",
+                fontweight="bold" if shape.bold else "normal",
+                zorder=z,
             )
     return ax

@@ -57,8 +57,10 @@ def board_text(state: GameState, colour: bool = True) -> list[str]:
             seam = ["   ├"]
             for x in range(n):
                 half = state.square(x, y)
-                joined = half is not None and state.square(x, y + 1) == half
-                seam.append(_paint("    ", COLOURS[half[0]], colour) if joined else "────")
+                if half is not None and state.square(x, y + 1) == half:
+                    seam.append(_paint("    ", COLOURS[half[0]], colour))
+                else:
+                    seam.append("────")
                 if x < n - 1:
                     seam.append("┼")
             seam.append("┤")
@@ -68,7 +70,9 @@ def board_text(state: GameState, colour: bool = True) -> list[str]:
     return lines
 
 
-def seats_text(state: GameState, names: Sequence[str] | None = None, colour: bool = True) -> list[str]:
+def seats_text(
+    state: GameState, names: Sequence[str] | None = None, colour: bool = True
+) -> list[str]:
     """One line per seat: colours, name, dirhams, rugs left (and the score at the end)."""
     rules = state.rules
     outcome = state.outcome()
