@@ -75,6 +75,7 @@ class Record:
     # where it was read from (empty when built in memory): the record's first line, and
     # each turn's line and action tokens as written
     line: int = 0
+    tag_lines: tuple[tuple[str, int], ...] = ()
     turn_lines: tuple[int, ...] = ()
     turn_tokens: tuple[tuple[str, ...], ...] = ()
 
@@ -369,16 +370,21 @@ def _legal_tokens(allowed: tuple[Any, ...], phase: str) -> str:
 
 def _check_end(done: Replay) -> None:
     record, final = done.record, done.final
-    where = f"line {record.line}: " if record.line else ""
+    lines = dict(record.tag_lines)
+
+    def where(tag: str, value: str) -> str:
+        return f'line {lines[tag]}, token "{value}": ' if tag in lines else ""
+
     if record.final and final.to_notation() != record.final:
         raise RecordError(
-            f"{where}the actions lead to {final.to_notation()!r}, the Final tag says "
-            f"{record.final!r}"
+            f"{where('Final', record.final)}the actions lead to {final.to_notation()!r}, the "
+            f"Final tag says {record.final!r}"
         )
     expected = result_of(final)
     if record.result != expected:
         raise RecordError(
-            f"{where}Result {record.result!r} does not agree with the final position: {expected!r}"
+            f"{where('Result', record.result)}Result {record.result!r} does not agree with the "
+            f"final position: {expected!r}"
         )
 
 
@@ -497,6 +503,7 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
         extra=tuple((n, v) for n, v, _ in tags if n not in known),
         line=first,
         turn_lines=tuple(turn_lines),
+        tag_lines=tuple((name, line) for name, _, line in tags),
         turn_tokens=tuple(turn_tokens),
     )
     return record, i

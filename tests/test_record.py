@@ -210,10 +210,12 @@ def test_wrong_final_and_result_are_errors(one: str) -> None:
     """A Final that the actions do not reach, or a Result that disagrees, is an error."""
     final = re.search(r'\[Final "(.*)"\]', one).group(1)  # type: ignore[union-attr]
     moved = final.replace(" r:", " r:", 1).rsplit(" ", 1)[0] + " 1x"
-    with pytest.raises(RecordError, match=r"the actions lead to .* the Final tag says"):
+    line = _line_of(one, "[Final ")
+    with pytest.raises(RecordError, match=rf"^line {line}, token .* the Final tag says"):
         read_records(one.replace(final, moved))
     result = re.search(r'\[Result "(.*)"\]', one).group(1)  # type: ignore[union-attr]
-    with pytest.raises(RecordError, match="does not agree with the final position"):
+    line = _line_of(one, "[Result ")
+    with pytest.raises(RecordError, match=rf'^line {line}, token "\*": .* does not agree with'):
         read_records(one.replace(f'[Result "{result}"]', '[Result "*"]'))
     with pytest.raises(RecordError, match="line 1: the required tag Final is missing"):
         read_records(re.sub(r"\[Final .*\]\n", "", one))
@@ -245,6 +247,16 @@ def test_export_selects_games_by_id_where_and_notable(run_dir: Path) -> None:
     assert result.exit_code == 1 and "no_such_column" in result.output
     result = _run("export", str(run_dir), "--notable")
     assert "longest: game" in result.output and '[Game "' in result.output
+
+
+def test_move_columns_match_the_game_loop() -> None:
+    """record.py reads GameRecord.moves by the game loop's column numbers (turns.M_*)."""
+    from marrakech_sim import record, turns
+
+    for name in ("COLOUR", "ROTATION", "ROLL", "BANKRUPT", "X1", "Y1", "X2", "Y2"):
+        assert getattr(record, f"_M_{name}") == getattr(turns, f"M_{name}")
+    assert record._M_END_ROTATION == turns.M_END_ROTATION
+    assert record.NULL == turns.NULL
 
 
 def test_notable_games_point_at_real_turns(run_dir: Path) -> None:
