@@ -278,8 +278,10 @@ def play_command(
             click.echo(f"{exc}; the turns so far are in {run_dir / 'unfinished.txt'}")
         return
     write_run(game, run_seed, opponents, run_dir)
-    (run_dir / "game.txt").write_text(game.record.to_text(), encoding="utf-8")
-    click.echo(f"Result {game.record.result}; record {run_dir / 'game.txt'}, run folder {run_dir}")
+    # the record as `export` writes it from the run folder (Event, Game, Date of the run)
+    record = next(records_from_run(run_dir, [0]))
+    (run_dir / "game.txt").write_text(record.to_text(), encoding="utf-8")
+    click.echo(f"Result {record.result}; record {run_dir / 'game.txt'}, run folder {run_dir}")
     click.echo(
         f"replay it: marrakech replay {run_dir / 'game.txt'}   check it: marrakech verify {run_dir}"
     )
