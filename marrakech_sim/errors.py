@@ -8,6 +8,7 @@
      ├── StrategyError                     a strategy that misbehaved (raised, illegal, too slow)
      ├── RunFolderError                    a run folder that is missing, corrupt or incomplete
      ├── RunInterrupted                    a run stopped (Ctrl-C) before it finished; resumable
+     ├── RecordError (ValueError)          a game record that is malformed or does not replay
      └── StatsInputError (ValueError)      a table or argument a statistic cannot use
 
 Messages quote the bad value and say what is allowed. The library never prints or
@@ -51,3 +52,7 @@ class RunInterrupted(MarrakechError):
 
 class StatsInputError(MarrakechError, ValueError):
     """A table or argument handed to a stats function lacks what the function needs."""
+
+
+class RecordError(MarrakechError, ValueError):
+    """A game record that is malformed, or does not replay to its `Final` and `Result`."""

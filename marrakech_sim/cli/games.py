@@ -1,0 +1,287 @@
+"""`marrakech export`, `import`, `replay` and `play`: seeing games one at a time."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.play.strategy import StrategySpec
+from marrakech_sim.record import (
+    Record,
+    RecordError,
+    format_records,
+    notable_games,
+    parse_records,
+    records_from_run,
+    replay,
+)
+from marrakech_sim.rules import Rules
+
+
+@main.command("export")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--game", "games", type=int, multiple=True, help="A game id (repeatable).")
+@click.option(
+    "--where",
+    help='SQL condition over the games table, e.g. "turns > 60 AND tie_broken" (DuckDB).',
+)
+@click.option("--notable", is_flag=True, help="The notable games (comeback, largest payment, ...).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="File to write (default: stdout)."
+)
+@library_errors
+def export_command(
+    run_dir: str, games: tuple[int, ...], where: str | None, notable: bool, output: str | None
+) -> None:
+    """Write game records (docs/game-record.md) of a run's games: all, or those chosen."""
+    if where and notable:
+        raise click.UsageError("--where and --notable choose games in two ways: give one")
+    ids: list[int] | None = list(games) or None
+    if notable:
+        found = notable_games(run_dir)
+        ids = sorted({n.game_id for n in found} | set(ids or []))
+        for n in found:
+            click.echo(f"{n.kind}: game {n.game_id}, turn {n.turn}: {n.detail}", err=True)
+    started = time.perf_counter()
+    records = list(records_from_run(run_dir, ids, where))
+    text = format_records(records)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    elapsed = time.perf_counter() - started
+    where_to = f" to {output}" if output else ""
+    click.echo(f"wrote {len(records)} records{where_to} ({elapsed:.2f} s)", err=True)
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@library_errors
+def import_command(file: str) -> None:
+    """Read game records and replay each to its Final position, checking every action."""
+    records = parse_records(Path(file).read_text(encoding="utf-8"))
+    for record in records:
+        done = replay(record)
+        click.echo(
+            f"game {record.game} ({record.event}): {len(done.turns)} turns replayed, "
+            f"Final and Result {record.result!r} agree"
+        )
+    click.echo(f"{len(records)} records, all replayed")
+
+
+def _load(source: str, game: str | None, index: int | None) -> Record:
+    """The record to show: from a run folder (GAME is its id) or a record file."""
+    path = Path(source)
+    if path.is_dir():
+        if game is None:
+            raise click.UsageError("with a run folder, give the GAME_ID to replay")
+        try:
+            gid = int(game)
+        except ValueError as exc:
+            raise click.BadParameter(f"{game!r} is not a game id", param_hint="GAME_ID") from exc
+        return next(records_from_run(path, [gid]))
+    records = parse_records(path.read_text(encoding="utf-8"))
+    if not records:
+        raise RecordError(f"{source!r} holds no game record")
+    if game is not None:
+        chosen = [r for r in records if r.game == game]
+        if not chosen:
+            have = ", ".join(r.game for r in records[:10])
+            raise RecordError(f"{source!r} has no record with Game {game!r}; it has: {have}")
+        return chosen[0]
+    if index is not None:
+        if not 1 <= index <= len(records):
+            raise click.BadParameter(
+                f"{source!r} holds {len(records)} records", param_hint="--index"
+            )
+        return records[index - 1]
+    return records[0]
+
+
+def _read_key() -> str:
+    if sys.stdin.isatty():
+        return click.getchar()
+    line = sys.stdin.readline()
+    if not line:
+        return ""
+    return line.strip() or "n"
+
+
+@main.command("replay")
+@click.argument("source", type=click.Path(exists=True))
+@click.argument("game", required=False, metavar="[GAME_ID]")
+@click.option("--index", type=int, help="In a file of several records: the N-th (from 1).")
+@click.option("--turn", type=click.IntRange(0), help="The position after N turns (0: the start).")
+@click.option("--svg", type=click.Path(dir_okay=False), help="Draw the board at --turn as SVG.")
+@click.option("--png", type=click.Path(dir_okay=False), help="Draw the board at --turn as PNG.")
+@click.option("--gif", type=click.Path(dir_okay=False), help="Animate the whole game as a GIF.")
+@click.option("--html", type=click.Path(dir_okay=False), help="A page that steps through the game.")
+@click.option(
+    "--record", "record_out", type=click.Path(dir_okay=False), help="Write the game record."
+)
+@click.option(
+    "--colour/--no-colour", default=None, help="ANSI colours (default: when writing to a terminal)."
+)
+@library_errors
+def replay_command(
+    source: str,
+    game: str | None,
+    index: int | None,
+    turn: int | None,
+    svg: str | None,
+    png: str | None,
+    gif: str | None,
+    html: str | None,
+    record_out: str | None,
+    colour: bool | None,
+) -> None:
+    """Step through a game: SOURCE is a run folder with GAME_ID, or a record file.
+
+    Without options: the board in the terminal, forwards and backwards by key (arrows,
+    n/p, g/G, q). --turn N prints one position; --svg/--png/--gif/--html write pictures
+    and pages instead.
+    """
+    from marrakech_sim.show import terminal
+
+    record = _load(source, game, index)
+    done = replay(record)
+    last = len(done.positions) - 1
+    if turn is not None and turn > last:
+        raise click.BadParameter(f"the game has turns 0 to {last}", param_hint="--turn")
+    at = last if turn is None else turn
+    wrote = False
+    if record_out:
+        Path(record_out).write_text(record.to_text(), encoding="utf-8")
+        wrote = True
+    if svg or png or gif:
+        from marrakech_sim.show.animate import write_gif, write_picture
+
+        for path in (svg, png):
+            if path:
+                write_picture(done, at, path)
+                click.echo(f"wrote {path} (after turn {at})", err=True)
+        if gif:
+            write_gif(done, gif)
+            click.echo(f"wrote {gif} ({last + 1} frames)", err=True)
+        wrote = True
+    if html:
+        from marrakech_sim.show.page import write_page
+
+        write_page(done, html, start=turn or 0)
+        click.echo(f"wrote {html}", err=True)
+        wrote = True
+    use_colour = sys.stdout.isatty() if colour is None else colour
+    if turn is not None and not wrote:
+        click.echo(terminal.replay_frame(done, turn, use_colour), color=use_colour)
+        return
+    if wrote:
+        return
+    interactive = sys.stdout.isatty()
+
+    def show(text: str) -> None:
+        if interactive:
+            click.clear()
+        click.echo(text, color=use_colour)
+
+    terminal.step_through(done, _read_key, show, colour=use_colour)
+
+
+@main.command("play")
+@click.option(
+    "--vs",
+    default="greedy,random,random",
+    show_default=True,
+    help="The opponents' strategies in seat order, comma-separated (their count sets the "
+    "players unless --players is given).",
+)
+@click.option("--seat", type=click.IntRange(0), default=0, show_default=True, help="Your seat.")
+@click.option(
+    "--seed", type=click.IntRange(0), help="The run's root seed (default: from the clock)."
+)
+@click.option("--name", default="you", show_default=True, help="Your name in the record.")
+@click.option(
+    "--hint", "hint_ref", default="greedy", show_default=True, help="The strategy that gives hints."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="The one-game run folder to write (default: runs/play-SEED); game.txt holds the record.",
+)
+@rule_options
+@click.option(
+    "--colour/--no-colour", default=None, help="ANSI colours (default: when writing to a terminal)."
+)
+@library_errors
+def play_command(
+    vs: str,
+    seat: int,
+    seed: int | None,
+    name: str,
+    hint_ref: str,
+    out: str | None,
+    colour: bool | None,
+    rules_file: str | None,
+    **rule_opts: Any,
+) -> None:
+    """Play a game in the terminal against strategies; saved as a record and a run folder.
+
+    At each choice: a number from the list, L/S/R for a rotation, or two squares for a
+    placement (3,4 3,5); u undoes your last choice, h asks the hint strategy, q quits.
+    """
+    from marrakech_sim.human import QuitGame, game_seed, play_person, write_run
+
+    refs = [r.strip() for r in vs.split(",") if r.strip()]
+    if rule_opts.get("players") is None:
+        rule_opts["players"] = len(refs) + 1
+    rules = rules_from_cli(rules_file, **rule_opts) or Rules()
+    if len(refs) == 1 and rules.players > 2:
+        refs = refs * (rules.players - 1)
+    opponents = [StrategySpec.of(ref) for ref in refs]
+    for spec in opponents:
+        spec.load_class()  # an unknown name fails here, before the game
+    run_seed = seed if seed is not None else int(time.time())
+    run_dir = Path(out) if out else Path("runs") / f"play-{run_seed}"
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise click.UsageError(f"{str(run_dir)!r} is not empty: choose --out or another --seed")
+    use_colour = sys.stdout.isatty() if colour is None else colour
+
+    def read(prompt: str) -> str:
+        if sys.stdin.isatty():
+            return str(click.prompt(prompt, prompt_suffix="> "))
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        click.echo(f"{prompt}> {line.rstrip()}")
+        return line
+
+    try:
+        game = play_person(
+            rules,
+            opponents,
+            read=read,
+            show=lambda text: click.echo(text, color=use_colour),
+            seat=seat,
+            seed=game_seed(run_seed),
+            name=name,
+            hint=StrategySpec.of(hint_ref) if hint_ref else None,
+            colour=use_colour,
+        )
+    except QuitGame as exc:
+        if exc.record is not None:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "unfinished.txt").write_text(exc.record.to_text(), encoding="utf-8")
+            click.echo(f"{exc}; the turns so far are in {run_dir / 'unfinished.txt'}")
+        return
+    write_run(game, run_seed, opponents, run_dir)
+    # the record as `export` writes it from the run folder (Event, Game, Date of the run)
+    record = next(records_from_run(run_dir, [0]))
+    (run_dir / "game.txt").write_text(record.to_text(), encoding="utf-8")
+    click.echo(f"Result {record.result}; record {run_dir / 'game.txt'}, run folder {run_dir}")
+    click.echo(
+        f"replay it: marrakech replay {run_dir / 'game.txt'}   check it: marrakech verify {run_dir}"
+    )

@@ -1,0 +1,462 @@
+"""A person's game against the strategies: the choices come from a callback, with undo.
+
+The game is played by the project's one game loop (`play_game`), with the person's seat
+a `ScriptedSeat` that replays the person's decisions so far and then asks. Undo replays
+the game from its seed without the person's last decision: the dice, rug piles and the
+strategies' own random streams all come from the game seed, so everything else happens
+again exactly as before. The finished game is a record (`marrakech_sim.record`) and,
+through the ordinary runner, a one-game run folder that `marrakech verify` checks: the
+run's config names the person's seat as a `ScriptedSeat` with the person's decisions as
+its parameter, so the run replays the same game.
+
+The library never prints or reads: `read(prompt)` returns one line of the person's text
+(raise EOFError to stop), `show(text)` displays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from marrakech_sim.errors import MarrakechError
+from marrakech_sim.play.game import GameRecord, play_game
+from marrakech_sim.play.strategy import BaseStrategy, Strategy, StrategySpec
+from marrakech_sim.play.view import GameView
+from marrakech_sim.record import (
+    Record,
+    Roll,
+    Rotation,
+    record_from_actions,
+    record_from_game,
+    replay,
+)
+from marrakech_sim.rules import GameState, Rules
+
+Decision = Any  # a rotation (-1, 0, 1) or a placement ((x1, y1), (x2, y2))
+SCRIPTED_REF = "marrakech_sim.human:ScriptedSeat"
+ROTATION_WORDS = {-1: "left", 0: "straight on", 1: "right"}
+HELP = (
+    "Type a number from the list, L/S/R for a rotation, or two squares for a placement "
+    "(3,4 3,5 or 3,4-3,5); u = undo your last choice, h = a hint, q = quit."
+)
+
+
+class QuitGame(MarrakechError):
+    """The person stopped the game before its end (`record`: the turns played)."""
+
+    record: Record | None = None
+
+
+class _Undo(BaseException):
+    """Raised out of play_game (past its `except Exception`) to take a decision back."""
+
+
+class _Stop(BaseException):
+    """Raised out of play_game when the person quits."""
+
+
+def _plain(decision: Decision) -> Any:
+    """A decision as JSON-friendly data (placements as [[x1, y1], [x2, y2]])."""
+    if isinstance(decision, tuple):
+        return [list(decision[0]), list(decision[1])]
+    return decision
+
+
+def _decision(data: Any) -> Decision:
+    if isinstance(data, list):
+        return ((int(data[0][0]), int(data[0][1])), (int(data[1][0]), int(data[1][1])))
+    return int(data)
+
+
+class ScriptedSeat(BaseStrategy):
+    """Plays a fixed list of decisions in order (a person's, saved in a run's config)."""
+
+    PARAMETERS: ClassVar[dict[str, Any]] = {"decisions": []}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.script = [_decision(d) for d in self.params["decisions"]]
+        self.used = 0
+
+    def _next(self) -> Decision:
+        if self.used >= len(self.script):
+            raise MarrakechError(f"the script has only {len(self.script)} decisions")
+        self.used += 1
+        return self.script[self.used - 1]
+
+    def choose_rotation(self, view: GameView) -> int:
+        return int(self._next())
+
+    def choose_placement(self, view: GameView, options: tuple[Any, ...]) -> Any:
+        choice = self._next()
+        if choice not in options and (choice[1], choice[0]) in options:
+            return (choice[1], choice[0])
+        return choice
+
+
+@dataclasses.dataclass
+class _Seen:
+    """A decision some seat made, with the position it was made in."""
+
+    state: GameState
+    decision: Decision
+
+
+class _Watched:
+    """A strategy whose decisions are noted (to show the person what happened)."""
+
+    def __init__(self, inner: Strategy, seen: list[_Seen]) -> None:
+        self.inner = inner
+        self.seen = seen
+
+    def __getattr__(self, name: str) -> Any:  # the hooks (on_game_start, on_game_end)
+        return getattr(self.inner, name)
+
+    def choose_rotation(self, view: GameView) -> int:
+        state = view.state()
+        choice = self.inner.choose_rotation(view)
+        self.seen.append(_Seen(state, int(choice)))
+        return choice
+
+    def choose_placement(self, view: GameView, options: tuple[Any, ...]) -> Any:
+        state = view.state()
+        choice = self.inner.choose_placement(view, options)
+        self.seen.append(_Seen(state, choice))
+        return choice
+
+
+class _Person(ScriptedSeat):
+    """The person's seat: the script first, then `ask` (which may raise _Undo / _Stop)."""
+
+    def __init__(
+        self,
+        script: list[Decision],
+        ask: Callable[[GameView, tuple[Any, ...] | None], Decision],
+        seen: list[_Seen],
+    ) -> None:
+        super().__init__()
+        self.script = list(script)
+        self.ask = ask
+        self.seen = seen
+
+    def _choose(self, view: GameView, options: tuple[Any, ...] | None) -> Decision:
+        state = view.state()
+        if self.used < len(self.script):
+            choice = self.script[self.used]
+        else:
+            choice = self.ask(view, options)
+            self.script.append(choice)
+        self.used += 1
+        self.seen.append(_Seen(state, choice))
+        return choice
+
+    def choose_rotation(self, view: GameView) -> int:
+        return int(self._choose(view, None))
+
+    def choose_placement(self, view: GameView, options: tuple[Any, ...]) -> Any:
+        return self._choose(view, options)
+
+
+def _chance_path(state: GameState, target: str, depth: int = 16) -> list[Any] | None:
+    """The chance actions (draws, rolls) that lead from `state` to the position `target`."""
+    if state.phase not in ("draw", "roll"):
+        return [] if state.to_notation() == target else None
+    if depth == 0:
+        return None
+    for action in state.legal_actions():
+        rest = _chance_path(state.apply(action), target, depth - 1)
+        if rest is not None:
+            return [action, *rest]
+    return None
+
+
+def history_turns(
+    rules: Rules, seen: Sequence[_Seen], current: GameState | None = None
+) -> list[list[Any]]:
+    """The turns so far (record actions) from the decisions seen, chance filled in up to
+    `current` (the last turn may be unfinished)."""
+    state = GameState.start(rules)
+    actions: list[Any] = []
+    steps: list[tuple[GameState, Decision | None]] = [(i.state, i.decision) for i in seen]
+    if current is not None:
+        steps.append((current, None))
+    for target, decision in steps:
+        path = _chance_path(state, target.to_notation())
+        if path is None:
+            break  # cannot happen with one game loop; show what is known
+        for a in path:
+            actions.append(a if isinstance(a, str) else Roll(a))
+            state = state.apply(a)
+        if decision is not None:
+            actions.append(Rotation(decision) if state.phase == "orient" else decision)
+            state = state.apply(decision)
+    # group into turns: a turn starts at a draw, or at the first phase without one
+    first = "roll" if rules.orient_at_end else "orient"
+    turns: list[list[Any]] = []
+    state = GameState.start(rules)
+    for a in actions:
+        starts = state.phase == "draw" or (rules.colours_per_player == 1 and state.phase == first)
+        if starts or not turns:
+            turns.append([])
+        turns[-1].append(a)
+        state = state.apply(a.value if isinstance(a, (Roll, Rotation)) else a)
+    return turns
+
+
+# ---------------------------------------------------------------- the person's text
+
+
+def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
+    """A person's line as a decision, or one of 'undo', 'hint', 'quit', 'help', 'board'.
+
+    options: the legal placements, or None when a rotation is asked for. Raises
+    ValueError with what is allowed when the text is neither.
+    """
+    word = text.strip().lower()
+    commands = {
+        "u": "undo",
+        "undo": "undo",
+        "h": "hint",
+        "hint": "hint",
+        "q": "quit",
+        "quit": "quit",
+        "?": "help",
+        "help": "help",
+        "b": "board",
+        "board": "board",
+    }
+    if word in commands:
+        return commands[word]
+    if options is None:
+        named = {"l": -1, "left": -1, "s": 0, "straight": 0, "r": 1, "right": 1}
+        if word in named:
+            return named[word]
+        if word in ("1", "2", "3"):
+            return (-1, 0, 1)[int(word) - 1]
+        raise ValueError(f"{text.strip()!r}: choose 1 (left), 2 (straight on), 3 (right) or L/S/R")
+    if word.isdigit():
+        i = int(word)
+        if 1 <= i <= len(options):
+            return options[i - 1]
+        raise ValueError(f"{text.strip()!r}: choose a placement from 1 to {len(options)}")
+    numbers = [int(v) for v in re.findall(r"\d+", word)]
+    if len(numbers) == 4:
+        a, b = (numbers[0], numbers[1]), (numbers[2], numbers[3])
+        for option in options:
+            if option in ((a, b), (b, a)):
+                return option
+        raise ValueError(f"{text.strip()!r}: not a legal placement here")
+    raise ValueError(
+        f"{text.strip()!r}: choose a placement by number (1 to {len(options)}) or by its two "
+        "squares, e.g. 3,4 3,5"
+    )
+
+
+def options_text(options: tuple[Any, ...] | None) -> str:
+    """The numbered choices of a prompt."""
+    if options is None:
+        return "  ".join(
+            f"{i + 1}) {ROTATION_WORDS[r]} ({'LSR'[i]})" for i, r in enumerate((-1, 0, 1))
+        )
+    return "  ".join(f"{i + 1}) {a[0]},{a[1]}-{b[0]},{b[1]}" for i, (a, b) in enumerate(options))
+
+
+# ---------------------------------------------------------------- the game
+
+
+@dataclasses.dataclass
+class PersonGame:
+    """A finished (or quit) game of a person against strategies."""
+
+    rules: Rules
+    seat: int
+    seed: int
+    names: tuple[str, ...]
+    decisions: list[Decision]  # the person's, in order
+    game: GameRecord | None  # None when quit
+    record: Record
+
+
+@dataclasses.dataclass
+class _Prompter:
+    """Asks the person for one decision: shows the position and what happened, reads."""
+
+    rules: Rules
+    names: list[str]
+    seat: int
+    read: Callable[[str], str]
+    show: Callable[[str], None]
+    hinter: Strategy | None
+    colour: bool
+    seen: list[_Seen] = dataclasses.field(default_factory=list)
+    person: _Person | None = None
+
+    def ask(self, view: GameView, options: tuple[Any, ...] | None) -> Decision:
+        from marrakech_sim.show.terminal import position_text
+
+        state = view.state()
+        turns = history_turns(self.rules, self.seen, state)
+        draft = record_from_actions(self.rules, self.names, turns) if turns else None
+        heading = f"You are seat {self.seat} ({self.names[self.seat]})."
+        board = position_text(state, names=self.names, heading=heading, colour=self.colour)
+        self.show(board)
+        for line in _since_last(draft, self.seat, self.names) if draft else []:
+            self.show(line)
+        what = "rotation" if options is None else "placement"
+        while True:
+            self.show(f"Your {what}: {options_text(options)}")
+            try:
+                text = self.read(f"{what} (u undo, h hint, q quit)")
+            except EOFError:
+                raise _Stop from None
+            try:
+                choice = parse_choice(text, options)
+            except ValueError as exc:
+                self.show(str(exc))
+                continue
+            if choice == "undo":
+                if self.person is None or self.person.used == 0:
+                    self.show("nothing to undo yet")
+                    continue
+                raise _Undo
+            if choice == "quit":
+                raise _Stop
+            if choice in ("help", "board", "hint"):
+                shown = {"help": HELP, "board": board}.get(choice)
+                self.show(shown if shown is not None else _hint(self.hinter, view, options))
+                continue
+            return choice
+
+
+def play_person(
+    rules: Rules,
+    opponents: Sequence[StrategySpec],
+    *,
+    read: Callable[[str], str],
+    show: Callable[[str], None],
+    seat: int = 0,
+    seed: int = 0,
+    name: str = "you",
+    hint: StrategySpec | None = None,
+    colour: bool = False,
+    script: Sequence[Decision] = (),
+) -> PersonGame:
+    """Play one game with a person in `seat` and `opponents` in the other seats, in order.
+
+    script: the person's first decisions, already made. Raises QuitGame when the person
+    quits (its `record` holds the turns played).
+    """
+    from marrakech_sim.show.terminal import position_text
+
+    if len(opponents) != rules.players - 1:
+        raise MarrakechError(
+            f"{len(opponents)} opponents for a {rules.players}-player game: give "
+            f"{rules.players - 1}"
+        )
+    if not 0 <= seat < rules.players:
+        raise MarrakechError(f"seat {seat}: allowed are 0 to {rules.players - 1}")
+    names = [spec.label for spec in opponents]
+    names.insert(seat, name)
+    decisions: list[Decision] = list(script)
+    hinter = hint.build() if hint is not None else None
+
+    while True:
+        prompter = _Prompter(rules, names, seat, read, show, hinter, colour)
+        person = _Person(decisions, prompter.ask, prompter.seen)
+        prompter.person = person
+        players: list[Any] = [_Watched(spec.build(), prompter.seen) for spec in opponents]
+        players.insert(seat, person)
+        try:
+            game = play_game(rules, players, seed, names=names)
+        except _Undo:
+            decisions = person.script[: person.used - 1]
+            show("(undone: your last choice is taken back)")
+            continue
+        except _Stop:
+            turns = history_turns(rules, prompter.seen)
+            stopped = QuitGame(f"quit after {len(turns)} turns")
+            stopped.record = record_from_actions(rules, names, turns, event="play", seed=seed)
+            raise stopped from None
+        if game.error is not None:
+            raise MarrakechError(f"the game ended in a fault: {game.error}")
+        record = record_from_game(game, rules, names, event="play", seed=seed)
+        done = replay(record)
+        final = position_text(
+            done.final, names=names, info=done.turns[-1], heading="Final position", colour=colour
+        )
+        show(final)
+        return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
+
+
+def _since_last(draft: Record, seat: int, names: Sequence[str]) -> list[str]:
+    """The turns since the person's last turn, in words."""
+    infos = replay(draft, check=False).turns
+    out: list[str] = []
+    for info in reversed(infos):
+        if info.seat == seat and out:
+            break
+        out.append(info.describe(names))
+    return list(reversed(out))[-len(names) :]
+
+
+def _hint(hinter: Strategy | None, view: GameView, options: tuple[Any, ...] | None) -> str:
+    if hinter is None:
+        return "no hint strategy"
+    if options is None:
+        r = hinter.choose_rotation(view)
+        return f"hint: {ROTATION_WORDS[int(r)]} ({'LSR'[int(r) + 1]})"
+    (x1, y1), (x2, y2) = hinter.choose_placement(view, options)
+    return f"hint: {x1},{y1}-{x2},{y2}"
+
+
+def game_seed(seed: int) -> int:
+    """The game seed of the one game of a run with root seed `seed` (its block 0)."""
+    import numpy as np
+
+    from marrakech_sim.run.plan import block_seeds
+
+    return int(block_seeds(seed, np.zeros(1, np.int64))[0])
+
+
+def write_run(
+    game: PersonGame, run_seed: int, opponents: Sequence[StrategySpec], out_dir: str | Path
+) -> Path:
+    """The game as a one-game run folder that `verify` checks (the runner replays it).
+
+    The game must have been played with seed `game_seed(run_seed)`.
+    """
+    from marrakech_sim.run.config import study_from_dict
+    from marrakech_sim.run.runner import run_study
+
+    if game.seed != game_seed(run_seed):
+        raise MarrakechError("the game was not played with the run's game seed")
+    strategies: dict[str, Any] = {}
+    lineup = []
+    for spec in opponents:
+        strategies[spec.label] = {"ref": spec.ref, "params": dict(spec.params)}
+        lineup.append(spec.label)
+    person = game.names[game.seat]
+    if person in strategies:
+        person = f"{person}-person"
+    strategies[person] = {
+        "ref": SCRIPTED_REF,
+        "params": {"decisions": [_plain(d) for d in game.decisions]},
+    }
+    lineup.insert(game.seat, person)
+    config = {
+        "name": "play",
+        "description": ""
+        "a person's game (marrakech play): the person's seat replays their decisions",
+        "seed": run_seed,
+        "games_per_lineup": 1,
+        "rotation": "none",
+        "rulesets": {"play": game.rules.to_dict()},
+        "strategies": strategies,
+        "schedule": {"kind": "lineups", "rulesets": ["play"], "lineups": [lineup]},
+    }
+    study = study_from_dict(config)
+    run_study(study, out_dir, workers=0)
+    return Path(out_dir)

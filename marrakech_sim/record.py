@@ -1,0 +1,809 @@
+"""Game records: one game as text (tags, then every action, one turn to a line).
+
+    [Event "default"]
+    [Game "17"]
+    [Rules "{}"]
+    [Seats "greedy | random | random | random"]
+    [Result "0 52-31-40-28"]
+    [Final "<RULES.md section 9 notation>"]
+
+    1. S 2 4,1-5,1
+    2. L 3 0,2-0,3
+
+docs/game-record.md is the format as this module implements it. A record is built from a
+game played through the API (`record_from_game`), from a run folder's Parquet tables
+(`records_from_run`), or parsed from text (`parse_records`); `replay` plays it back from
+the start position, checking every action, the turn grouping, `Final` and `Result`, and
+gives the position before and after every turn with what happened in it (`TurnInfo`).
+`notable_games` finds the games of a run worth showing to people.
+
+Errors are `RecordError`, naming the line and the token when the record came from text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from marrakech_sim import runfolder
+from marrakech_sim.errors import MarrakechError, RecordError
+from marrakech_sim.play import turns as loop
+from marrakech_sim.play.game import GameRecord
+from marrakech_sim.rules import COLOUR_LETTERS, GameState, Rules
+
+Action = Any  # a colour letter, a rotation (-1, 0, 1), a die value or a placement
+Placement = tuple[tuple[int, int], tuple[int, int]]
+
+TAG_ORDER = ("Event", "Game", "Date", "Rules", "Seats", "Seed", "Start", "Result", "Final")
+REQUIRED_TAGS = ("Event", "Game", "Rules", "Seats", "Result", "Final")
+ROTATION_TOKENS = {-1: "L", 0: "S", 1: "R"}
+_ROTATION_OF = {v: k for k, v in ROTATION_TOKENS.items()}
+_TAG = re.compile(r'^\[([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
+_TURN = re.compile(r"^(\d+)\.$")
+_PLACEMENT = re.compile(r"^(\d+),(\d+)-(\d+),(\d+)$")
+_COMMENT = re.compile(r"\{[^}]*\}")
+
+
+# ---------------------------------------------------------------- the record
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Record:
+    """One game record. `turns` holds each turn's actions in the API's forms."""
+
+    rules: Rules
+    seats: tuple[str, ...]
+    turns: tuple[tuple[Action, ...], ...]
+    result: str
+    final: str
+    event: str = "?"
+    game: str = "?"
+    date: str | None = None
+    seed: int | None = None
+    start: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()  # unknown tags, kept in order
+    # where it was read from (empty when built in memory): the record's first line, and
+    # each turn's line and action tokens as written
+    line: int = 0
+    tag_lines: tuple[tuple[str, int], ...] = ()
+    turn_lines: tuple[int, ...] = ()
+    turn_tokens: tuple[tuple[str, ...], ...] = ()
+
+    def tags(self) -> list[tuple[str, str]]:
+        """The tag lines' (name, value) pairs, in the order of docs/game-record.md."""
+        values = {
+            "Event": self.event,
+            "Game": self.game,
+            "Date": self.date,
+            "Rules": rules_tag(self.rules),
+            "Seats": " | ".join(self.seats),
+            "Seed": None if self.seed is None else str(self.seed),
+            "Start": self.start,
+            "Result": self.result,
+            "Final": self.final,
+        }
+        tags = [(name, value) for name, value in values.items() if value is not None]
+        return tags + list(self.extra)
+
+    def to_text(self) -> str:
+        """The record as text (ends with a newline)."""
+        lines = [f'[{name} "{_escape(value)}"]' for name, value in self.tags()]
+        lines.append("")
+        for i, actions in enumerate(self.turns):
+            lines.append(" ".join([f"{i + 1}.", *(_token(a) for a in actions)]))
+        return "\n".join(lines) + "\n"
+
+
+def rules_tag(rules: Rules) -> str:
+    """The `Rules` tag: the options that differ from the defaults for the player count."""
+    diff = rules.differences(Rules(players=rules.players))
+    if rules.players != 4:
+        diff = {"players": rules.players, **diff}
+    return json.dumps(diff, separators=(", ", ": "))
+
+
+def action_token(action: Action) -> str:
+    """An action as a record token (`y`, `L`/`S`/`R`, `3`, `3,4-3,5`)."""
+    if isinstance(action, str):
+        return action
+    if isinstance(action, tuple):
+        (x1, y1), (x2, y2) = action
+        return f"{x1},{y1}-{x2},{y2}"
+    raise TypeError(f"not an action: {action!r}")  # rotations and rolls are tagged below
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+def format_records(records: Iterable[Record]) -> str:
+    """Several records as one text, separated by blank lines."""
+    return "\n".join(r.to_text() for r in records)
+
+
+# ---------------------------------------------------------------- turns as actions
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rotation:
+    """A rotation action in a turn's list (so that 0 and a roll of 0 never mix)."""
+
+    value: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Roll:
+    """A die roll in a turn's list."""
+
+    value: int
+
+
+def _token(action: Action) -> str:
+    if isinstance(action, Rotation):
+        return ROTATION_TOKENS[action.value]
+    if isinstance(action, Roll):
+        return str(action.value)
+    return action_token(action)
+
+
+def _api_action(action: Action) -> Action:
+    """The form GameState.apply takes."""
+    if isinstance(action, (Rotation, Roll)):
+        return action.value
+    return action
+
+
+def turn_actions(row: Sequence[int], rules: Rules) -> tuple[Action, ...]:
+    """A LOG_FORMAT.md move row (M_* column order, loop.NULL for null) as the turn's actions."""
+    out: list[Action] = []
+    if rules.colours_per_player > 1:
+        out.append(COLOUR_LETTERS[row[loop.M_COLOUR]])
+    if not rules.orient_at_end:
+        out.append(Rotation(int(row[loop.M_ROTATION])))
+    out.append(Roll(int(row[loop.M_ROLL])))
+    if not row[loop.M_BANKRUPT] and row[loop.M_X1] != loop.NULL:
+        first = (int(row[loop.M_X1]), int(row[loop.M_Y1]))
+        out.append((first, (int(row[loop.M_X2]), int(row[loop.M_Y2]))))
+    if rules.orient_at_end and row[loop.M_END_ROTATION] != loop.NULL:
+        out.append(Rotation(int(row[loop.M_END_ROTATION])))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- replay
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnInfo:
+    """What happened in one turn (turn counts from 1, as in the record)."""
+
+    turn: int
+    seat: int
+    colour: str
+    rotation: int | None  # chosen at the start of the turn (standard order)
+    roll: int | None
+    assam: tuple[int, int, str]  # where Assam stopped
+    payment: int
+    paid_to: int | None
+    bankrupt: bool
+    placement: Placement | None
+    end_rotation: int | None  # "orient at end": chosen after placing
+
+    def describe(self, names: Sequence[str] | None = None) -> str:
+        """One line in words: `seat 1 (greedy): right, rolls 3, pays 4 to seat 0, places ...`."""
+        who = f"seat {self.seat}" + (f" ({names[self.seat]})" if names else "")
+        words = {-1: "turns Assam left", 0: "keeps Assam facing ahead", 1: "turns Assam right"}
+        parts = []
+        if self.rotation is not None:
+            parts.append(words[self.rotation])
+        if self.roll is not None:
+            x, y, f = self.assam
+            parts.append(f"rolls {self.roll} (Assam to {x},{y} facing {f})")
+        if self.payment:
+            parts.append(f"pays {self.payment} to seat {self.paid_to}")
+        if self.bankrupt:
+            parts.append("is bankrupt and out of the game")
+        if self.placement is not None:
+            (x1, y1), (x2, y2) = self.placement
+            parts.append(f"places {self.colour} on {x1},{y1}-{x2},{y2}")
+        if self.end_rotation is not None:
+            parts.append(words[self.end_rotation].replace("Assam", "Assam for the next player"))
+        return f"{self.turn}. {who}: " + ", ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Replay:
+    """A replayed record: positions[i] is the position before turn i + 1 (the last: Final)."""
+
+    record: Record
+    positions: tuple[GameState, ...]
+    turns: tuple[TurnInfo, ...]
+
+    @property
+    def final(self) -> GameState:
+        return self.positions[-1]
+
+
+def _where(record: Record, turn: int, token: int | None = None) -> str:
+    """'line 12, token "3,4-3,5"' when read from text, else 'turn 5, action 2'."""
+    if record.turn_lines:
+        line = record.turn_lines[turn]
+        if token is None:
+            return f"line {line}"
+        tokens = record.turn_tokens[turn]
+        shown = tokens[token] if token < len(tokens) else "(end of line)"
+        return f'line {line}, token "{shown}"'
+    return f"turn {turn + 1}" + (f", action {token + 1}" if token is not None else "")
+
+
+def _starts_turn(state: GameState) -> bool:
+    """Whether `state` is the first phase of a turn (or the end)."""
+    if state.is_over:
+        return True
+    if state.rules.colours_per_player > 1:
+        return state.phase == "draw"
+    return state.phase == ("roll" if state.rules.orient_at_end else "orient")
+
+
+def replay(record: Record, *, check: bool = True) -> Replay:
+    """Play a record from its start; RecordError on an illegal action or a wrong Final/Result.
+
+    check=False skips Final and Result and lets the last turn be unfinished (a game in
+    progress).
+    """
+    try:
+        state = (
+            GameState.from_notation(record.start, record.rules)
+            if record.start
+            else GameState.start(record.rules)
+        )
+    except MarrakechError as exc:
+        raise RecordError(f"record at line {record.line}: bad Start: {exc}") from exc
+    positions = [state]
+    infos = []
+    for i, actions in enumerate(record.turns):
+        seat = state.seat
+        before = state.dirhams
+        out_before = state.eliminated
+        info: dict[str, Any] = {"rotation": None, "roll": None, "placement": None}
+        info["end_rotation"] = None
+        info["assam"] = state.assam
+        if not actions:
+            raise RecordError(f"{_where(record, i)}: a turn with no actions")
+        for j, action in enumerate(actions):
+            if j and _starts_turn(state):
+                raise RecordError(
+                    f"{_where(record, i, j)}: turn {i + 1} is already over (seat {seat}'s "
+                    "turn ended); one turn to a line"
+                )
+            phase = state.phase
+            kind = _kind(action)
+            if kind != phase:
+                allowed = state.legal_actions()
+                raise RecordError(
+                    f"{_where(record, i, j)}: a {kind} action where the game is in the "
+                    f"{phase} phase; legal here: {_legal_tokens(allowed, phase)}"
+                )
+            try:
+                state = state.apply(_api_action(action))
+            except MarrakechError as exc:
+                raise RecordError(f"{_where(record, i, j)}: illegal action: {exc}") from exc
+            if phase == "orient":
+                key = "end_rotation" if record.rules.orient_at_end else "rotation"
+                info[key] = action.value
+            elif phase == "roll":
+                info["roll"] = action.value
+                info["assam"] = state.assam
+                info["after_roll"] = state.dirhams
+            elif phase == "place":
+                info["placement"] = action
+        if not _starts_turn(state) and (check or i < len(record.turns) - 1):
+            raise RecordError(
+                f"{_where(record, i, len(actions))}: turn {i + 1} is unfinished (the game is "
+                f"in seat {state.seat}'s {state.phase} phase); one whole turn to a line"
+            )
+        paid = before[seat] - info.get("after_roll", before)[seat]
+        after = info.get("after_roll", before)
+        paid_to = next((s for s in range(len(before)) if after[s] > before[s]), None)
+        colour = positions[-1].colour if record.rules.colours_per_player > 1 else None
+        if colour is None:
+            colour = _drawn(record, actions, seat)
+        infos.append(
+            TurnInfo(
+                turn=i + 1,
+                seat=seat,
+                colour=colour,
+                rotation=info["rotation"],
+                roll=info["roll"],
+                assam=info["assam"],
+                payment=paid,
+                paid_to=paid_to if paid else None,
+                bankrupt=state.eliminated[seat] and not out_before[seat],
+                placement=info["placement"],
+                end_rotation=info["end_rotation"],
+            )
+        )
+        positions.append(state)
+    done = Replay(record, tuple(positions), tuple(infos))
+    if check:
+        _check_end(done)
+    return done
+
+
+def _drawn(record: Record, actions: tuple[Action, ...], seat: int) -> str:
+    for a in actions:
+        if isinstance(a, str):
+            return a
+    return record.rules.seat_letters(seat)[0]
+
+
+def _kind(action: Action) -> str:
+    if isinstance(action, Rotation):
+        return "orient"
+    if isinstance(action, Roll):
+        return "roll"
+    if isinstance(action, str):
+        return "draw"
+    return "place"
+
+
+def _legal_tokens(allowed: tuple[Any, ...], phase: str) -> str:
+    if phase == "orient":
+        return "L, S, R"
+    if phase == "over":
+        return "none (the game is over)"
+    return ", ".join(action_token(a) if not isinstance(a, int) else str(a) for a in allowed)
+
+
+def _check_end(done: Replay) -> None:
+    record, final = done.record, done.final
+    lines = dict(record.tag_lines)
+
+    def where(tag: str, value: str) -> str:
+        return f'line {lines[tag]}, token "{value}": ' if tag in lines else ""
+
+    if record.final and final.to_notation() != record.final:
+        raise RecordError(
+            f"{where('Final', record.final)}the actions lead to {final.to_notation()!r}, the "
+            f"Final tag says {record.final!r}"
+        )
+    expected = result_of(final)
+    if record.result != expected:
+        raise RecordError(
+            f"{where('Result', record.result)}Result {record.result!r} does not agree with the "
+            f"final position: {expected!r}"
+        )
+
+
+def result_of(state: GameState) -> str:
+    """The `Result` tag of a position: winners and scores, or `*` while the game runs."""
+    outcome = state.outcome()
+    if outcome is None:
+        return "*"
+    winners = ",".join(str(w) for w in outcome.winners)
+    scores = "-".join("x" if s is None else str(s) for s in outcome.scores)
+    return f"{winners} {scores}"
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def parse_records(text: str) -> list[Record]:
+    """Every record of a text (records separated by blank lines); RecordError names the line."""
+    lines = text.splitlines()
+    records = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        record, i = _parse_one(lines, i)
+        records.append(record)
+    return records
+
+
+def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
+    first = i + 1
+    tags: list[tuple[str, str, int]] = []
+    while i < len(lines) and lines[i].strip():
+        m = _TAG.match(lines[i].strip())
+        if not m:
+            token = lines[i].strip().split()[0]
+            raise RecordError(
+                f'line {i + 1}, token "{token}": expected a tag line [Name "value"] '
+                "(the tags come first, then a blank line, then the actions)"
+            )
+        tags.append((m.group(1), _unescape(m.group(2)), i + 1))
+        i += 1
+    values = {name: (value, line) for name, value, line in tags}
+    for name in REQUIRED_TAGS:
+        if name not in values:
+            raise RecordError(f"record at line {first}: the required tag {name} is missing")
+    i += 1  # the blank line
+    turn_lines: list[int] = []
+    turn_tokens: list[tuple[str, ...]] = []
+    end = i
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    # comments (between actions only) may span lines: blank them, keeping line numbers
+    body = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), "\n".join(lines[i:end]))
+    if "{" in body or "}" in body:
+        line = i + body[: max(body.find("{"), body.find("}"))].count("\n") + 1
+        raise RecordError(f'line {line}, token "{{": a comment that is never closed')
+    body_lines = body.split("\n") if end > i else []
+    for offset, text_line in enumerate(body_lines):
+        i = end - len(body_lines) + offset
+        tokens = text_line.split()
+        if not tokens:
+            continue
+        first_at = len(text_line) - len(text_line.lstrip())
+        if turn_lines and "}" in lines[i][:first_at]:  # the rest of a comment's line
+            turn_tokens[-1] += tuple(tokens)
+            continue
+        m = _TURN.match(tokens[0])
+        if not m or int(m.group(1)) != len(turn_lines) + 1:
+            raise RecordError(
+                f'line {i + 1}, token "{tokens[0]}": expected the turn number '
+                f"{len(turn_lines) + 1}. (one turn to a line)"
+            )
+        turn_lines.append(i + 1)
+        turn_tokens.append(tuple(tokens[1:]))
+    i = end
+    rules_text, rules_line = values["Rules"]
+    try:
+        rules = Rules.from_dict(json.loads(rules_text))
+    except (json.JSONDecodeError, TypeError, AttributeError) as exc:
+        raise RecordError(
+            f'line {rules_line}, token "{rules_text}": Rules is not a JSON object of rule '
+            f"options: {exc}"
+        ) from exc
+    except MarrakechError as exc:
+        raise RecordError(f'line {rules_line}, token "{rules_text}": {exc}') from exc
+    seats_text, seats_line = values["Seats"]
+    seats = tuple(s.strip() for s in seats_text.split("|"))
+    if len(seats) != rules.players:
+        raise RecordError(
+            f"line {seats_line}: Seats names {len(seats)} players, the rules have {rules.players}"
+        )
+    seed = None
+    if "Seed" in values:
+        seed_text, seed_line = values["Seed"]
+        if not seed_text.isdigit():
+            raise RecordError(f'line {seed_line}, token "{seed_text}": Seed is not a number')
+        seed = int(seed_text)
+    turns = [
+        tuple(_action_of(t, line) for t in tokens)
+        for line, tokens in zip(turn_lines, turn_tokens, strict=True)
+    ]
+    known = set(TAG_ORDER)
+    record = Record(
+        rules=rules,
+        seats=seats,
+        turns=tuple(turns),
+        result=values["Result"][0],
+        final=values["Final"][0],
+        event=values["Event"][0],
+        game=values["Game"][0],
+        date=values.get("Date", (None, 0))[0],
+        seed=seed,
+        start=values.get("Start", (None, 0))[0],
+        extra=tuple((n, v) for n, v, _ in tags if n not in known),
+        line=first,
+        turn_lines=tuple(turn_lines),
+        tag_lines=tuple((name, line) for name, _, line in tags),
+        turn_tokens=tuple(turn_tokens),
+    )
+    return record, i
+
+
+def _action_of(token: str, line: int) -> Action:
+    if token in _ROTATION_OF:
+        return Rotation(_ROTATION_OF[token])
+    if token.isdigit():
+        return Roll(int(token))
+    if len(token) == 1 and token in COLOUR_LETTERS:
+        return token
+    m = _PLACEMENT.match(token)
+    if m:
+        x1, y1, x2, y2 = (int(v) for v in m.groups())
+        return ((x1, y1), (x2, y2))
+    raise RecordError(
+        f'line {line}, token "{token}": not an action; expected a colour letter (draw), '
+        "L, S or R (rotation), a die value (roll) or x1,y1-x2,y2 (placement)"
+    )
+
+
+def read_records(text: str) -> list[Replay]:
+    """Parse and replay every record of a text (RecordError at the first bad one)."""
+    return [replay(r) for r in parse_records(text)]
+
+
+# ---------------------------------------------------------------- building records
+
+
+def record_from_actions(
+    rules: Rules,
+    seats: Sequence[str],
+    turns: Sequence[Sequence[Action]],
+    **tags: Any,
+) -> Record:
+    """A record of turns of actions (Rotation/Roll wrapped), with Result and Final replayed."""
+    draft = Record(rules, tuple(seats), tuple(tuple(t) for t in turns), "*", "", **tags)
+    final = replay(draft, check=False).final
+    return dataclasses.replace(draft, result=result_of(final), final=final.to_notation())
+
+
+def record_from_game(
+    game: GameRecord,
+    rules: Rules,
+    seats: Sequence[str],
+    *,
+    event: str = "?",
+    game_id: str | int = "?",
+    date: str | None = None,
+    seed: int | None = None,
+) -> Record:
+    """The record of a game played through the API (`play_game`'s GameRecord).
+
+    A game that ended in a strategy's fault keeps its complete turns and reads `*`.
+    """
+    rows = [row for row in game.moves.tolist() if row[loop.M_ROLL] != loop.NULL]
+    turns = [turn_actions(row, rules) for row in rows]
+    return record_from_actions(
+        rules, seats, turns, event=event, game=str(game_id), date=date, seed=seed
+    )
+
+
+def records_from_run(
+    run_dir: str | Path,
+    game_ids: Sequence[int] | None = None,
+    where: str | None = None,
+) -> Iterator[Record]:
+    """Records of a run folder's games (all, the given ids, or those matching `where`).
+
+    where: a DuckDB SQL condition over the games table's columns, e.g.
+    `turns > 60 AND tie_broken` or `'one_left' = end_reason`.
+    """
+    import pyarrow.dataset as ds
+
+    manifest = runfolder.read_manifest(run_dir)
+    config = manifest.get("config", {})
+    rulesets = {name: Rules.from_dict(opts) for name, opts in config.get("rulesets", {}).items()}
+    event = str(config.get("name") or "?")
+    date = str(manifest.get("created", ""))[:10] or None
+    ids = list(game_ids) if game_ids is not None else None
+    if where is not None:
+        matched = games_where(run_dir, where)
+        ids = matched if ids is None else [g for g in ids if g in set(matched)]
+    games_ds = runfolder.open_dataset(run_dir, "games")
+    flt = ds.field("game_id").isin(ids) if ids is not None else None
+    games = games_ds.to_table(columns=["game_id", "ruleset", "seed"], filter=flt)
+    games = games.sort_by("game_id").to_pylist()
+    if ids is not None:
+        found = {g["game_id"] for g in games}
+        missing = [g for g in ids if g not in found]
+        if missing:
+            raise RecordError(f"run {str(run_dir)!r} has no game {missing[0]}")
+    step = 4096  # games read at a time: memory stays flat on a large run
+    for at in range(0, len(games), step):
+        batch = games[at : at + step]
+        batch_ids = [g["game_id"] for g in batch]
+        flt = ds.field("game_id").isin(batch_ids)
+        seats = runfolder.open_dataset(run_dir, "seats").to_table(
+            columns=["game_id", "seat", "strategy"], filter=flt
+        )
+        moves = runfolder.open_dataset(run_dir, "moves").to_table(
+            columns=[
+                "game_id",
+                "turn",
+                "colour",
+                "rotation",
+                "roll",
+                "bankrupt",
+                "x1",
+                "y1",
+                "x2",
+                "y2",
+                "end_rotation",
+            ],
+            filter=flt,
+        )
+        names: dict[int, list[tuple[int, str]]] = {}
+        for row in seats.to_pylist():
+            names.setdefault(row["game_id"], []).append((row["seat"], row["strategy"]))
+        by_game: dict[int, list[dict[str, Any]]] = {}
+        for row in moves.sort_by([("game_id", "ascending"), ("turn", "ascending")]).to_pylist():
+            by_game.setdefault(row["game_id"], []).append(row)
+        for g in batch:
+            rules = rulesets.get(g["ruleset"])
+            if rules is None:
+                raise RecordError(f"game {g['game_id']}: unknown rule set {g['ruleset']!r}")
+            turns = [turn_actions(_row(m), rules) for m in by_game.get(g["game_id"], [])]
+            yield record_from_actions(
+                rules,
+                [name for _, name in sorted(names.get(g["game_id"], []))],
+                turns,
+                event=event,
+                game=str(g["game_id"]),
+                date=date,
+                seed=int(g["seed"]),
+            )
+
+
+def _row(m: dict[str, Any]) -> list[int]:
+    """A moves table row as an API move row (M_* order, loop.NULL for null)."""
+    row = [loop.NULL] * 15
+
+    def val(v: Any) -> int:
+        return loop.NULL if v is None else int(v)
+
+    row[loop.M_COLOUR] = COLOUR_LETTERS.index(m["colour"])
+    row[loop.M_ROTATION] = val(m["rotation"])
+    row[loop.M_ROLL] = val(m["roll"])
+    row[loop.M_BANKRUPT] = int(bool(m["bankrupt"]))
+    row[loop.M_X1], row[loop.M_Y1] = val(m["x1"]), val(m["y1"])
+    row[loop.M_X2], row[loop.M_Y2] = val(m["x2"]), val(m["y2"])
+    row[loop.M_END_ROTATION] = val(m["end_rotation"])
+    return row
+
+
+def games_where(run_dir: str | Path, where: str) -> list[int]:
+    """Game ids of a run whose games row matches a DuckDB SQL condition."""
+    import duckdb
+
+    path = str(Path(run_dir) / "games" / "*.parquet").replace("'", "''")
+    try:
+        rows = (
+            duckdb.connect()
+            .execute(f"SELECT game_id FROM read_parquet('{path}') WHERE {where} ORDER BY game_id")
+            .fetchall()
+        )
+    except duckdb.Error as exc:
+        raise RecordError(
+            f"--where {where!r}: {exc}; the condition is SQL over the games table's columns "
+            "(game_id, match_id, ruleset, seed, players, turns, end_reason, winners, "
+            "tie_broken, error, block)"
+        ) from exc
+    return [int(r[0]) for r in rows]
+
+
+# ---------------------------------------------------------------- notable games
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NotableGame:
+    """A game worth showing: why, which game, and its decisive turn (counting from 1)."""
+
+    kind: str  # comeback, largest_payment, bankruptcy, tie_break, longest, shortest
+    game_id: int
+    turn: int
+    detail: str
+
+
+def notable_games(run_dir: str | Path) -> list[NotableGame]:
+    """The largest comeback, largest single payment, a bankruptcy, a tie-break decision,
+    and the longest and shortest game of a run (each absent when the run has none).
+
+    The comeback is the largest score deficit (dirhams + visible squares, from the moves'
+    dirhams_after and visible_after) that a sole winner made up; its decisive turn is the
+    one after which the winner was never behind again.
+    """
+    import duckdb
+
+    base = Path(run_dir)
+    games = f"read_parquet('{_glob(base, 'games')}')"
+    moves = f"read_parquet('{_glob(base, 'moves')}')"
+    ok = "end_reason <> 'error'"
+    out: list[NotableGame] = []
+    con = duckdb.connect()
+
+    def one(sql: str) -> tuple[Any, ...] | None:
+        rows = con.sql(sql).fetchall()
+        return rows[0] if rows else None
+
+    row = one(
+        f"SELECT m.game_id, m.turn, m.payment, m.seat, m.paid_to FROM {moves} m JOIN {games} g "
+        f"USING (game_id) WHERE {ok} ORDER BY m.payment DESC, m.game_id, m.turn LIMIT 1"
+    )
+    if row and row[2] > 0:
+        out.append(
+            NotableGame(
+                "largest_payment",
+                row[0],
+                row[1] + 1,
+                f"seat {row[3]} paid {row[2]} dirhams to seat {row[4]}",
+            )
+        )
+    row = one(
+        f"SELECT game_id, turn, seat FROM {moves} WHERE bankrupt ORDER BY game_id, turn LIMIT 1"
+    )
+    if row:
+        out.append(NotableGame("bankruptcy", row[0], row[1] + 1, f"seat {row[2]} went bankrupt"))
+    row = one(
+        f"SELECT game_id, turns, winners FROM {games} WHERE tie_broken AND {ok} "
+        "ORDER BY game_id LIMIT 1"
+    )
+    if row:
+        winners = ", ".join(str(w) for w in row[2])
+        out.append(NotableGame("tie_break", row[0], row[1], f"the tie-break gave seat {winners}"))
+    for kind, order in (("longest", "DESC"), ("shortest", "ASC")):
+        row = one(
+            f"SELECT game_id, turns, end_reason FROM {games} WHERE {ok} "
+            f"ORDER BY turns {order}, game_id LIMIT 1"
+        )
+        if row:
+            out.append(NotableGame(kind, row[0], row[1], f"{row[1]} turns ({row[2]})"))
+    comeback = _comeback(con, base, games, moves, ok)
+    if comeback:
+        out.insert(0, comeback)
+    return out
+
+
+def _glob(base: Path, table: str) -> str:
+    return str(base / table / "*.parquet").replace("'", "''")
+
+
+def _comeback(con: Any, base: Path, games: str, moves: str, ok: str) -> NotableGame | None:
+    names = con.sql(f"SELECT * FROM {moves} LIMIT 0").columns
+    visible = "visible_after[i]" if "visible_after" in names else "0"
+    score = (
+        f"list_transform(range(1, len(dirhams_after) + 1), lambda i: dirhams_after[i] + {visible})"
+    )
+    sql = f"""
+        WITH s AS (
+            SELECT m.game_id, m.turn, g.winners[1] + 1 AS w, {score} AS sc
+            FROM {moves} m JOIN {games} g USING (game_id)
+            WHERE {ok} AND len(g.winners) = 1
+        ), d AS (
+            SELECT game_id, turn,
+                   list_max(list_transform(list_filter(range(1, len(sc) + 1), lambda i: i <> w),
+                                           lambda i: sc[i])) - sc[w] AS deficit
+            FROM s
+        ), worst AS (
+            SELECT game_id, max(deficit) AS deficit FROM d GROUP BY game_id
+            ORDER BY deficit DESC, game_id LIMIT 1
+        )
+        SELECT w.game_id, w.deficit,
+               coalesce(max(d.turn) FILTER (WHERE d.deficit > 0), -1) + 1 AS decisive
+        FROM worst w JOIN d USING (game_id) GROUP BY w.game_id, w.deficit
+    """
+    rows = con.sql(sql).fetchall()
+    row = rows[0] if rows else None
+    if not row or row[1] is None or row[1] <= 0:
+        return None
+    return NotableGame(
+        "comeback",
+        row[0],
+        int(row[2]) + 1,
+        f"the winner was {row[1]} points behind and won",
+    )
+
+
+__all__ = [
+    "NotableGame",
+    "Record",
+    "RecordError",
+    "Replay",
+    "Roll",
+    "Rotation",
+    "TurnInfo",
+    "format_records",
+    "games_where",
+    "notable_games",
+    "parse_records",
+    "read_records",
+    "record_from_actions",
+    "record_from_game",
+    "records_from_run",
+    "replay",
+    "result_of",
+    "rules_tag",
+    "turn_actions",
+]

@@ -1,0 +1,94 @@
+"""Pictures of positions as files: SVG text, PNG (matplotlib, Agg) and an animated GIF.
+
+PNG and GIF go through matplotlib's object API (no pyplot: safe in workers and tests);
+the GIF uses matplotlib's Pillow writer, one frame per turn.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from marrakech_sim.record import Replay
+from marrakech_sim.show.scene import Scene, board_scene, draw, to_svg
+
+DPI = 100
+
+
+def position_scene(replay: Replay, turn: int, title: str | None = None) -> Scene:
+    """The scene of a replayed game after `turn` turns (0: the start)."""
+    if not 0 <= turn < len(replay.positions):
+        raise IndexError(f"turn {turn}: the game has turns 0 to {len(replay.positions) - 1}")
+    record = replay.record
+    return board_scene(
+        replay.positions[turn],
+        names=record.seats,
+        info=replay.turns[turn - 1] if turn > 0 else None,
+        turn=turn,
+        turns=len(replay.turns),
+        title=title if title is not None else _title(replay),
+    )
+
+
+def _title(replay: Replay) -> str:
+    record = replay.record
+    return f"{record.event}, game {record.game}"
+
+
+def _figure(scene: Scene):  # type: ignore[no-untyped-def]
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(scene.width / DPI, scene.height / DPI), dpi=DPI)
+    ax = fig.add_axes((0, 0, 1, 1))
+    draw(scene, ax)
+    return fig, ax
+
+
+def png_bytes(scene: Scene) -> bytes:
+    """A scene as PNG bytes (one pixel per scene unit)."""
+    fig, _ = _figure(scene)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def write_picture(replay: Replay, turn: int, path: str | Path, title: str | None = None) -> Path:
+    """The board after `turn` turns as a picture; the format follows the suffix (.svg, .png)."""
+    path = Path(path)
+    scene = position_scene(replay, turn, title)
+    if path.suffix.lower() == ".svg":
+        path.write_text(to_svg(scene))
+    elif path.suffix.lower() == ".png":
+        path.write_bytes(png_bytes(scene))
+    else:
+        raise ValueError(f"{str(path)!r}: a picture is .svg or .png")
+    return path
+
+
+def write_gif(replay: Replay, path: str | Path, turns_per_second: int = 2) -> Path:
+    """The whole game as an animated GIF, one frame per position (the last held longer)."""
+    from matplotlib.animation import PillowWriter
+
+    path = Path(path)
+    first = position_scene(replay, 0)
+    fig, ax = _figure(first)
+    writer = PillowWriter(fps=turns_per_second)
+    with writer.saving(fig, str(path), dpi=DPI):
+        for turn in range(len(replay.positions)):
+            ax.clear()
+            draw(position_scene(replay, turn), ax)
+            writer.grab_frame()
+        for _ in range(3):  # hold the final position
+            writer.grab_frame()
+    return path
+
+
+def write_game_picture(
+    run_dir: str | Path, game_id: int, turn: int, path: str | Path, title: str | None = None
+) -> Path:
+    """The board of a logged game after `turn` turns as .svg or .png (e.g. a notable
+    game's decisive turn, from `marrakech_sim.record.notable_games`)."""
+    from marrakech_sim.record import records_from_run, replay
+
+    done = replay(next(records_from_run(run_dir, [game_id])))
+    return write_picture(done, min(turn, len(done.turns)), path, title)

@@ -1,0 +1,49 @@
+"""The colour of each rug colour letter: one palette for every picture of the project.
+
+Okabe and Ito's colour-blind-safe palette (Color Universal Design, 2008), chosen so
+that the letters keep their names: `r` vermillion, `b` blue, `y` yellow, `p` reddish
+purple. Letters beyond the eight colours of the palette get greys, told apart by their
+letter written on every rug half.
+"""
+
+from __future__ import annotations
+
+from marrakech_sim.rules import COLOUR_LETTERS, Rules
+
+#: rug colour letter -> hex colour (RULES.md section 1 letters, seat s owns letter s first)
+COLOURS: dict[str, str] = {
+    "r": "#D55E00",  # vermillion
+    "b": "#0072B2",  # blue
+    "y": "#F0E442",  # yellow
+    "p": "#CC79A7",  # reddish purple
+    "g": "#009E73",  # bluish green
+    "o": "#E69F00",  # orange
+    "c": "#56B4E9",  # sky blue
+    "w": "#FFFFFF",
+    "k": "#000000",
+    "m": "#999999",
+    "n": "#666666",
+    "t": "#BBBBBB",
+    "v": "#444444",
+}
+assert set(COLOURS) == set(COLOUR_LETTERS)
+
+BOARD = "#F3E6C8"  # the board's squares (sand)
+GRID = "#B89B6A"  # lines between squares, the mosaic's edge arcs
+ASSAM = "#222222"
+
+
+def seat_colour(rules: Rules, seat: int) -> str:
+    """The colour that stands for a seat: its first colour letter's."""
+    return COLOURS[rules.seat_letters(seat)[0]]
+
+
+def ink_on(colour: str) -> str:
+    """Black or white, whichever reads better on `colour` (a #RRGGBB hex)."""
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#FFFFFF"
+
+
+def rgb(colour: str) -> tuple[int, int, int]:
+    """(r, g, b) of a #RRGGBB hex."""
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)

@@ -1,0 +1,130 @@
+"""`marrakech play`: a person's game driven by scripted input, undo, hints, saving."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from marrakech_sim.cli import main
+from marrakech_sim.human import QuitGame, game_seed, parse_choice, play_person, write_run
+from marrakech_sim.play.strategy import StrategySpec
+from marrakech_sim.record import parse_records, read_records, records_from_run
+from marrakech_sim.rules import Rules
+from marrakech_sim.run.verify import verify_run
+
+PLACEMENTS = (((3, 2), (3, 1)), ((2, 3), (1, 3)), ((4, 3), (4, 4)))
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "expected"),
+    [
+        ("L", None, -1),
+        ("s", None, 0),
+        ("3", None, 1),
+        ("right", None, 1),
+        ("2", PLACEMENTS, ((2, 3), (1, 3))),
+        ("1,3 2,3", PLACEMENTS, ((2, 3), (1, 3))),
+        ("4,3-4,4", PLACEMENTS, ((4, 3), (4, 4))),
+        ("u", PLACEMENTS, "undo"),
+        ("h", None, "hint"),
+        ("q", None, "quit"),
+    ],
+)
+def test_parse_choice_reads_numbers_squares_and_commands(
+    text: str, options: tuple | None, expected: object
+) -> None:
+    """A choice is a number from the list, L/S/R, two squares in either order, or a command."""
+    assert parse_choice(text, options) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "options"), [("4", None), ("9", PLACEMENTS), ("0,0 0,1", PLACEMENTS)]
+)
+def test_parse_choice_rejects_what_is_not_offered(text: str, options: tuple | None) -> None:
+    """A number out of range or a placement that is not legal is a ValueError saying what is."""
+    with pytest.raises(ValueError, match=r"choose|not a legal placement"):
+        parse_choice(text, options)
+
+
+RULES = Rules(players=2, rugs_per_colour=3)
+OPPONENT = [StrategySpec.of("greedy")]
+
+
+def _play(lines: list[str], seat: int = 0) -> tuple[object, list[str]]:
+    feed = iter(lines)
+    shown: list[str] = []
+    game = play_person(
+        RULES,
+        OPPONENT,
+        read=lambda prompt: next(feed, "1"),
+        show=shown.append,
+        seat=seat,
+        seed=game_seed(3),
+        hint=StrategySpec.of("greedy"),
+    )
+    return game, shown
+
+
+def test_undo_takes_back_the_last_choice() -> None:
+    """Undo replays the game without the person's last choice: the same game as never
+    having made it."""
+    undone, shown = _play(["3", "2", "u", "1", "h", "oops"])
+    straight, _ = _play(["3", "1"])
+    assert undone.record.to_text() == straight.record.to_text()  # type: ignore[attr-defined]
+    assert any(s.startswith("hint: ") for s in shown)
+    assert any("'oops'" in s for s in shown)
+    assert any("undone" in s for s in shown)
+
+
+def test_person_game_is_a_record_and_a_run_that_verify_accepts(tmp_path: Path) -> None:
+    """The finished game replays from its record, and its one-game run folder passes
+    verify and exports the same record."""
+    game, _ = _play(["2", "1", "3"] * 30, seat=1)
+    assert read_records(game.record.to_text())  # type: ignore[attr-defined]
+    run = write_run(game, 3, OPPONENT, tmp_path / "run")  # type: ignore[arg-type]
+    report = verify_run(run)
+    assert report.ok, (report.problems, report.examples)
+    exported = next(records_from_run(run)).to_text()
+    body = lambda text: text.split("\n\n", 1)[1]  # noqa: E731  (the tags differ: Event, Game)
+    assert body(exported) == body(game.record.to_text())  # type: ignore[attr-defined]
+
+
+def test_quitting_keeps_the_turns_played() -> None:
+    """q stops the game; the error carries the turns played so far as a record."""
+    with pytest.raises(QuitGame) as info:
+        _play(["1", "2", "q"])
+    assert info.value.record is not None and len(info.value.record.turns) >= 2
+
+
+def test_play_command_scripted_to_the_end(tmp_path: Path) -> None:
+    """`marrakech play` driven by stdin plays to the end and saves a record and a run."""
+    out = tmp_path / "game"
+    lines = "h\n" + "\n".join(["2", "1"] * 40) + "\n"
+    result = CliRunner().invoke(
+        main,
+        [
+            "play",
+            "--vs",
+            "random",
+            "--rugs-per-colour",
+            "2",
+            "--seed",
+            "11",
+            "--out",
+            str(out),
+            "--no-colour",
+        ],
+        input=lines,
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "Final position" in result.output and "hint: " in result.output
+    assert re.search(r"Result \d", result.output)
+    record = parse_records((out / "game.txt").read_text())[0]
+    assert record.seats == ("you", "random")
+    assert read_records((out / "game.txt").read_text())
+    result = CliRunner().invoke(main, ["verify", str(out)])
+    assert result.exit_code == 0, result.output
