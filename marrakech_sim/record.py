@@ -29,7 +29,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from marrakech_sim import runfolder
 from marrakech_sim.errors import MarrakechError, RecordError
 from marrakech_sim.play import turns as loop
 from marrakech_sim.play.game import GameRecord
@@ -572,6 +571,8 @@ def records_from_run(
     `turns > 60 AND tie_broken` or `'one_left' = end_reason`.
     """
     import pyarrow.dataset as ds
+
+    from marrakech_sim import runfolder
 
     manifest = runfolder.read_manifest(run_dir)
     config = manifest.get("config", {})

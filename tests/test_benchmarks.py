@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from conftest import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
 
 
 def _run(script: str) -> dict:

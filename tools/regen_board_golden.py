@@ -1,8 +1,8 @@
-"""Regenerate tests/golden/board.png: the board picture tests/test_show.py compares with.
+"""Regenerate tests/golden/board.png: the board picture tests/show/test_show.py compares with.
 
     .venv/bin/python tools/regen_board_golden.py
 
-The position is tests/test_show.py's FIXED (written there as notation) with the turn
+The position is tests/show/test_show.py's FIXED (written there as notation) with the turn
 described in its panel; the picture is the PNG `marrakech replay --png` writes. Look at
 the new picture before committing it: the test only says that the drawing did not change.
 """

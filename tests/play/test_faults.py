@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 
 from marrakech_sim.play import turns
 from marrakech_sim.play.game import play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
 
-EXAMPLES = Path(__file__).parent / "strategies_examples" / "bad.py"
+BAD = EXAMPLES / "bad.py"
 
 # (class in bad.py, time budget per decision, words the error must contain)
 FAULTS = {
@@ -36,7 +36,7 @@ def test_a_fault_ends_the_game_and_the_faulty_seat_loses(name: str, faulty_seat:
     seed; the faulty seat ranks last and the others share the win."""
     budget, words = FAULTS[name]
     rules = Rules(players=3)
-    spec = StrategySpec.of(f"{EXAMPLES}:{name}", name=name)
+    spec = StrategySpec.of(f"{BAD}:{name}", name=name)
     lineup = [
         spec.build() if i == faulty_seat else StrategySpec.of("random").build() for i in range(3)
     ]
@@ -59,7 +59,7 @@ def test_a_fault_ends_the_game_and_the_faulty_seat_loses(name: str, faulty_seat:
 
 def test_games_after_a_fault_play_on() -> None:
     """A fault does not disturb the next game: the same seed with good players plays out."""
-    bad = StrategySpec.of(f"{EXAMPLES}:Raises").build()
+    bad = StrategySpec.of(f"{BAD}:Raises").build()
     rules = Rules(players=2)
     faulty = play_game(rules, [bad, StrategySpec.of("random").build()], 5)
     good = play_game(rules, [StrategySpec.of("random").build()] * 2, 5)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import EXAMPLES
 from scipy import stats
 
 from marrakech_sim.cli import main
@@ -22,7 +22,6 @@ from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import GameState
 
-EXAMPLES = Path(__file__).parent / "strategies_examples"
 GOOD = f"{EXAMPLES / 'good.py'}:Cautious"
 BUILT_INS = ("random", "greedy", "greedy-area", "greedy-block", "expectimax", "mcts")
 

@@ -10,10 +10,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from conftest import play_run
 
 from marrakech_sim import runfolder
-from marrakech_sim.run.config import study_from_dict
-from marrakech_sim.run.runner import run_study
 
 # LOG_FORMAT.md's columns and types (Arrow spelling); "?" marks a nullable column
 EXPECTED = {
@@ -75,19 +74,15 @@ def _type_name(field: pa.Field) -> str:
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    study = study_from_dict(
-        {
-            "seed": 9,
-            "games_per_lineup": 60,
-            "chunk_games": 50,
-            "rulesets": {"four": {}, "two": {"players": 2}},
-            "strategies": {"random": {}},
-            "schedule": {"kind": "self_play"},
-        }
-    )
-    out = tmp_path_factory.mktemp("storage") / "run"
-    run_study(study, out, workers=0)
-    return out
+    config = {
+        "seed": 9,
+        "games_per_lineup": 60,
+        "chunk_games": 50,
+        "rulesets": {"four": {}, "two": {"players": 2}},
+        "strategies": {"random": {}},
+        "schedule": {"kind": "self_play"},
+    }
+    return play_run(tmp_path_factory.mktemp("storage") / "run", config)
 
 
 def test_manifest_has_the_contract_fields(run_dir: Path) -> None:

@@ -8,14 +8,14 @@ against tests/reference.py; a changed count means a changed rule.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import GOLDEN
 
 from marrakech_sim import GameState, Rules, perft
 
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "perft.json").read_text())
-CASES = {case["name"]: case for case in GOLDEN["cases"]}
+PERFT = json.loads((GOLDEN / "perft.json").read_text())
+CASES = {case["name"]: case for case in PERFT["cases"]}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -35,8 +35,8 @@ def test_goldens_cover_every_start_position() -> None:
     """The goldens hold 2, 3 and 4 players' starts, standard and orient-at-end, and mid-games."""
     starts = {
         (c["rules"]["players"], c["rules"].get("orient_at_end", False))
-        for c in GOLDEN["cases"]
+        for c in PERFT["cases"]
         if c["name"].startswith("start-")
     }
     assert starts == {(p, o) for p in (2, 3, 4) for o in (False, True)}
-    assert sum(c["name"].startswith("mid-") for c in GOLDEN["cases"]) >= 6
+    assert sum(c["name"].startswith("mid-") for c in PERFT["cases"]) >= 6

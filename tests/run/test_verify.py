@@ -10,33 +10,28 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from conftest import play_run
 
 from marrakech_sim.cli import main
-from marrakech_sim.run.config import study_from_dict
-from marrakech_sim.run.runner import run_study
 from marrakech_sim.run.verify import verify_run
 
 
 @pytest.fixture(scope="module")
 def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    study = study_from_dict(
-        {
-            "seed": 31,
-            "games_per_lineup": 40,
-            "chunk_games": 40,
-            "rotation": "none",
-            "rulesets": {
-                "four": {},
-                "two": {"players": 2},
-                "end": {"players": 3, "orient_at_end": True, "end_when_one_left": False},
-            },
-            "strategies": {"random": {}},
-            "schedule": {"kind": "self_play"},
-        }
-    )
-    out = tmp_path_factory.mktemp("verify") / "run"
-    run_study(study, out, workers=0)
-    return out
+    config = {
+        "seed": 31,
+        "games_per_lineup": 40,
+        "chunk_games": 40,
+        "rotation": "none",
+        "rulesets": {
+            "four": {},
+            "two": {"players": 2},
+            "end": {"players": 3, "orient_at_end": True, "end_when_one_left": False},
+        },
+        "strategies": {"random": {}},
+        "schedule": {"kind": "self_play"},
+    }
+    return play_run(tmp_path_factory.mktemp("verify") / "run", config)
 
 
 @pytest.fixture

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 from marrakech_sim import runfolder
 from marrakech_sim.cli import main
 from marrakech_sim.run.provenance import code_digest
-
-ROOT = Path(__file__).resolve().parent.parent
 
 SMALL = """
 name = "small"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import GOLDEN
 from PIL import Image
 
 from marrakech_sim.play.game import play_game
@@ -22,7 +23,7 @@ from marrakech_sim.show.palette import COLOURS
 from marrakech_sim.show.scene import board_scene, edge_arcs, to_svg
 from marrakech_sim.show.terminal import board_text, step_through
 
-GOLDEN = Path(__file__).parent / "golden" / "board.png"
+BOARD = GOLDEN / "board.png"
 FIXED = (
     "..r3..../.b1r3p3p3y3y3/y1y1...b2p1/.p2p2y2y2b2p1/.....r2./.....r2./....... "
     "40S r:32:9,b:30:9,y:26:9,p:32:9 0o"
@@ -45,7 +46,7 @@ def _pixels(data: bytes) -> np.ndarray:
 def test_board_picture_matches_the_stored_image() -> None:
     """The PNG of a fixed position equals tests/golden/board.png within TOLERANCE
     (tools/regen_board_golden.py rewrites it)."""
-    made, stored = _pixels(png_bytes(fixed_scene())), _pixels(GOLDEN.read_bytes())
+    made, stored = _pixels(png_bytes(fixed_scene())), _pixels(BOARD.read_bytes())
     assert made.shape == stored.shape
     assert float(np.abs(made - stored).mean()) < TOLERANCE
 

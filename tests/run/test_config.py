@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.run.config import load_study, study_from_dict
 
-CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.toml"))
+CONFIGS = sorted((ROOT / "configs").glob("*.toml"))
 
 
 def minimal(**changes: object) -> dict[str, object]:
