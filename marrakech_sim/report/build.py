@@ -16,6 +16,7 @@ from marrakech_sim import stats
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
+from marrakech_sim.report.notable import notable_of_runs, notable_section
 from marrakech_sim.report.render import build_sections, make_charts, write_html, write_markdown
 from marrakech_sim.report.tables import ReportTables
 
@@ -87,6 +88,13 @@ def build_report(
         path.write_bytes(png)
         chart_paths.append(path)
     sections = build_sections(rt, {name: t for name, (t, _) in charts.items()})
+    notables, problems = notable_of_runs([r.path for r in runs], out)
+    for n in notables:
+        charts[n.name] = (n.title, n.png)
+        path = out / f"{n.name}.png"
+        path.write_bytes(n.png)
+        chart_paths.append(path)
+    sections.append(notable_section(notables, problems))
     names = ", ".join(r.run_id for r in runs)
     title = title or f"Marrakech balance report: {names}"
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,0 +1,56 @@
+"""The report's notable games: a picture, a record that replays, and the command for each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import play_run
+
+from marrakech_sim.record import parse_records, replay
+from marrakech_sim.report import build_report
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("notable")
+    run = play_run(
+        base / "run",
+        {
+            "seed": 5,
+            "games_per_lineup": 48,
+            "rulesets": {"two": {"players": 2}, "four": {}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "round_robin", "repeat": True},
+        },
+    )
+    build_report([run], base / "report", rating_games=2_000, moves_games=500)
+    return run, base / "report"
+
+
+def test_each_notable_game_has_a_record_that_replays_and_a_picture(
+    report: tuple[Path, Path],
+) -> None:
+    """Every notable record in notable/ replays to its Final, and its board picture is a PNG."""
+    _, out = report
+    records = sorted((out / "notable").glob("*.txt"))
+    kinds = {p.stem.split("-")[1] for p in records}
+    assert {"longest", "shortest", "largest_payment"} <= kinds
+    for path in records:
+        (record,) = parse_records(path.read_text(encoding="utf-8"))
+        done = replay(record)  # raises unless it reaches the record's Final and Result
+        assert done.turns
+        picture = out / f"notable-{path.stem}.png"
+        assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_report_names_the_command_that_replays_each_game(report: tuple[Path, Path]) -> None:
+    """report.md and report.html have the notable section with each game's replay command."""
+    run, out = report
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "## Notable games" in md
+    for path in sorted((out / "notable").glob("*.txt")):
+        game = path.stem.rsplit("game", 1)[1]
+        assert f"marrakech replay {run} {game} --turn" in md
+        assert f"game {game}, after turn" in html  # the picture's caption
