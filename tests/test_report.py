@@ -14,7 +14,7 @@ from synthetic_games import combine_runs, make_run, make_turn_scores
 
 from marrakech_sim import stats
 from marrakech_sim.cli import main
-from marrakech_sim.errors import RunFolderError
+from marrakech_sim.errors import RunFolderError, StatsInputError
 from marrakech_sim.report import build_report, pergame, tables
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
@@ -383,29 +383,13 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
     )
 
 
-def test_blocks_that_mix_lineups(tmp_path: Path) -> None:
-    """Blocks holding games of several line-ups (no slot layout): tables still equal stats."""
+def test_blocks_that_mix_lineups_are_refused(tmp_path: Path) -> None:
+    """Blocks holding games of several matches (not this program's layout): a clear error."""
     g, s = make_run({"x": 0.2, "y": 0.0, "z": 0.1}, 40, players=2, tie_rate=0.1, seed=9)
     g["block"] = g["game_id"] // 6  # every block spans two matches
     run = write_run(tmp_path / "mixed", g, s, None, {"standard": {"players": 2}})
-    rt, games, seats = _tables_and_frames(run)
-    cols = ["n_games", "n_blocks", "rate", "lo", "hi"]
-    _same(rt.tables["win_rates"], stats.win_rates(games, seats), ["strategy"], cols)
-    _same(
-        rt.tables["lineup_win_rates"],
-        stats.lineup_win_rates(games, seats),
-        ["ruleset", "lineup", "strategy"],
-        cols,
-    )
-    _same(
-        rt.tables["head_to_head"],
-        stats.head_to_head(games, seats),
-        ["strategy", "opponent"],
-        [*cols, "n_pairs", "tied_pairs"],
-    )
-    _same(
-        rt.tables["seat_shares"],
-        stats.seat_win_shares(games, seats),
-        ["players", "ruleset", "seat"],
-        ["n_games", "n_blocks", "share", "lo", "hi"],
-    )
+    with pytest.raises(StatsInputError, match="holds games of two matches"):
+        _tables_and_frames(run)
+    res = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "r")])
+    assert res.exit_code != 0 and "holds games of two matches" in res.output
+    assert "Traceback" not in res.output

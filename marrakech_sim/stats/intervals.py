@@ -16,7 +16,7 @@ number of games.
 
 from __future__ import annotations
 
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -77,32 +77,57 @@ def effective_n(estimate: np.ndarray, var: np.ndarray, n: np.ndarray) -> np.ndar
     return np.where(np.isnan(var), np.nan, out)
 
 
+def rate_interval(
+    estimate: ArrayLike, var: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL
+) -> dict[str, np.ndarray]:
+    """Wilson interval of a rate at the effective number of games p(1-p) / var.
+
+    Returns:
+        n_eff (``n`` when var is 0, NaN with one block), lo, hi.
+    """
+    p = np.atleast_1d(np.asarray(estimate, dtype="float64"))
+    v = np.broadcast_to(np.asarray(var, dtype="float64"), p.shape)
+    count = np.broadcast_to(np.asarray(n, dtype="float64"), p.shape)
+    n_eff = effective_n(p, v, count)
+    lo, hi = wilson_interval(p * n_eff, n_eff, level)
+    return {"n_eff": n_eff, "lo": lo, "hi": hi}
+
+
+def mean_interval(
+    estimate: ArrayLike, var: ArrayLike, level: float = DEFAULT_LEVEL, df: ArrayLike | None = None
+) -> dict[str, np.ndarray]:
+    """Interval of a mean from its block variance: normal, or Student's t with ``df``."""
+    est = np.asarray(estimate, dtype="float64")
+    se = np.sqrt(np.asarray(var, dtype="float64"))
+    if df is None:
+        crit: Any = z_value(level)
+    else:
+        d = np.asarray(df, dtype="float64")
+        with np.errstate(invalid="ignore"):
+            crit = np.where(d >= 1, sps.t.ppf(0.5 + level / 2, np.maximum(d, 1)), np.nan)
+    return {"se": se, "lo": est - crit * se, "hi": est + crit * se}
+
+
 def add_rate_interval(table: pd.DataFrame, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
-    """Add ``n_eff``, ``design_effect``, ``lo``, ``hi`` to a block ratio table.
+    """Add ``n_eff``, ``design_effect``, ``lo``, ``hi`` (:func:`rate_interval`) to a ratio table.
 
     ``table`` carries ``estimate``, ``var``, ``n`` as made by the block aggregation.
     """
     out = table.copy()
-    est = out["estimate"].to_numpy(dtype="float64")
-    n_eff = effective_n(
-        est, out["var"].to_numpy(dtype="float64"), out["n"].to_numpy(dtype="float64")
-    )
-    lo, hi = wilson_interval(est * n_eff, n_eff, level)
-    out["n_eff"] = n_eff
+    ci = rate_interval(out["estimate"], out["var"], out["n"], level)
+    out["n_eff"] = ci["n_eff"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["design_effect"] = out["n"].to_numpy(dtype="float64") / n_eff
-    out["lo"] = lo
-    out["hi"] = hi
+        out["design_effect"] = out["n"].to_numpy(dtype="float64") / ci["n_eff"]
+    out["lo"] = ci["lo"]
+    out["hi"] = ci["hi"]
     return out
 
 
 def add_mean_interval(table: pd.DataFrame, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
     """Add ``se``, ``lo``, ``hi`` (normal interval from the block variance) to a ratio table."""
     out = table.copy()
-    se = np.sqrt(out["var"].to_numpy(dtype="float64"))
-    est = out["estimate"].to_numpy(dtype="float64")
-    z = z_value(level)
-    out["se"] = se
-    out["lo"] = est - z * se
-    out["hi"] = est + z * se
+    ci = mean_interval(out["estimate"], out["var"], level)
+    out["se"] = ci["se"]
+    out["lo"] = ci["lo"]
+    out["hi"] = ci["hi"]
     return out
