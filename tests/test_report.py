@@ -393,3 +393,25 @@ def test_blocks_that_mix_lineups_are_refused(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "r")])
     assert res.exit_code != 0 and "holds games of two matches" in res.output
     assert "Traceback" not in res.output
+
+
+def test_cli_plan_states_its_design_effect() -> None:
+    """`marrakech plan` says which design effect it assumes, and warns against borrowing one."""
+    res = CliRunner().invoke(main, ["plan"])
+    assert res.exit_code == 0, res.output
+    assert "design effect 1 (assumed" in res.output and "`random`" in res.output
+    given = CliRunner().invoke(main, ["plan", "--design-effect", "2.5"])
+    assert "design effect 2.5 (given" in given.output
+
+
+def test_power_table_is_prospective(report_tables) -> None:
+    """Each claim has its 80%-power detectable effect and the games for its stated effect."""
+    power = report_tables.tables["power"]
+    assert {"mde", "target_effect", "n_for_power", "detectable"} <= set(power.columns)
+    ok = power["se"].notna() & power["target_effect"].notna()
+    assert ok.all()
+    z = 1.959963984540054 + 0.8416212335729143
+    np.testing.assert_allclose(power["mde"], z * power["se"], rtol=1e-12)
+    assert (
+        power.loc[power["detectable"], "n_for_power"] <= power.loc[power["detectable"], "n_games"]
+    ).all()

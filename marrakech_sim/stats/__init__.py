@@ -16,7 +16,7 @@ Modules::
     seats          seat advantage: shares per seat, equal-share and trend tests, ties
     ratings        Plackett-Luce ratings with a seat term, Elo conversion
     variants       per-game metrics, per-rule-set means, rule-set comparisons (Holm)
-    power          underpowered claims, games needed for a seat advantage / a difference
+    power          smallest detectable effects, games for 80% power, study sizes
     distributions  summaries of margins and lengths, score over turns
 
 Uncertainty: games of a block share dice, so every interval and test is computed from
@@ -56,6 +56,7 @@ from marrakech_sim.stats.power import (
     flag_underpowered,
     plan_seat_advantage,
     plan_variant_difference,
+    prospective_power,
 )
 from marrakech_sim.stats.ratings import RatingFit, fit_ratings, to_elo
 from marrakech_sim.stats.seats import (
@@ -101,6 +102,7 @@ __all__ = [
     "margin_summary",
     "plan_seat_advantage",
     "plan_variant_difference",
+    "prospective_power",
     "score_over_turns",
     "seat_block_totals",
     "seat_tests",
