@@ -32,17 +32,8 @@ from marrakech_sim.errors import StatsInputError
 from marrakech_sim.report.pergame import CHUNK, PerGame
 from marrakech_sim.stats import estimators
 
-GAME_METRICS = (
-    "seat_advantage",
-    "turns",
-    "margin",
-    "bankrupt",
-    "tie_broken",
-    "winner_dirhams_share",
-)
-
-
-TURN_METRICS = ("lead_changes", "comeback")
+TURN_METRICS = ("lead_changes", "comeback")  # read from a sample's moves
+GAME_METRICS = tuple(m for m in stats.VARIANT_METRICS if m not in TURN_METRICS)
 
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)

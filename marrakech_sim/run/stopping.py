@@ -78,7 +78,7 @@ class Stopper:
             decision = {"H1": "accept H1 (p1)", "H0": "accept H0 (p0)"}.get(res["decision"] or "")
         else:
             assert rule.width is not None
-            cum = self._cumulative(y, n)
+            cum = estimators.cumulative_sums(y, n, self.sums)
             est = estimators.ratio_from_sums(*(cum[name] for name in estimators.SUMS))
             ci = rate_interval(est["estimate"], est["var"], est["n"], rule.level)
             width = ci["hi"] - ci["lo"]
@@ -97,17 +97,6 @@ class Stopper:
             decision = "interval narrow enough" if index is not None else None
         self.last = self._statistics(int(blocks[at]), int(games[at]), extra, decision)
         return index
-
-    def _cumulative(self, y: np.ndarray, n: np.ndarray) -> dict[str, np.ndarray]:
-        s = self.sums
-        return {
-            "total": s["total"] + np.cumsum(y),
-            "n": s["n"] + np.cumsum(n),
-            "syy": s["syy"] + np.cumsum(y * y),
-            "sym": s["sym"] + np.cumsum(y * n),
-            "smm": s["smm"] + np.cumsum(n * n),
-            "n_blocks": s["n_blocks"] + np.arange(1, len(y) + 1),
-        }
 
     def _statistics(
         self, block: int, games: int, extra: dict[str, Any], decision: str | None

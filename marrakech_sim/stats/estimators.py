@@ -295,6 +295,23 @@ def sequential_llr(estimate: ArrayLike, var: ArrayLike, p0: float, p1: float) ->
     return np.where((v > 0) & (p > 0) & (p < 1), llr, np.nan)
 
 
+def cumulative_sums(
+    y: ArrayLike, m: ArrayLike, start: dict[str, float] | None = None
+) -> dict[str, np.ndarray]:
+    """The sums (:data:`SUMS`) after each block of ``y``, ``m``, added to ``start``'s."""
+    y = np.asarray(y, dtype="float64")
+    m = np.asarray(m, dtype="float64")
+    s0 = start or dict.fromkeys(SUMS, 0.0)
+    return {
+        "total": s0["total"] + np.cumsum(y),
+        "n": s0["n"] + np.cumsum(m),
+        "syy": s0["syy"] + np.cumsum(y * y),
+        "sym": s0["sym"] + np.cumsum(y * m),
+        "smm": s0["smm"] + np.cumsum(m * m),
+        "n_blocks": s0["n_blocks"] + np.arange(1, len(y) + 1),
+    }
+
+
 def sequential_test(
     y: ArrayLike,
     m: ArrayLike,
@@ -317,17 +334,8 @@ def sequential_test(
         None), and at that block (or the last one) the sums, estimate, var, llr, lower,
         upper.
     """
-    y = np.asarray(y, dtype="float64")
-    m = np.asarray(m, dtype="float64")
     s0 = start or dict.fromkeys(SUMS, 0.0)
-    cum = {
-        "total": s0["total"] + np.cumsum(y),
-        "n": s0["n"] + np.cumsum(m),
-        "syy": s0["syy"] + np.cumsum(y * y),
-        "sym": s0["sym"] + np.cumsum(y * m),
-        "smm": s0["smm"] + np.cumsum(m * m),
-        "n_blocks": s0["n_blocks"] + np.arange(1, len(y) + 1),
-    }
+    cum = cumulative_sums(y, m, s0)
     est = ratio_from_sums(*(cum[name] for name in SUMS))
     llr = sequential_llr(est["estimate"], est["var"], p0, p1)
     lower, upper = sprt_bounds(alpha, beta)

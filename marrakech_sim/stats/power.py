@@ -129,6 +129,40 @@ def _blocks(n_iid: float, design_effect: float, block_size: int) -> tuple[int, i
     return n_blocks * block_size, n_blocks
 
 
+def _sizes(
+    base: float,
+    effect: float,
+    ratio: float,
+    alpha: float,
+    power: float,
+    design_effect: float,
+    block_size: int,
+) -> dict[str, float | int]:
+    """Independent games for Cohen's h of ``base + effect`` against ``base``, then blocks."""
+    h = proportion_effectsize(base + effect, base)
+    n_iid = float(
+        NormalIndPower().solve_power(
+            effect_size=h,
+            nobs1=None,
+            alpha=alpha,
+            power=power,
+            ratio=ratio,
+            alternative="two-sided",
+        )
+    )
+    n_games, n_blocks = _blocks(n_iid, design_effect, block_size)
+    return {
+        "effect": effect,
+        "alpha": alpha,
+        "power": power,
+        "design_effect": design_effect,
+        "block_size": block_size,
+        "n_games_independent": int(np.ceil(n_iid)),
+        "n_games": n_games,
+        "n_blocks": n_blocks,
+    }
+
+
 def plan_seat_advantage(
     players: int = 4,
     effect: float | Sequence[float] = 0.01,
@@ -149,32 +183,8 @@ def plan_seat_advantage(
     records = []
     for eff in _effects(effect):
         _check_share(fair + eff, "seat-0 share 1/k + effect =")
-        h = proportion_effectsize(fair + eff, fair)
-        n_iid = float(
-            NormalIndPower().solve_power(
-                effect_size=h,
-                nobs1=None,
-                alpha=alpha,
-                power=power,
-                ratio=0.0,
-                alternative="two-sided",
-            )
-        )
-        n_games, n_blocks = _blocks(n_iid, design_effect, block_size)
-        records.append(
-            {
-                "players": players,
-                "fair_share": fair,
-                "effect": eff,
-                "alpha": alpha,
-                "power": power,
-                "design_effect": design_effect,
-                "block_size": block_size,
-                "n_games_independent": int(np.ceil(n_iid)),
-                "n_games": n_games,
-                "n_blocks": n_blocks,
-            }
-        )
+        size = _sizes(fair, eff, 0.0, alpha, power, design_effect, block_size)
+        records.append({"players": players, "fair_share": fair, **size})
     return pd.DataFrame.from_records(records)
 
 
@@ -202,31 +212,16 @@ def plan_variant_difference(
     records = []
     for eff in _effects(effect):
         _check_share(base + eff, "baseline share + effect =")
-        h = proportion_effectsize(base + eff, base)
-        n_iid = float(
-            NormalIndPower().solve_power(
-                effect_size=h,
-                nobs1=None,
-                alpha=alpha,
-                power=power,
-                ratio=1.0,
-                alternative="two-sided",
-            )
-        )
-        n_games, n_blocks = _blocks(n_iid, design_effect, block_size)
+        size = _sizes(base, eff, 1.0, alpha, power, design_effect, block_size)
+        n_games, n_blocks = size.pop("n_games"), size.pop("n_blocks")
         records.append(
             {
                 "players": players,
                 "baseline_share": base,
-                "effect": eff,
-                "alpha": alpha,
-                "power": power,
-                "design_effect": design_effect,
-                "block_size": block_size,
-                "n_games_independent": int(np.ceil(n_iid)),
+                **size,
                 "n_games_per_variant": n_games,
                 "n_blocks_per_variant": n_blocks,
-                "n_games_total": 2 * n_games,
+                "n_games_total": 2 * int(n_games),
             }
         )
     return pd.DataFrame.from_records(records)

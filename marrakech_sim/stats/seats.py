@@ -146,10 +146,34 @@ def tie_summary(
     per_game["_shared"] = (per_game["_winners"] > 1).astype("float64")
     per_game["_broken"] = per_game["_broken"].astype("float64")
     per_game["_one"] = 1.0
+    shared, broken = (
+        cluster_ratio_table(per_game, GROUP, col, "_one") for col in ("_shared", "_broken")
+    )
+    return tie_table(shared, broken, level)
+
+
+TIE_COLUMNS = (
+    "n_games",
+    "n_blocks",
+    "shared_wins",
+    "shared_rate",
+    "shared_lo",
+    "shared_hi",
+    "tie_broken",
+    "tie_broken_rate",
+    "tie_broken_lo",
+    "tie_broken_hi",
+)
+
+
+def tie_table(shared: pd.DataFrame, broken: pd.DataFrame, level: float) -> pd.DataFrame:
+    """The ties table from the block ratio tables of shared wins and tie-broken games.
+
+    Both are keyed by (players, ruleset); shared with the report's numpy path.
+    """
     out = None
-    for col, name in (("_shared", "shared"), ("_broken", "tie_broken")):
-        tab = add_rate_interval(cluster_ratio_table(per_game, GROUP, col, "_one"), level)
-        tab = tab.rename(
+    for tab, name in ((shared, "shared"), (broken, "tie_broken")):
+        tab = add_rate_interval(tab, level).rename(
             columns={
                 "total": "shared_wins" if name == "shared" else name,
                 "estimate": f"{name}_rate",
@@ -167,24 +191,9 @@ def tie_summary(
             else out.merge(tab[[c for c in keep if c not in ("n_games", "n_blocks")]], on=GROUP)
         )
     assert out is not None
-    out["n_games"] = out["n_games"].astype("int64")
-    out["shared_wins"] = out["shared_wins"].astype("int64")
-    out["tie_broken"] = out["tie_broken"].astype("int64")
-    return out[
-        [
-            *GROUP,
-            "n_games",
-            "n_blocks",
-            "shared_wins",
-            "shared_rate",
-            "shared_lo",
-            "shared_hi",
-            "tie_broken",
-            "tie_broken_rate",
-            "tie_broken_lo",
-            "tie_broken_hi",
-        ]
-    ]
+    for c in ("n_games", "shared_wins", "tie_broken"):
+        out[c] = out[c].astype("int64")
+    return out[[*GROUP, *TIE_COLUMNS]].reset_index(drop=True)
 
 
 SEAT_SHARE_COLUMNS = (

@@ -20,7 +20,13 @@ from marrakech_sim.report.tables import (
 from marrakech_sim.stats.intervals import (
     add_rate_interval,
 )
-from marrakech_sim.stats.seats import SEAT_SHARE_COLUMNS, SEAT_TEST_COLUMNS, finish_seat_shares
+from marrakech_sim.stats.seats import (
+    SEAT_SHARE_COLUMNS,
+    SEAT_TEST_COLUMNS,
+    TIE_COLUMNS,
+    finish_seat_shares,
+    tie_table,
+)
 
 
 def _seat_block_totals(pg: PerGame) -> dict[str, Any]:
@@ -117,45 +123,4 @@ def seat_tables(
     out.tables["seat_tests"] = pd.DataFrame.from_records(records, columns=cols)
 
     # Ties: shared wins and tie-break-decided games, per game.
-    ties = None
-    for col, name in (("shared", "shared"), ("broken", "tie_broken")):
-        t = add_rate_interval(fast["ties"][col], level)
-        t = t.rename(
-            columns={
-                "total": "shared_wins" if name == "shared" else name,
-                "estimate": f"{name}_rate",
-                "lo": f"{name}_lo",
-                "hi": f"{name}_hi",
-                "n": "n_games",
-            }
-        )
-        keep = [
-            c
-            for c in t.columns
-            if c.startswith(name) or c in ("players", "ruleset", "n_games", "n_blocks")
-        ]
-        ties = (
-            t[keep]
-            if ties is None
-            else ties.merge(
-                t[[c for c in keep if c not in ("n_games", "n_blocks")]], on=["players", "ruleset"]
-            )
-        )
-    assert ties is not None
-    for c in ("n_games", "shared_wins", "tie_broken"):
-        ties[c] = ties[c].astype("int64")
-    out.tables["ties"] = ties[["players", "ruleset", *TIE_COLUMNS]]
-
-
-TIE_COLUMNS = (
-    "n_games",
-    "n_blocks",
-    "shared_wins",
-    "shared_rate",
-    "shared_lo",
-    "shared_hi",
-    "tie_broken",
-    "tie_broken_rate",
-    "tie_broken_lo",
-    "tie_broken_hi",
-)
+    out.tables["ties"] = tie_table(fast["ties"]["shared"], fast["ties"]["broken"], level)
