@@ -415,3 +415,32 @@ def test_power_table_is_prospective(report_tables) -> None:
     assert (
         power.loc[power["detectable"], "n_for_power"] <= power.loc[power["detectable"], "n_games"]
     ).all()
+
+
+def test_paired_variant_comparison_equals_stats(tmp_path: Path) -> None:
+    """A common_seeds run: the report pairs blocks by seed exactly as stats does (1e-9)."""
+    import json
+
+    g1, s1 = make_run(STRATEGIES, 50, players=4, shared_dice=0.3, seed=5)
+    g2, s2 = make_run(STRATEGIES, 50, players=4, ruleset=ODD_RULESET, shared_dice=0.3, seed=6)
+    games, seats = combine_runs([(g1, s1), (g2, s2)])
+    n_base = int(g1["block"].max()) + 1
+    games["seed"] = (games["block"] % n_base + 1000).astype("uint64")  # block i of each pairs
+    run = write_run(
+        tmp_path / "paired", games, seats, None, {k: RULESETS[k] for k in ("standard", ODD_RULESET)}
+    )
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["config"]["common_seeds"] = True
+    (run / "run.json").write_text(json.dumps(manifest))
+    rt, games, seats = _tables_and_frames(run)
+    metrics = stats.game_metrics(games, seats)
+    want = stats.compare_variants(metrics, "standard", cluster="seed")
+    got = rt.tables["variant_comparison"]
+    _same(
+        got,
+        want,
+        ["metric", "ruleset"],
+        ["diff", "se", "df", "lo", "hi", "p_value", "p_holm", "se_unpaired", "n_clusters"],
+    )
+    assert (got["paired"] == n_base).all()
+    assert set(got["family"]) == {"primary", "secondary"}

@@ -127,9 +127,8 @@ def metrics() -> pd.DataFrame:
 def test_compare_detects_planted_difference(metrics: pd.DataFrame) -> None:
     """A tripled tie-break rate is detected after Holm; its interval covers the truth."""
     out = compare_variants(metrics, baseline="base").set_index("metric")
-    assert list(out.index) == [*(f"seat_{i}_share" for i in range(4)), *PRIMARY_METRICS] + [
-        *SECONDARY_METRICS
-    ]
+    seats = [f"seat_{i}_share" for i in range(4)]
+    assert list(out.index) == [*seats, *PRIMARY_METRICS, *SECONDARY_METRICS]
     row = out.loc["tie_broken"]
     assert row["reject_holm"] and row["p_holm"] < 1e-6
     assert row["lo"] < 0.10 < row["hi"]
