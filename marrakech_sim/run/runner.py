@@ -293,7 +293,13 @@ def _close_session(
             "statistics": statistics,
             # the run keeps whole chunks: the games after the stopping block in its chunk
             "games_in_run": played,
-            "summary": stopping_line(statistics, stopper.decision is not None),
+            "summary": stopping_line(statistics, stopper.decision is not None)
+            + (
+                f"; decided at game {statistics['games']:,}, the run keeps {played:,} "
+                "(whole chunks)"
+                if stopper.decision is not None
+                else ""
+            ),
         }
 
 

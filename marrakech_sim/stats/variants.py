@@ -18,13 +18,21 @@ Per-game metrics (one row per non-error game; see :data:`VARIANT_METRICS`):
 * ``comeback`` (needs turn_scores): 1 when a winner was strictly behind the top score
   after the half-way turn (turn ceil(turns/2) - 1, i.e. once half the turns are played).
 
+* ``seat_<i>_share``: seat i's win share (one column per seat).
+
 Differences (``compare_variants``): for each metric and each rule set against the
-baseline, the difference of means with a normal 95% interval and a two-sided z-test.
-The standard error is block-clustered: each block's influence on the difference is
-summed and squared, so blocks shared between rule sets (common dice across variants)
-count as paired and blocks within one rule set as independent clusters. p-values are
-Holm-corrected across every (metric, rule set) comparison with
-``statsmodels.stats.multitest.multipletests(method='holm')``.
+baseline, the difference of means (``estimators.clustered_difference``): each block's
+influence on the difference is summed per cluster and squared, so blocks of two rule sets
+that share a cluster (their seed, in a ``common_seeds`` study: common dice) pair, and
+other blocks are independent clusters; intervals and p-values use Student's t with
+clusters - 1 degrees of freedom (a few dozen clusters for the per-turn metrics of a sample).
+
+One declared family per question: the *primary* family is each seat's win share, the
+margin, the bankruptcy rate and the length (the claims the README rests on); the
+*secondary* family is the tie-break rate, the winner's dirhams share, and the lead changes
+and comebacks (computed on a sample of blocks). Each family is Holm-corrected on its own
+with ``statsmodels.stats.multitest.multipletests(method='holm')``; ``seat_advantage`` (seat
+0's share minus 1/k) is summarised per rule set but not compared (seat 0's share is).
 """
 
 from __future__ import annotations
