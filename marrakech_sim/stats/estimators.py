@@ -347,7 +347,7 @@ def sequential_test(
         h0 = ok & (llr <= lower)
     hit = np.flatnonzero(h1 | h0)
     index = int(hit[0]) if len(hit) else None
-    at = index if index is not None else len(y) - 1
+    at = index if index is not None else len(llr) - 1
     out: dict[str, Any] = {
         "index": index,
         "decision": None if index is None else ("H1" if h1[index] else "H0"),
