@@ -28,7 +28,6 @@ import numpy as np
 from marrakech_sim.run.config import StoppingRule
 from marrakech_sim.run.plan import Plan
 from marrakech_sim.stats import estimators
-from marrakech_sim.stats.intervals import rate_interval
 
 NOT_CORRECTED = "the estimate is not corrected for the sequential stop"
 
@@ -80,7 +79,7 @@ class Stopper:
             assert rule.width is not None
             cum = estimators.cumulative_sums(y, n, self.sums)
             est = estimators.ratio_from_sums(*(cum[name] for name in estimators.SUMS))
-            ci = rate_interval(est["estimate"], est["var"], est["n"], rule.level)
+            ci = estimators.rate_interval(est["estimate"], est["var"], est["n"], rule.level)
             width = ci["hi"] - ci["lo"]
             with np.errstate(invalid="ignore"):
                 stop = allowed & (cum["n_blocks"] >= 2) & (width < rule.width)
@@ -103,7 +102,7 @@ class Stopper:
     ) -> dict[str, Any]:
         rule, s = self.rule, self.sums
         est = estimators.ratio_from_sums(*(np.array([s[name]]) for name in estimators.SUMS))
-        ci = rate_interval(est["estimate"], est["var"], est["n"], rule.level)
+        ci = estimators.rate_interval(est["estimate"], est["var"], est["n"], rule.level)
         out: dict[str, Any] = {
             "rule": rule.rule,
             "quantity": rule.quantity,
