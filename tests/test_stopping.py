@@ -173,3 +173,45 @@ def test_stopping_line_reads_like_a_sentence() -> None:
     assert line.startswith(f"LLR {stopper.decision['llr']:.2f} (-2.94, 2.94) H")
     assert f"accepted after {stopper.decision['blocks']:,} blocks" in line
     assert "not corrected for the sequential stop" in line
+
+
+def test_interval_width_rule_stops_at_the_first_narrow_block() -> None:
+    """interval_width stops at the first block whose Wilson interval (at the effective
+    number of games, recomputed with statsmodels) is narrower than the width (1e-10)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    data = {
+        "seed": 1,
+        "games_per_lineup": 8000,
+        "chunk_games": 100,
+        "rulesets": {"four": {}},
+        "strategies": {"random": {}, "greedy": {}},
+        "schedule": {"kind": "lineups", "lineups": [["greedy", "random", "random", "random"]]},
+        "rotation": "latin",
+        "stopping": {
+            "rule": "interval_width",
+            "quantity": "strategy_win_share",
+            "strategy": "greedy",
+            "width": 0.08,
+        },
+    }
+    plan = Plan(study_from_dict(data, default_name="t"))
+    y = synthetic_blocks(np.random.default_rng(2), 0.3, 2000)
+    stopper = feed(plan, y)
+    assert stopper.decision is not None
+    stop = stopper.decision["block"]
+
+    def interval(b: int) -> tuple[float, float]:
+        yy, mm = y[: b + 1], np.full(b + 1, 4.0)
+        p = yy.sum() / mm.sum()
+        var = (b + 1) / b * ((yy - p * mm) ** 2).sum() / mm.sum() ** 2
+        n_eff = p * (1 - p) / var
+        lo, hi = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
+        return float(lo), float(hi)
+
+    lo, hi = interval(stop)
+    assert stopper.decision["lo"] == pytest.approx(lo, rel=1e-10)
+    assert stopper.decision["hi"] == pytest.approx(hi, rel=1e-10)
+    assert hi - lo < 0.08
+    lo, hi = interval(stop - 1)
+    assert hi - lo >= 0.08
