@@ -444,3 +444,10 @@ def test_paired_variant_comparison_equals_stats(tmp_path: Path) -> None:
     )
     assert (got["paired"] == n_base).all()
     assert set(got["family"]) == {"primary", "secondary"}
+
+
+def test_report_plan_never_borrows_a_design_effect_below_one(built) -> None:
+    """The report's study sizes use this data's seat-0 design effect, floored at 1 (exact)."""
+    plan = pd.read_csv(built.folder / "plan.csv")
+    assert (plan["design_effect"] >= 1.0).all()
+    assert np.array_equal(plan["design_effect"], np.maximum(plan["design_effect_observed"], 1.0))
