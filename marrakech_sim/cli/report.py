@@ -89,7 +89,9 @@ def report(
     type=float,
     default=1.0,
     show_default=True,
-    help="Variance factor of the block design from a pilot run (report: design_effect of seat 0).",
+    help="Variance factor of the block design: 1 treats every game as independent; take it "
+    "from a pilot of the same kind of line-ups (report: design_effect of seat 0), never from "
+    "line-ups against `random`, whose seat rotation makes it small.",
 )
 @click.option(
     "--block-size",
@@ -109,7 +111,17 @@ def plan(
     s, v = seat.iloc[0], variant.iloc[0]
     click.echo(
         f"{players} players, effect {100 * effect:g} pp, alpha {alpha:g}, power {power:g}, "
-        f"design effect {design_effect:g}, {block_size} game(s) per block"
+        f"{block_size} game(s) per block"
+    )
+    assumed = (
+        "1 (assumed: every game as informative as an independent one; evenly matched "
+        "players in a block design are near it)"
+        if design_effect == 1.0
+        else f"{design_effect:g} (given: the games needed scale with it)"
+    )
+    click.echo(
+        f"design effect {assumed}; one borrowed from line-ups against `random` undersizes "
+        "a study of evenly matched players (about 2.5x in the default study)"
     )
     click.echo(
         f"seat advantage: seat 0 winning {100 * (s['fair_share'] + effect):.4g}% instead of "

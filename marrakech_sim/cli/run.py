@@ -142,8 +142,7 @@ def run_command(
         f"({result.games_this_session:,} now, {rate:,.0f} games/s) in {run_dir}"
     )
     if result.stopping is not None:
-        stats = result.stopping["statistics"]
-        click.echo(f"stopping rule: {json.dumps(stats, default=str)}")
+        click.echo(f"stopping rule: {result.stopping['summary']}")
     if not no_summary and result.games_played:
         _print_summary(run_dir)
 

@@ -35,6 +35,7 @@ def compute_tables(
     # games (every game) feed the data section and the per-game arrays, then go; the
     # per-game arrays are shared by the sections and freed before the ratings' fit
     held: dict[str, Any] = {}
+    paired = [r.index for r in runs if r.manifest.get("config", {}).get("common_seeds")]
 
     def per_game() -> PerGame:
         pg: PerGame = held["per_game"]
@@ -53,7 +54,7 @@ def compute_tables(
         ("per_game", build),
         ("win_rates", lambda: win_rate_tables(con, out, level, per_game())),
         ("seats", lambda: seat_tables(con, out, level, per_game())),
-        ("variants", lambda: variant_tables(con, out, moves_games, level, per_game())),
+        ("variants", lambda: variant_tables(con, out, moves_games, level, per_game(), paired)),
         ("ratings", ratings),
     )
     for name, step in steps:

@@ -19,6 +19,8 @@ line-up, the run seed and, optionally, a stopping rule::
     [schedule]
     kind = "self_play"          # round_robin | gauntlet | lineups | self_play
 
+    common_seeds = true         # optional: the rule sets play the same block seeds
+
     [stopping]                  # optional
     rule = "interval_width"
     quantity = "seat_win_share"
@@ -64,6 +66,7 @@ _TOP_KEYS = (
     "games_per_lineup",
     "rotation",
     "chunk_games",
+    "common_seeds",
     "rulesets",
     "strategies",
     "schedule",
@@ -165,6 +168,8 @@ class Study:
     chunk_games: int = DEFAULT_CHUNK_GAMES
     stopping: StoppingRule | None = None
     description: str = ""
+    # the rule sets play the same block seeds (common random numbers; run.plan)
+    common_seeds: bool = False
 
     @property
     def ruleset_names(self) -> tuple[str, ...]:
@@ -208,6 +213,8 @@ class Study:
             },
             "schedule": self.schedule.to_dict(),
             "stopping": self.stopping.to_dict() if self.stopping else None,
+            # only when set: the resolved config of a study without it is unchanged
+            **({"common_seeds": True} if self.common_seeds else {}),
         }
 
 
@@ -240,6 +247,9 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     strategies = _strategies(data.get("strategies"))
     schedule = _schedule(data.get("schedule", {}), rulesets, strategies)
     stopping = _stopping(data.get("stopping"), rulesets, strategies)
+    common_seeds = data.get("common_seeds", False)
+    if not isinstance(common_seeds, bool):
+        raise ConfigError(f"common_seeds = {common_seeds!r}: expected true or false")
     study = Study(
         name=name,
         seed=seed,
@@ -251,6 +261,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         chunk_games=chunk,
         stopping=stopping,
         description=description,
+        common_seeds=common_seeds,
     )
     # a line-up that does not fit a rule set's player count is named here
     lineups_of(study)

@@ -15,6 +15,14 @@ Seeds: block b's game seed is word b % 1024 of
 ``numpy.random.SeedSequence(seed, spawn_key=(b // 1024,)).generate_state(1024, numpy.uint64)``
 (the state of child b // 1024 of ``SeedSequence(seed).spawn(...)``), so it depends on
 the run seed and the block number only, never on process state or worker count.
+
+Common seeds (``common_seeds = true``): the rule sets play the same seeds, so a variant and
+its base meet the same dice and rug piles (common random numbers) and their comparison can
+be paired block by block. Block b then takes the seed of its *seed key*
+round(b) * L + i(b), where i(b) is the position of b's line-up among its rule set's
+line-ups (config order), round(b) the block's number within its match and L the most
+line-ups of any rule set; round r of line-up i has one seed under every rule set. Without
+it the key is the block number.
 """
 
 from __future__ import annotations
@@ -121,6 +129,11 @@ class Plan:
         round_of = np.concatenate([np.arange(n, dtype=np.int64) for n in per_match])
         order = np.lexsort((match_of, round_of))
         self.block_match = match_of[order]
+        self.block_seed_key = np.arange(len(order), dtype=np.int64)
+        if study.common_seeds:
+            position = _lineup_positions(self.matches)
+            width = int(position.max()) + 1
+            self.block_seed_key = round_of[order] * width + position[self.block_match]
         block_sizes = sizes[self.block_match]
         self.block_first = np.concatenate([[0], np.cumsum(block_sizes)]).astype(np.int64)
         self.games_planned = int(self.block_first[-1])
@@ -158,7 +171,7 @@ class Plan:
             match_id=match_id,
             block=block,
             seating=self.seating_offset[match_id] + within,
-            seed=np.repeat(block_seeds(self.study.seed, blocks), sizes),
+            seed=np.repeat(block_seeds(self.study.seed, self.block_seed_key[b0:b1]), sizes),
         )
 
     def chunk_of_game(self, game_id: int) -> int:
@@ -176,6 +189,16 @@ class Plan:
             }
             for m in self.matches
         ]
+
+
+def _lineup_positions(matches: Sequence[Match]) -> np.ndarray:
+    """Per match, the position of its line-up among its rule set's line-ups (config order)."""
+    seen: dict[str, int] = {}
+    out = np.empty(len(matches), dtype=np.int64)
+    for m in matches:
+        out[m.match_id] = seen.get(m.ruleset, 0)
+        seen[m.ruleset] = out[m.match_id] + 1
+    return out
 
 
 def _chunk_bounds(block_first: np.ndarray, chunk_games: int) -> np.ndarray:

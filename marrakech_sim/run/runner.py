@@ -28,7 +28,7 @@ from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.plan import Plan
 from marrakech_sim.run.pool import default_start_method, log_chunk, worker_chunk, worker_pool
 from marrakech_sim.run.provenance import check_same_code, code_digest
-from marrakech_sim.run.stopping import Stopper
+from marrakech_sim.run.stopping import Stopper, stopping_line
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,9 @@ Progress = Callable[[int, int, float], None]  # (games done, games planned, seco
 
 SEED_DERIVATION = (
     "block b's game seed = numpy.random.SeedSequence(seed, spawn_key=(b // 1024,))"
-    ".generate_state(1024, numpy.uint64)[b % 1024]; every game of a block uses it"
+    ".generate_state(1024, numpy.uint64)[b % 1024]; every game of a block uses it; "
+    "with common_seeds, b is the block's seed key (round * lineups + line-up position: "
+    "the rule sets share seeds)"
 )
 
 
@@ -284,10 +286,20 @@ def _close_session(
     manifest["chunks_played"] = len(done)
     manifest["updated"] = runfolder.utc_now()
     if stopper is not None:
+        statistics = _plain(stopper.decision or stopper.last)
         manifest["stopping"] = {
             "rule": stopper.rule.to_dict(),
             "stopped": stopper.decision is not None,
-            "statistics": _plain(stopper.decision or stopper.last),
+            "statistics": statistics,
+            # the run keeps whole chunks: the games after the stopping block in its chunk
+            "games_in_run": played,
+            "summary": stopping_line(statistics, stopper.decision is not None)
+            + (
+                f"; decided at game {statistics['games']:,}, the run keeps {played:,} "
+                "(whole chunks)"
+                if stopper.decision is not None
+                else ""
+            ),
         }
 
 

@@ -8,12 +8,15 @@ Every output row carries the counts it rests on (``n_games``, ``n_blocks``, ...)
 
 Modules::
 
+    estimators     one estimator per statistic, from block totals: the clustered ratio,
+                   the clustered (paired) difference, the equal-share and trend tests,
+                   the sequential test of the stopping rule
     intervals      Wilson intervals, block-aware rate and mean intervals
     winrates       win rates per strategy / line-up, head-to-head, fault counts
     seats          seat advantage: shares per seat, equal-share and trend tests, ties
     ratings        Plackett-Luce ratings with a seat term, Elo conversion
     variants       per-game metrics, per-rule-set means, rule-set comparisons (Holm)
-    power          underpowered claims, games needed for a seat advantage / a difference
+    power          smallest detectable effects, games for 80% power, study sizes
     distributions  summaries of margins and lengths, score over turns
 
 Uncertainty: games of a block share dice, so every interval and test is computed from
@@ -39,6 +42,7 @@ Libraries, and why:
 """
 
 from marrakech_sim.errors import StatsInputError
+from marrakech_sim.stats import estimators
 from marrakech_sim.stats._core import balance_games
 from marrakech_sim.stats.distributions import (
     length_summary,
@@ -46,15 +50,16 @@ from marrakech_sim.stats.distributions import (
     score_over_turns,
     summarize,
 )
+from marrakech_sim.stats.estimators import clustered_difference, equal_share_tests
 from marrakech_sim.stats.intervals import wilson_interval
 from marrakech_sim.stats.power import (
     flag_underpowered,
     plan_seat_advantage,
     plan_variant_difference,
+    prospective_power,
 )
 from marrakech_sim.stats.ratings import RatingFit, fit_ratings, to_elo
 from marrakech_sim.stats.seats import (
-    equal_share_tests,
     seat_block_totals,
     seat_tests,
     seat_win_shares,
@@ -82,8 +87,10 @@ __all__ = [
     "RatingFit",
     "StatsInputError",
     "balance_games",
+    "clustered_difference",
     "compare_variants",
     "equal_share_tests",
+    "estimators",
     "fault_counts",
     "fit_ratings",
     "flag_underpowered",
@@ -95,6 +102,7 @@ __all__ = [
     "margin_summary",
     "plan_seat_advantage",
     "plan_variant_difference",
+    "prospective_power",
     "score_over_turns",
     "seat_block_totals",
     "seat_tests",

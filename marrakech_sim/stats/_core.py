@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim.errors import StatsInputError
+from marrakech_sim.stats.estimators import block_ratio
 
 ERROR_END = "error"
 
@@ -71,45 +72,31 @@ def to_float(column: pd.Series) -> np.ndarray:
 def cluster_ratio_table(
     rows: pd.DataFrame, keys: Sequence[str], y: str, m: str, cluster: str = "block"
 ) -> pd.DataFrame:
-    """Ratio estimate sum(y)/sum(m) per group, with its block-clustered variance.
+    """Ratio estimate sum(y)/sum(m) per group with its block-clustered variance.
 
-    ``rows`` may be at any level below the block (games, seats); they are first summed to
-    one (group, block) row. Per group, with block totals y_b, m_b and p = Y/M:
-    var(p) = B/(B-1) * sum_b (y_b - p m_b)^2 / M^2, the sandwich (linearisation) variance
-    of a ratio estimator with B clusters; B/(B-1) is the usual small-sample factor (CR1).
+    ``rows`` may be at any level below the block (games, seats); they are summed to one
+    (group, block) row and handed to :func:`estimators.block_ratio` (the formula is there).
 
     Returns the group keys plus ``total`` (Y), ``n`` (M), ``n_blocks`` (B), ``estimate``
-    and ``var`` (NaN when B < 2: one block says nothing about between-block variation).
+    and ``var`` (NaN when B < 2).
     """
     keys = list(keys)
     if not keys:
         raise StatsInputError("cluster_ratio_table needs at least one grouping key")
     per_block = rows.groupby([*keys, cluster], sort=True, observed=True)[[y, m]].sum()
-    per_block = per_block.rename(columns={y: "_y", m: "_m"})
-    grouped = per_block.groupby(level=keys, sort=True, observed=True)
-    group_y = grouped["_y"].transform("sum")
-    group_m = grouped["_m"].transform("sum")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # Residuals per block, taken directly (not as sum(y^2) - ...) to keep precision.
-        per_block["_e2"] = (per_block["_y"] - group_y / group_m * per_block["_m"]) ** 2
-    sums = per_block.groupby(level=keys, sort=True, observed=True).agg(
-        _y=("_y", "sum"), _m=("_m", "sum"), _e2=("_e2", "sum"), n_blocks=("_y", "size")
+    groups = per_block.reset_index()[keys]
+    first = ~groups.duplicated().to_numpy()
+    group = np.cumsum(first) - 1  # groupby sorted: a group's blocks are consecutive
+    cols = block_ratio(
+        per_block[y].to_numpy(dtype="float64"),
+        per_block[m].to_numpy(dtype="float64"),
+        group,
+        int(first.sum()),
     )
-    sums = sums.reset_index()
-    total = sums["_y"].to_numpy(dtype="float64")
-    n = sums["_m"].to_numpy(dtype="float64")
-    n_blocks = sums["n_blocks"].to_numpy(dtype="int64")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        est = np.where(n > 0, total / np.where(n > 0, n, 1.0), np.nan)
-        factor = np.where(n_blocks > 1, n_blocks / np.maximum(n_blocks - 1, 1), np.nan)
-        var = factor * sums["_e2"].to_numpy(dtype="float64") / np.where(n > 0, n, 1.0) ** 2
-    out = sums[keys].copy()
-    out["total"] = total
-    out["n"] = n
-    out["n_blocks"] = n_blocks
-    out["estimate"] = est
-    out["var"] = var
-    return out.reset_index(drop=True)
+    out = groups.loc[first].reset_index(drop=True)
+    for name, values in cols.items():
+        out[name] = values
+    return out
 
 
 def lineup_labels(games: pd.DataFrame, seats: pd.DataFrame, sep: str) -> pd.Series:

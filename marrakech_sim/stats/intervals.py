@@ -1,4 +1,4 @@
-"""Confidence intervals for rates and means, plain and block-aware.
+"""Confidence intervals for rates and means added to tables (``stats.estimators`` computes them).
 
 A *block* is a set of games that share one chance stream (the same dice) and differ only
 in how the line-up is seated. Games of a block are not independent, so every interval in
@@ -16,93 +16,51 @@ number of games.
 
 from __future__ import annotations
 
-from typing import overload
-
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
-from scipy import stats as sps
-from statsmodels.stats.proportion import proportion_confint
 
-DEFAULT_LEVEL = 0.95
+# the intervals themselves are estimators of block totals' statistics: defined there once
+from marrakech_sim.stats.estimators import (
+    DEFAULT_LEVEL,
+    effective_n,
+    mean_interval,
+    rate_interval,
+    wilson_interval,
+    z_value,
+)
 
-
-@overload
-def wilson_interval(successes: float, n: float, level: float = ...) -> tuple[float, float]: ...
-@overload
-def wilson_interval(
-    successes: np.ndarray | pd.Series, n: np.ndarray | pd.Series | float, level: float = ...
-) -> tuple[np.ndarray, np.ndarray]: ...
-def wilson_interval(
-    successes: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL
-) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for ``successes`` out of ``n`` (vectorised).
-
-    ``successes`` may be fractional (win shares of shared wins). Entries with n <= 0 or
-    non-finite n give NaN bounds.
-
-    Returns:
-        (lo, hi): floats for scalar input, arrays otherwise.
-    """
-    scalar = np.ndim(successes) == 0 and np.ndim(n) == 0
-    x = np.atleast_1d(np.asarray(successes, dtype="float64"))
-    m = np.broadcast_to(np.asarray(n, dtype="float64"), x.shape)
-    lo = np.full(x.shape, np.nan)
-    hi = np.full(x.shape, np.nan)
-    ok = np.isfinite(m) & (m > 0) & np.isfinite(x)
-    if ok.any():
-        lo_ok, hi_ok = proportion_confint(x[ok], m[ok], alpha=1 - level, method="wilson")
-        lo[ok] = np.clip(lo_ok, 0.0, 1.0)
-        hi[ok] = np.clip(hi_ok, 0.0, 1.0)
-    if scalar:
-        return float(lo[0]), float(hi[0])
-    return lo, hi
-
-
-def z_value(level: float = DEFAULT_LEVEL) -> float:
-    """Two-sided normal quantile for a ``level`` confidence interval."""
-    return float(sps.norm.ppf(0.5 + level / 2))
-
-
-def effective_n(estimate: np.ndarray, var: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Effective number of independent games: p(1-p)/var, falling back to ``n``.
-
-    NaN where ``var`` is NaN (fewer than two blocks).
-    """
-    base = estimate * (1 - estimate)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = base / var
-    usable = (var > 0) & (base > 0)
-    out = np.where(usable, ratio, n)
-    return np.where(np.isnan(var), np.nan, out)
+__all__ = [
+    "DEFAULT_LEVEL",
+    "add_mean_interval",
+    "add_rate_interval",
+    "effective_n",
+    "mean_interval",
+    "rate_interval",
+    "wilson_interval",
+    "z_value",
+]
 
 
 def add_rate_interval(table: pd.DataFrame, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
-    """Add ``n_eff``, ``design_effect``, ``lo``, ``hi`` to a block ratio table.
+    """Add ``n_eff``, ``design_effect``, ``lo``, ``hi`` (:func:`rate_interval`) to a ratio table.
 
     ``table`` carries ``estimate``, ``var``, ``n`` as made by the block aggregation.
     """
     out = table.copy()
-    est = out["estimate"].to_numpy(dtype="float64")
-    n_eff = effective_n(
-        est, out["var"].to_numpy(dtype="float64"), out["n"].to_numpy(dtype="float64")
-    )
-    lo, hi = wilson_interval(est * n_eff, n_eff, level)
-    out["n_eff"] = n_eff
+    ci = rate_interval(out["estimate"], out["var"], out["n"], level)
+    out["n_eff"] = ci["n_eff"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["design_effect"] = out["n"].to_numpy(dtype="float64") / n_eff
-    out["lo"] = lo
-    out["hi"] = hi
+        out["design_effect"] = out["n"].to_numpy(dtype="float64") / ci["n_eff"]
+    out["lo"] = ci["lo"]
+    out["hi"] = ci["hi"]
     return out
 
 
 def add_mean_interval(table: pd.DataFrame, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
     """Add ``se``, ``lo``, ``hi`` (normal interval from the block variance) to a ratio table."""
     out = table.copy()
-    se = np.sqrt(out["var"].to_numpy(dtype="float64"))
-    est = out["estimate"].to_numpy(dtype="float64")
-    z = z_value(level)
-    out["se"] = se
-    out["lo"] = est - z * se
-    out["hi"] = est + z * se
+    ci = mean_interval(out["estimate"], out["var"], level)
+    out["se"] = ci["se"]
+    out["lo"] = ci["lo"]
+    out["hi"] = ci["hi"]
     return out

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from marrakech_sim.stats._core import balance_seats, cluster_ratio_table
+from marrakech_sim.stats.estimators import equal_share_tests
 from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_rate_interval
 
 GROUP = ["players", "ruleset"]
@@ -89,75 +89,14 @@ def seat_block_totals(
     return out
 
 
-def equal_share_tests(
-    totals: np.ndarray, n_games: np.ndarray, level: float = DEFAULT_LEVEL
-) -> dict[str, float]:
-    """Block-aware tests of equal seat shares from block totals (one row per block).
-
-    Args:
-        totals: (B, k) summed win share per block and seat.
-        n_games: (B,) games per block.
-
-    Returns:
-        chi2_block (Wald W), df_block, p_block (F reference), chi2_pearson, p_pearson
-        (independent games), trend_pp, trend_se_pp, trend_lo_pp, trend_hi_pp, trend_p
-        (slope of win share per seat index, percentage points per seat, clustered),
-        n_games, n_blocks.
-    """
-    n_blocks, k = totals.shape
-    big_n = float(n_games.sum())
-    p = totals.sum(axis=0) / big_n
-    resid = totals - n_games[:, None] * p[None, :]
-    cov = (
-        n_blocks / (n_blocks - 1) * resid.T @ resid / big_n**2
-        if n_blocks > 1
-        else np.full((k, k), np.nan)
-    )
-    diff = p[: k - 1] - 1.0 / k
-    sub = cov[: k - 1, : k - 1]
-    if np.all(np.isfinite(sub)) and n_blocks > 1:
-        # pinv/rank: with few blocks or a degenerate design V may be singular.
-        df = int(np.linalg.matrix_rank(sub))
-        chi2_block = float(diff @ np.linalg.pinv(sub) @ diff)
-        if 0 < df < n_blocks:
-            f_stat = (n_blocks - df) / (df * (n_blocks - 1)) * chi2_block
-            p_block = float(sps.f.sf(f_stat, df, n_blocks - df))
-        else:
-            p_block = float("nan")
-    else:
-        df, chi2_block, p_block = 0, float("nan"), float("nan")
-    pearson = sps.chisquare(totals.sum(axis=0), f_exp=np.full(k, big_n / k))
-    seat_idx = np.arange(k, dtype="float64")
-    centred = seat_idx - seat_idx.mean()
-    contrast = centred / (centred**2).sum()
-    slope = float(contrast @ p)
-    se = float(np.sqrt(contrast @ cov @ contrast))
-    t_df = max(n_blocks - 1, 1)
-    t_crit = float(sps.t.ppf(0.5 + level / 2, t_df))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        trend_p = float(2 * sps.t.sf(abs(slope) / se, t_df)) if se > 0 else float("nan")
-    return {
-        "n_games": int(big_n),
-        "n_blocks": int(n_blocks),
-        "chi2_block": chi2_block,
-        "df_block": df,
-        "p_block": p_block,
-        "chi2_pearson": float(pearson.statistic),
-        "p_pearson": float(pearson.pvalue),
-        "trend_pp": 100 * slope,
-        "trend_se_pp": 100 * se,
-        "trend_lo_pp": 100 * (slope - t_crit * se),
-        "trend_hi_pp": 100 * (slope + t_crit * se),
-        "trend_p": trend_p,
-    }
-
-
 #: the columns of a seat-test table after its group keys (players, ruleset)
 SEAT_TEST_COLUMNS = (
     "n_games",
     "n_blocks",
     "chi2_block",
     "df_block",
+    "f_block",
+    "f_df2",
     "p_block",
     "chi2_pearson",
     "p_pearson",
@@ -175,8 +114,9 @@ def seat_tests(
     """Tests of seat advantage per (players, ruleset); see :func:`equal_share_tests`.
 
     Returns:
-        One row per (players, ruleset): n_games, n_blocks, chi2_block, df_block, p_block,
-        chi2_pearson, p_pearson, trend_pp, trend_se_pp, trend_lo_pp, trend_hi_pp, trend_p.
+        One row per (players, ruleset): n_games, n_blocks, chi2_block, df_block, f_block,
+        f_df2, p_block (the F test on blocks), chi2_pearson, p_pearson, trend_pp,
+        trend_se_pp, trend_lo_pp, trend_hi_pp, trend_p.
     """
     records = []
     for (players, ruleset), (totals, n) in seat_block_totals(games, seats).items():
@@ -206,10 +146,34 @@ def tie_summary(
     per_game["_shared"] = (per_game["_winners"] > 1).astype("float64")
     per_game["_broken"] = per_game["_broken"].astype("float64")
     per_game["_one"] = 1.0
+    shared, broken = (
+        cluster_ratio_table(per_game, GROUP, col, "_one") for col in ("_shared", "_broken")
+    )
+    return tie_table(shared, broken, level)
+
+
+TIE_COLUMNS = (
+    "n_games",
+    "n_blocks",
+    "shared_wins",
+    "shared_rate",
+    "shared_lo",
+    "shared_hi",
+    "tie_broken",
+    "tie_broken_rate",
+    "tie_broken_lo",
+    "tie_broken_hi",
+)
+
+
+def tie_table(shared: pd.DataFrame, broken: pd.DataFrame, level: float) -> pd.DataFrame:
+    """The ties table from the block ratio tables of shared wins and tie-broken games.
+
+    Both are keyed by (players, ruleset); shared with the report's numpy path.
+    """
     out = None
-    for col, name in (("_shared", "shared"), ("_broken", "tie_broken")):
-        tab = add_rate_interval(cluster_ratio_table(per_game, GROUP, col, "_one"), level)
-        tab = tab.rename(
+    for tab, name in ((shared, "shared"), (broken, "tie_broken")):
+        tab = add_rate_interval(tab, level).rename(
             columns={
                 "total": "shared_wins" if name == "shared" else name,
                 "estimate": f"{name}_rate",
@@ -227,24 +191,9 @@ def tie_summary(
             else out.merge(tab[[c for c in keep if c not in ("n_games", "n_blocks")]], on=GROUP)
         )
     assert out is not None
-    out["n_games"] = out["n_games"].astype("int64")
-    out["shared_wins"] = out["shared_wins"].astype("int64")
-    out["tie_broken"] = out["tie_broken"].astype("int64")
-    return out[
-        [
-            *GROUP,
-            "n_games",
-            "n_blocks",
-            "shared_wins",
-            "shared_rate",
-            "shared_lo",
-            "shared_hi",
-            "tie_broken",
-            "tie_broken_rate",
-            "tie_broken_lo",
-            "tie_broken_hi",
-        ]
-    ]
+    for c in ("n_games", "shared_wins", "tie_broken"):
+        out[c] = out[c].astype("int64")
+    return out[[*GROUP, *TIE_COLUMNS]].reset_index(drop=True)
 
 
 SEAT_SHARE_COLUMNS = (

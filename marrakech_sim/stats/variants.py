@@ -18,13 +18,21 @@ Per-game metrics (one row per non-error game; see :data:`VARIANT_METRICS`):
 * ``comeback`` (needs turn_scores): 1 when a winner was strictly behind the top score
   after the half-way turn (turn ceil(turns/2) - 1, i.e. once half the turns are played).
 
+* ``seat_<i>_share``: seat i's win share (one column per seat).
+
 Differences (``compare_variants``): for each metric and each rule set against the
-baseline, the difference of means with a normal 95% interval and a two-sided z-test.
-The standard error is block-clustered: each block's influence on the difference is
-summed and squared, so blocks shared between rule sets (common dice across variants)
-count as paired and blocks within one rule set as independent clusters. p-values are
-Holm-corrected across every (metric, rule set) comparison with
-``statsmodels.stats.multitest.multipletests(method='holm')``.
+baseline, the difference of means (``estimators.clustered_difference``): each block's
+influence on the difference is summed per cluster and squared, so blocks of two rule sets
+that share a cluster (their seed, in a ``common_seeds`` study: common dice) pair, and
+other blocks are independent clusters; intervals and p-values use Student's t with
+clusters - 1 degrees of freedom (a few dozen clusters for the per-turn metrics of a sample).
+
+One declared family per question: the *primary* family is each seat's win share, the
+margin, the bankruptcy rate and the length (the claims the README rests on); the
+*secondary* family is the tie-break rate, the winner's dirhams share, and the lead changes
+and comebacks (computed on a sample of blocks). Each family is Holm-corrected on its own
+with ``statsmodels.stats.multitest.multipletests(method='holm')``; ``seat_advantage`` (seat
+0's share minus 1/k) is summarised per rule set but not compared (seat 0's share is).
 """
 
 from __future__ import annotations
@@ -33,7 +41,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
 from marrakech_sim.errors import StatsInputError
@@ -42,7 +49,8 @@ from marrakech_sim.stats._core import (
     cluster_ratio_table,
     require_columns,
 )
-from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_mean_interval, z_value
+from marrakech_sim.stats.estimators import clustered_difference
+from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_mean_interval
 
 VARIANT_METRICS = (
     "seat_advantage",
@@ -63,14 +71,16 @@ def game_metrics(
     """Per-game balance metrics of every non-error game.
 
     Returns:
-        One row per game: game_id, block, ruleset, players, then the columns of
-        :data:`VARIANT_METRICS` (float; lead_changes and comeback NaN without
-        ``turn_scores``).
+        One row per game: game_id, block, seed (when ``games`` has it), ruleset, players,
+        the columns of :data:`VARIANT_METRICS` (float; lead_changes and comeback NaN
+        without ``turn_scores``), then ``seat_<i>_share`` for each seat i (NaN in games
+        with fewer seats).
     """
-    rows = balance_seats(games, seats)
+    extra = ("seed",) if "seed" in games.columns else ()
+    rows = balance_seats(games, seats, extra=extra)
     won = rows["win_share"] > 0
     by_game = rows.groupby("game_id", sort=True)
-    out = by_game[["block", "ruleset", "players", "tie_broken"]].first()
+    out = by_game[["block", *extra, "ruleset", "players", "tie_broken"]].first()
     seat0 = rows.loc[rows["seat"] == 0].set_index("game_id")["win_share"]
     out["seat_advantage"] = seat0.reindex(out.index).to_numpy() - 1.0 / out["players"]
     out["turns"] = games.set_index("game_id")["turns"].reindex(out.index).astype("float64")
@@ -87,9 +97,14 @@ def game_metrics(
         lead = lead_metrics(turn_scores, games, seats)
         out["lead_changes"] = lead["lead_changes"].reindex(out.index)
         out["comeback"] = lead["comeback"].reindex(out.index)
+    seat_cols = []
+    for seat in range(int(rows["seat"].max()) + 1 if len(rows) else 0):
+        at = rows.loc[rows["seat"] == seat].set_index("game_id")["win_share"]
+        out[seat_metric(seat)] = at.reindex(out.index).to_numpy(dtype="float64")
+        seat_cols.append(seat_metric(seat))
     out = out.reset_index()
     out["players"] = out["players"].astype("int64")
-    return out[["game_id", "block", "ruleset", "players", *VARIANT_METRICS]]
+    return out[["game_id", "block", *extra, "ruleset", "players", *VARIANT_METRICS, *seat_cols]]
 
 
 def _top_two_gap(rows: pd.DataFrame) -> pd.Series:
@@ -202,9 +217,11 @@ def variant_summary(
     ].reset_index(drop=True)
 
 
-def _long(metrics: pd.DataFrame, metric_names: Sequence[str]) -> pd.DataFrame:
+def _long(
+    metrics: pd.DataFrame, metric_names: Sequence[str], cluster: str = "block"
+) -> pd.DataFrame:
     long = metrics.melt(
-        id_vars=["game_id", "block", "ruleset"],
+        id_vars=["game_id", cluster, "ruleset"],
         value_vars=list(metric_names),
         var_name="metric",
         value_name="value",
@@ -215,33 +232,69 @@ def _long(metrics: pd.DataFrame, metric_names: Sequence[str]) -> pd.DataFrame:
     return long
 
 
+#: the comparison's primary family (Holm-corrected together): each seat's win share, then
+#: these; ``seat_advantage`` is seat 0's share minus 1/k, so its difference is seat 0's
+PRIMARY_METRICS = ("margin", "bankrupt", "turns")
+#: reported apart, Holm-corrected within their own family
+SECONDARY_METRICS = ("tie_broken", "winner_dirhams_share", "lead_changes", "comeback")
+
+
+def seat_metric(seat: int) -> str:
+    """The name of seat ``seat``'s win-share metric (a column of :func:`game_metrics`)."""
+    return f"seat_{seat}_share"
+
+
+def comparison_metrics(columns: Sequence[str]) -> list[tuple[str, str]]:
+    """(metric, family) of a comparison, in order: the primary family first."""
+    seats = []
+    seat = 0
+    while seat_metric(seat) in columns:
+        seats.append(seat_metric(seat))
+        seat += 1
+    primary = [*seats, *(m for m in PRIMARY_METRICS if m in columns)]
+    secondary = [m for m in SECONDARY_METRICS if m in columns]
+    return [(m, "primary") for m in primary] + [(m, "secondary") for m in secondary]
+
+
 def compare_variants(
     metrics: pd.DataFrame,
     baseline: str,
-    metric_names: Sequence[str] = VARIANT_METRICS,
+    metric_names: Sequence[str] | None = None,
     level: float = DEFAULT_LEVEL,
+    cluster: str = "block",
 ) -> pd.DataFrame:
     """Each rule set against ``baseline`` on each metric; one tidy row per comparison.
+
+    The metrics form two declared families (:func:`comparison_metrics`): the primary one
+    (each seat's win share, margin, bankruptcy rate, length) and the secondary one; each is
+    Holm-corrected on its own. Games are clustered by ``cluster``: ``"block"``, or
+    ``"seed"`` for a ``common_seeds`` study, whose blocks of two rule sets that share a seed
+    then pair (``estimators.clustered_difference``); intervals and p-values use Student's t
+    with clusters - 1 degrees of freedom.
 
     Args:
         metrics: the output of :func:`game_metrics`.
         baseline: the rule set the others are compared with.
+        metric_names: these metrics (default: every metric of the two families); a name
+            outside the families is compared in the primary family.
 
     Returns:
-        One row per (metric, ruleset != baseline): metric, baseline, ruleset,
-        baseline_mean, mean, diff (ruleset minus baseline), se, lo, hi, p_value,
-        p_holm, reject_holm (at 1 - level), n_games_baseline, n_games, n_blocks_baseline,
-        n_blocks. Metrics missing in either rule set are left out.
+        One row per (metric, ruleset != baseline): the columns of
+        :data:`COMPARISON_COLUMNS`. Metrics missing in either rule set are left out.
     """
-    require_columns(metrics, ("ruleset", "block", *metric_names), "metrics")
+    require_columns(metrics, ("ruleset", cluster), "metrics")
     rulesets = sorted(str(r) for r in metrics["ruleset"].unique())
     if baseline not in rulesets:
         raise StatsInputError(f"baseline {baseline!r} not among rule sets {rulesets}")
-    long = _long(metrics, metric_names)
-    z = z_value(level)
+    family = comparison_metrics(list(metrics.columns))
+    if metric_names is not None:
+        declared = dict(family)
+        family = [(m, declared.get(m, "primary")) for m in metric_names]
+    names = [m for m, _ in family]
+    long = _long(metrics.assign(_cluster=metrics[cluster]), names, "_cluster")
     records = []
     parts = dict(list(long.groupby(["metric", "ruleset"], sort=False)))
-    for metric in metric_names:
+    for metric, fam in family:
         base = parts.get((metric, baseline))
         if base is None:
             continue
@@ -249,30 +302,29 @@ def compare_variants(
             alt = parts.get((metric, other))
             if other == baseline or alt is None:
                 continue
-            diff, se = _clustered_difference(base, alt)
-            p = two_sided_p(diff, se)
+            sides = []
+            for part in (base, alt):
+                per = part.groupby("_cluster", sort=True)["value"].agg(["sum", "size"])
+                sides.append((per.index.to_numpy(), per["sum"].to_numpy(), per["size"].to_numpy()))
+            res = clustered_difference(sides[0], sides[1], level)
             records.append(
                 {
+                    "family": fam,
                     "metric": metric,
                     "baseline": baseline,
                     "ruleset": other,
-                    "baseline_mean": float(base["value"].mean()),
-                    "mean": float(alt["value"].mean()),
-                    "diff": diff,
-                    "se": se,
-                    "lo": diff - z * se,
-                    "hi": diff + z * se,
-                    "p_value": p,
+                    **res,
                     "n_games_baseline": len(base),
                     "n_games": len(alt),
-                    "n_blocks_baseline": int(base["block"].nunique()),
-                    "n_blocks": int(alt["block"].nunique()),
+                    "n_blocks_baseline": int(base["_cluster"].nunique()),
+                    "n_blocks": int(alt["_cluster"].nunique()),
                 }
             )
     return comparison_table(records, level)
 
 
 COMPARISON_COLUMNS = [
+    "family",
     "metric",
     "baseline",
     "ruleset",
@@ -280,6 +332,7 @@ COMPARISON_COLUMNS = [
     "mean",
     "diff",
     "se",
+    "df",
     "lo",
     "hi",
     "p_value",
@@ -289,59 +342,26 @@ COMPARISON_COLUMNS = [
     "n_games",
     "n_blocks_baseline",
     "n_blocks",
+    "n_clusters",
+    "paired",
+    "se_unpaired",
+    "variance_ratio",
 ]
 
 
 def comparison_table(records: list[dict[str, object]], level: float = 0.95) -> pd.DataFrame:
-    """The forest-plot table from per-comparison records, Holm-corrected across all rows."""
+    """The forest-plot table from per-comparison records, Holm-corrected within each family."""
     out = pd.DataFrame.from_records(
         records, columns=[c for c in COMPARISON_COLUMNS if c not in ("p_holm", "reject_holm")]
     )
     out["p_holm"] = np.nan
     out["reject_holm"] = False
-    valid = out["p_value"].notna().to_numpy()
-    if valid.any():
-        reject, p_holm, _, _ = multipletests(
-            out.loc[valid, "p_value"], alpha=1 - level, method="holm"
-        )
-        out.loc[valid, "p_holm"] = p_holm
-        out.loc[valid, "reject_holm"] = reject
+    for _, rows in out.groupby("family", sort=False):
+        valid = rows.index[rows["p_value"].notna().to_numpy()]
+        if len(valid):
+            reject, p_holm, _, _ = multipletests(
+                out.loc[valid, "p_value"], alpha=1 - level, method="holm"
+            )
+            out.loc[valid, "p_holm"] = p_holm
+            out.loc[valid, "reject_holm"] = reject
     return out[COMPARISON_COLUMNS]
-
-
-def two_sided_p(diff: float, se: float) -> float:
-    """Two-sided normal p-value; with se = 0 (both sides constant) 1 for no difference."""
-    if np.isnan(se):
-        return float("nan")
-    if se == 0:
-        return 1.0 if diff == 0 else 0.0
-    return float(2 * sps.norm.sf(abs(diff) / se))
-
-
-def _clustered_difference(base: pd.DataFrame, alt: pd.DataFrame) -> tuple[float, float]:
-    """Difference of means (alt - base) and its block-clustered standard error."""
-    mean_b = float(base["value"].mean())
-    mean_a = float(alt["value"].mean())
-    # Each game's influence on the difference; summed per block, then squared.
-    infl = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "block": base["block"].to_numpy(),
-                    "psi": -(base["value"].to_numpy() - mean_b) / len(base),
-                }
-            ),
-            pd.DataFrame(
-                {
-                    "block": alt["block"].to_numpy(),
-                    "psi": (alt["value"].to_numpy() - mean_a) / len(alt),
-                }
-            ),
-        ]
-    )
-    per_block = infl.groupby("block")["psi"].sum().to_numpy()
-    n_blocks = len(per_block)
-    if n_blocks < 2:
-        return mean_a - mean_b, float("nan")
-    var = n_blocks / (n_blocks - 1) * float(per_block @ per_block)
-    return mean_a - mean_b, float(np.sqrt(var))

@@ -14,7 +14,7 @@ from synthetic_games import combine_runs, make_run, make_turn_scores
 
 from marrakech_sim import stats
 from marrakech_sim.cli import main
-from marrakech_sim.errors import RunFolderError
+from marrakech_sim.errors import RunFolderError, StatsInputError
 from marrakech_sim.report import build_report, pergame, tables
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
@@ -383,29 +383,71 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
     )
 
 
-def test_blocks_that_mix_lineups(tmp_path: Path) -> None:
-    """Blocks holding games of several line-ups (no slot layout): tables still equal stats."""
+def test_blocks_that_mix_lineups_are_refused(tmp_path: Path) -> None:
+    """Blocks holding games of several matches (not this program's layout): a clear error."""
     g, s = make_run({"x": 0.2, "y": 0.0, "z": 0.1}, 40, players=2, tie_rate=0.1, seed=9)
     g["block"] = g["game_id"] // 6  # every block spans two matches
     run = write_run(tmp_path / "mixed", g, s, None, {"standard": {"players": 2}})
+    with pytest.raises(StatsInputError, match="holds games of two matches"):
+        _tables_and_frames(run)
+    res = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "r")])
+    assert res.exit_code != 0 and "holds games of two matches" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_cli_plan_states_its_design_effect() -> None:
+    """`marrakech plan` says which design effect it assumes, and warns against borrowing one."""
+    res = CliRunner().invoke(main, ["plan"])
+    assert res.exit_code == 0, res.output
+    assert "design effect 1 (assumed" in res.output and "`random`" in res.output
+    given = CliRunner().invoke(main, ["plan", "--design-effect", "2.5"])
+    assert "design effect 2.5 (given" in given.output
+
+
+def test_power_table_is_prospective(report_tables) -> None:
+    """Each claim has its 80%-power detectable effect and the games for its stated effect."""
+    power = report_tables.tables["power"]
+    assert {"mde", "target_effect", "n_for_power", "detectable"} <= set(power.columns)
+    ok = power["se"].notna() & power["target_effect"].notna()
+    assert ok.all()
+    z = 1.959963984540054 + 0.8416212335729143
+    np.testing.assert_allclose(power["mde"], z * power["se"], rtol=1e-12)
+    assert (
+        power.loc[power["detectable"], "n_for_power"] <= power.loc[power["detectable"], "n_games"]
+    ).all()
+
+
+def test_paired_variant_comparison_equals_stats(tmp_path: Path) -> None:
+    """A common_seeds run: the report pairs blocks by seed exactly as stats does (1e-9)."""
+    import json
+
+    g1, s1 = make_run(STRATEGIES, 50, players=4, shared_dice=0.3, seed=5)
+    g2, s2 = make_run(STRATEGIES, 50, players=4, ruleset=ODD_RULESET, shared_dice=0.3, seed=6)
+    games, seats = combine_runs([(g1, s1), (g2, s2)])
+    n_base = int(g1["block"].max()) + 1
+    games["seed"] = (games["block"] % n_base + 1000).astype("uint64")  # block i of each pairs
+    run = write_run(
+        tmp_path / "paired", games, seats, None, {k: RULESETS[k] for k in ("standard", ODD_RULESET)}
+    )
+    manifest = json.loads((run / "run.json").read_text())
+    manifest["config"]["common_seeds"] = True
+    (run / "run.json").write_text(json.dumps(manifest))
     rt, games, seats = _tables_and_frames(run)
-    cols = ["n_games", "n_blocks", "rate", "lo", "hi"]
-    _same(rt.tables["win_rates"], stats.win_rates(games, seats), ["strategy"], cols)
+    metrics = stats.game_metrics(games, seats)
+    want = stats.compare_variants(metrics, "standard", cluster="seed")
+    got = rt.tables["variant_comparison"]
     _same(
-        rt.tables["lineup_win_rates"],
-        stats.lineup_win_rates(games, seats),
-        ["ruleset", "lineup", "strategy"],
-        cols,
+        got,
+        want,
+        ["metric", "ruleset"],
+        ["diff", "se", "df", "lo", "hi", "p_value", "p_holm", "se_unpaired", "n_clusters"],
     )
-    _same(
-        rt.tables["head_to_head"],
-        stats.head_to_head(games, seats),
-        ["strategy", "opponent"],
-        [*cols, "n_pairs", "tied_pairs"],
-    )
-    _same(
-        rt.tables["seat_shares"],
-        stats.seat_win_shares(games, seats),
-        ["players", "ruleset", "seat"],
-        ["n_games", "n_blocks", "share", "lo", "hi"],
-    )
+    assert (got["paired"] == n_base).all()
+    assert set(got["family"]) == {"primary", "secondary"}
+
+
+def test_report_plan_never_borrows_a_design_effect_below_one(built) -> None:
+    """The report's study sizes use this data's seat-0 design effect, floored at 1 (exact)."""
+    plan = pd.read_csv(built.folder / "plan.csv")
+    assert (plan["design_effect"] >= 1.0).all()
+    assert np.array_equal(plan["design_effect"], np.maximum(plan["design_effect_observed"], 1.0))

@@ -222,7 +222,13 @@ def test_stopping_rule_stops_at_a_block_boundary_deterministically(
     assert_same_tables(tmp_path / "a", tmp_path / "b")
     manifest = runfolder.read_manifest(tmp_path / "b")
     assert manifest["stopping"]["stopped"] is True
-    assert manifest["stopping"]["statistics"]["games"] == a.games_played
+    # decided at a block; the run keeps the whole chunk of that block
+    stopped_at = manifest["stopping"]["statistics"]["games"]
+    assert a.games_played - 25 < stopped_at <= a.games_played
+    assert manifest["stopping"]["games_in_run"] == a.games_played
+    assert manifest["stopping"]["summary"].startswith(
+        "LLR " if stopping["rule"] == "sprt" else "interval "
+    )
     assert verify_run(tmp_path / "b").ok
 
 

@@ -464,3 +464,23 @@ def test_score_over_turns_means_and_counts() -> None:
     assert seat0["n_games"].iloc[0] == (games["end_reason"] != "error").sum()
     assert seat0["n_games"].is_monotonic_decreasing
     assert (out["lo"] <= out["mean"]).all() and (out["mean"] <= out["hi"]).all()
+
+
+def test_prospective_power_matches_statsmodels() -> None:
+    """The 80%-power detectable effect and games at a stated effect agree with statsmodels.
+
+    Tolerance 1e-4 relative: statsmodels also counts the far tail's tiny rejection chance.
+    """
+    from statsmodels.stats.power import NormalIndPower
+
+    from marrakech_sim.stats import prospective_power
+
+    p, n, target = 0.25, 20_000.0, 0.01
+    sd = math.sqrt(p * (1 - p))
+    claims = pd.DataFrame({"se": [sd / math.sqrt(n)], "n": [n], "target": [target]})
+    out = prospective_power(claims, "se", "n", "target").iloc[0]
+    h = NormalIndPower().solve_power(nobs1=n, alpha=0.05, power=0.8, ratio=0.0)
+    assert out["mde"] == pytest.approx(h * sd, rel=1e-4)
+    n_ref = NormalIndPower().solve_power(effect_size=target / sd, alpha=0.05, power=0.8, ratio=0)
+    assert out["n_for_power"] == pytest.approx(n_ref, rel=1e-4, abs=1.0)
+    assert out["detectable"] == (out["mde"] <= target)

@@ -15,13 +15,13 @@ from statsmodels.stats.multitest import multipletests
 from synthetic_games import combine_runs, hand_tables, make_run, make_turn_scores
 
 from marrakech_sim.stats import (
-    VARIANT_METRICS,
     StatsInputError,
     compare_variants,
     game_metrics,
     lead_metrics,
     variant_summary,
 )
+from marrakech_sim.stats.variants import PRIMARY_METRICS, SECONDARY_METRICS
 
 FOUR = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0}
 
@@ -127,7 +127,8 @@ def metrics() -> pd.DataFrame:
 def test_compare_detects_planted_difference(metrics: pd.DataFrame) -> None:
     """A tripled tie-break rate is detected after Holm; its interval covers the truth."""
     out = compare_variants(metrics, baseline="base").set_index("metric")
-    assert list(out.index) == list(VARIANT_METRICS)
+    seats = [f"seat_{i}_share" for i in range(4)]
+    assert list(out.index) == [*seats, *PRIMARY_METRICS, *SECONDARY_METRICS]
     row = out.loc["tie_broken"]
     assert row["reject_holm"] and row["p_holm"] < 1e-6
     assert row["lo"] < 0.10 < row["hi"]
@@ -135,19 +136,22 @@ def test_compare_detects_planted_difference(metrics: pd.DataFrame) -> None:
     assert row["n_blocks"] == 400 and row["n_blocks_baseline"] == 400
     # Untouched metrics whose truth is equal: not rejected (they may differ by chance
     # only once in 20 before correction; with Holm, much more rarely).
-    for name in ("seat_advantage", "bankrupt", "comeback"):
+    for name in ("seat_0_share", "bankrupt", "comeback"):
         assert not out.loc[name, "reject_holm"]
 
 
-def test_holm_matches_statsmodels_across_all_comparisons(metrics: pd.DataFrame) -> None:
-    """p_holm is statsmodels' Holm over every (metric, rule set) row together."""
+def test_holm_matches_statsmodels_within_each_family(metrics: pd.DataFrame) -> None:
+    """p_holm is statsmodels' Holm over every (metric, rule set) row of one family (1e-7)."""
     third = metrics.loc[metrics["ruleset"] == "alt"].assign(
         ruleset="alt2", block=lambda d: d["block"] + 10_000
     )
     out = compare_variants(pd.concat([metrics, third]), baseline="base")
-    assert len(out) == 2 * len(VARIANT_METRICS)
-    _, ref, _, _ = multipletests(out["p_value"], method="holm")
-    np.testing.assert_allclose(out["p_holm"], ref)
+    primary = out["family"] == "primary"
+    assert primary.sum() == 2 * (4 + len(PRIMARY_METRICS))
+    assert (~primary).sum() == 2 * len(SECONDARY_METRICS)
+    for rows in (out.loc[primary], out.loc[~primary]):
+        _, ref, _, _ = multipletests(rows["p_value"], method="holm")
+        np.testing.assert_allclose(rows["p_holm"], ref, rtol=1e-7)
 
 
 def test_difference_se_matches_statsmodels_cluster(metrics: pd.DataFrame) -> None:
@@ -222,3 +226,38 @@ def test_unknown_baseline_is_reported(metrics: pd.DataFrame) -> None:
     """A baseline that is not a rule set raises StatsInputError listing the rule sets."""
     with pytest.raises(StatsInputError, match="'nope'"):
         compare_variants(metrics, baseline="nope")
+
+
+def test_paired_difference_matches_statsmodels_cluster_on_seed() -> None:
+    """Paired by seed: diff, SE and the t interval equal OLS clustered on the seed (1e-8)."""
+    rng = np.random.default_rng(5)
+    n_blocks = 60  # few clusters: the t reference matters
+    seed = np.repeat(rng.integers(0, 2**62, n_blocks, dtype=np.uint64), 6)
+    ruleset = np.tile(np.repeat(["base", "alt"], 3), n_blocks)
+    value = rng.normal(scale=2.0, size=n_blocks).repeat(6) + rng.normal(size=6 * n_blocks)
+    value = value + 0.3 * (ruleset == "alt")
+    frame = pd.DataFrame(
+        {
+            "game_id": np.arange(6 * n_blocks),
+            "block": np.arange(6 * n_blocks) // 3,  # each rule set has its own block ids
+            "seed": seed,
+            "ruleset": ruleset,
+            "turns": value,
+        }
+    )
+    out = compare_variants(frame, "base", metric_names=("turns",), cluster="seed").iloc[0]
+    x = sm.add_constant((ruleset == "alt").astype("float64"))
+    fit = sm.OLS(value, x).fit(cov_type="cluster", cov_kwds={"groups": seed.astype("int64")})
+    n, k = x.shape
+    se_ref = fit.bse[1] / math.sqrt((n - 1) / (n - k))  # statsmodels' extra (N-1)/(N-K)
+    assert out["diff"] == pytest.approx(fit.params[1], rel=1e-8)
+    assert out["se"] == pytest.approx(se_ref, rel=1e-8)
+    assert out["df"] == n_blocks - 1 and out["paired"] == n_blocks
+    from scipy import stats as sps
+
+    t = sps.t.ppf(0.975, n_blocks - 1)
+    assert out["hi"] - out["diff"] == pytest.approx(t * se_ref, rel=1e-8)
+    # the unpaired analysis of the same games ignores the shared block effect
+    assert out["variance_ratio"] < 0.5
+    by_block = compare_variants(frame, "base", metric_names=("turns",)).iloc[0]
+    assert by_block["se"] == pytest.approx(out["se_unpaired"], rel=1e-12)

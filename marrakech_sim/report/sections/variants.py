@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +18,12 @@ from marrakech_sim.report.tables import (
     QUANTILES,
     TURN_METRICS,
     ReportTables,
-    cluster_ratio_sql,
+    check_block_layout,
     ratio_frame,
 )
-from marrakech_sim.stats.intervals import (
-    add_mean_interval,
-    z_value,
-)
-from marrakech_sim.stats.variants import two_sided_p
+from marrakech_sim.stats import estimators
+from marrakech_sim.stats.intervals import add_mean_interval
+from marrakech_sim.stats.variants import comparison_metrics, seat_metric
 
 
 def turn_scores_sql(sample: str) -> str:
@@ -55,12 +52,18 @@ def score_over_turns(
              FROM turn_scores t JOIN {sample} g USING (game_id)
              WHERE g.end_reason <> 'error' AND t.score IS NOT NULL"""
     keys = ["ruleset", "players", "seat", "turn"]
-    tab = add_mean_interval(
-        cluster_ratio_sql(
-            con, f"SELECT {', '.join(keys)}, block, score AS y, 1 AS m FROM ({src})", keys
-        ),
-        level,
-    )
+    k = ", ".join(keys)
+    # the reduction: sums of the block totals per group (estimators.SUMS); the estimate is
+    # estimators.ratio_from_sums
+    sums = con.execute(
+        f"""WITH b AS (SELECT {k}, block, sum(score)::DOUBLE AS y, count(*)::DOUBLE AS m
+                      FROM ({src}) GROUP BY ALL)
+            SELECT {k}, sum(y) AS total, sum(m) AS n, sum(y * y) AS syy, sum(y * m) AS sym,
+                   sum(m * m) AS smm, count(*) AS n_blocks
+            FROM b GROUP BY ALL ORDER BY {k}"""
+    ).df()
+    cols = estimators.ratio_from_sums(*(sums[c].to_numpy() for c in estimators.SUMS))
+    tab = add_mean_interval(pd.DataFrame({**{c: sums[c] for c in keys}, **cols}), level)
     spread = con.execute(
         f"""SELECT {", ".join(keys)}, stddev_samp(score) AS sd,
                    quantile_cont(score, 0.025) AS "q2.5", quantile_cont(score, 0.975) AS "q97.5"
@@ -92,16 +95,10 @@ def game_metric_totals(pg: PerGame) -> MetricTotals:
     out = MetricTotals()
     if not len(pg):
         return out
-    n_rs = len(pg.rulesets)
+    check_block_layout(pg)
     rc = pg.ruleset.astype("int64")
-    key = pg.block_index * n_rs + rc  # one group per (block, rule set)
-    step = np.diff(key)
-    if np.all(step >= 0):
-        group = np.zeros(len(key), "int64")
-        np.cumsum(step != 0, out=group[1:])
-        first = np.flatnonzero(np.r_[True, step != 0])
-    else:  # a block with games of two rule sets
-        _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    group = pg.block_index  # a block holds one rule set (check_block_layout)
+    first = np.flatnonzero(np.r_[True, np.diff(group) != 0])
     n_groups = len(first)
     group_rc, group_block, group_players = rc[first], pg.block[first], pg.players[first]
     for r, name in enumerate(pg.rulesets):
@@ -109,8 +106,12 @@ def game_metric_totals(pg: PerGame) -> MetricTotals:
         if len(in_r):
             out.players[name] = int(group_players[in_r[0]])
     size = np.bincount(group, minlength=n_groups).astype("float64")
-    for metric in GAME_METRICS:
-        x = getattr(pg, metric)
+    seat_shares = {
+        seat_metric(i): np.where(pg.players > i, pg.win[i] * pg.win_value, np.nan)
+        for i in range(pg.win.shape[0])
+    }
+    for metric in (*GAME_METRICS, *seat_shares):
+        x = seat_shares[metric] if metric in seat_shares else getattr(pg, metric)
         ok = ~np.isnan(x)
         if ok.all():
             total, count = np.bincount(group, x, n_groups), size
@@ -191,8 +192,13 @@ def variant_tables(
     moves_games: int,
     level: float,
     pg: PerGame,
+    paired_runs: list[int] | None = None,
 ) -> None:
-    """Per-game metrics -> per-rule-set means, comparisons with Holm, distributions."""
+    """Per-game metrics -> per-rule-set means, comparisons with Holm, distributions.
+
+    ``paired_runs``: the indices of the runs played with ``common_seeds`` (their variants
+    are compared block pair by block pair).
+    """
     totals = game_metric_totals(pg)
 
     # Distributions of margins and lengths (exact histograms; summaries like stats.summarize).
@@ -241,6 +247,7 @@ def variant_tables(
     rows = [
         ratio_frame({"ruleset": [rs], "metric": [metric]}, total, n)
         for (rs, metric), (_, total, n) in sorted(totals.cells.items())
+        if metric in stats.VARIANT_METRICS
     ]
     columns = ["ruleset", "metric", "total", "n", "n_blocks", "estimate", "var"]
     summary = add_mean_interval(
@@ -260,7 +267,9 @@ def variant_tables(
     out.tables["variant_summary"] = summary[
         ["ruleset", "metric", "players", "n_games", "n_blocks", "mean", "se", "lo", "hi"]
     ].reset_index(drop=True)
-    out.tables["variant_comparison"] = compare_rulesets(totals, out, level)
+    out.tables["variant_comparison"] = compare_rulesets(
+        totals, out, level, cluster_keys(con, paired_runs or [])
+    )
 
 
 def baselines(rulesets: pd.DataFrame, options: dict[str, dict[str, Any]]) -> dict[str, str]:
@@ -279,63 +288,67 @@ def baselines(rulesets: pd.DataFrame, options: dict[str, dict[str, Any]]) -> dic
     return out
 
 
-def _paired_sum_of_squares(
-    base: tuple[np.ndarray, np.ndarray, np.ndarray],
-    other: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> tuple[int, float]:
-    """Blocks and sum over blocks of the squared influence on mean(other) - mean(base).
+def cluster_keys(
+    con: duckdb.DuckDBPyConnection, paired_runs: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(blocks ascending, cluster key) for the runs played with ``common_seeds``.
 
-    A block's influence is (y_b - m_b * Y / M) / M, with the sign of its rule set; a block
-    that has games of both rule sets (shared dice) adds its two influences before squaring.
+    The games of a block share one seed (run.plan); in a ``common_seeds`` run the blocks
+    of every rule set with one seed share their dice, so the seed is their cluster. The
+    blocks of other runs are their own cluster (key: the block). None: no such run.
     """
-    psi = []
-    for (block, total, n), sign in ((base, -1.0), (other, 1.0)):
-        psi.append((block, sign * (total - n * total.sum() / n.sum()) / n.sum()))
-    (b0, p0), (b1, p1) = psi
-    at = np.minimum(np.searchsorted(b0, b1), max(len(b0) - 1, 0))
-    both = (b0[at] == b1) if len(b0) else np.zeros(len(b1), bool)
-    paired = p0.copy()
-    paired[at[both]] += p1[both]
-    alone = p1[~both]
-    return len(b0) + len(alone), float(np.sum(paired * paired) + np.sum(alone * alone))
+    if not paired_runs:
+        return None
+    runs = ", ".join(str(int(r)) for r in paired_runs)
+    got = con.execute(
+        f"""SELECT block, any_value(CASE WHEN run IN ({runs}) THEN seed
+                                         ELSE block::UBIGINT END) AS key
+            FROM games GROUP BY block ORDER BY block"""
+    ).fetchnumpy()
+    return np.asarray(got["block"], "int64"), np.asarray(got["key"], "uint64")
 
 
-def compare_rulesets(totals: MetricTotals, out: ReportTables, level: float) -> pd.DataFrame:
-    """``stats.compare_variants`` from block totals: each rule set against its baseline."""
+def compare_rulesets(
+    totals: MetricTotals,
+    out: ReportTables,
+    level: float,
+    keys: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pd.DataFrame:
+    """``stats.compare_variants`` from block totals: each rule set against its baseline.
+
+    Blocks are clustered by ``keys`` (:func:`cluster_keys`; None: each block alone), so the
+    blocks of a rule set and its baseline that share a seed (``common_seeds``) pair.
+    """
     base_of = baselines(out.tables["rulesets"], out.facts.get("ruleset_options", {}))
     out.facts["baselines"] = base_of
-    z = z_value(level)
+    metrics = comparison_metrics(sorted({m for _, m in totals.cells}, key=_metric_order))
     records = []
     for other, base in sorted(base_of.items()):
         if other == base:
             continue
-        for metric in stats.VARIANT_METRICS:
+        for metric, family in metrics:
             if (base, metric) not in totals.cells or (other, metric) not in totals.cells:
                 continue
-            b, a = totals.cells[(base, metric)], totals.cells[(other, metric)]
-            # Each block's influence on the difference (blocks shared by the two rule sets pair).
-            blocks, ss = _paired_sum_of_squares(b, a)
-            n_b, n_a = float(b[2].sum()), float(a[2].sum())
-            mean_b, mean_a = float(b[1].sum()) / n_b, float(a[1].sum()) / n_a
-            se = math.sqrt(blocks / (blocks - 1) * ss) if blocks > 1 else float("nan")
-            diff = mean_a - mean_b
-            p = two_sided_p(diff, se)
+            sides = []
+            for block, total, n in (totals.cells[(base, metric)], totals.cells[(other, metric)]):
+                key = block if keys is None else keys[1][np.searchsorted(keys[0], block)]
+                sides.append((key, total, n))
+            res = estimators.clustered_difference(sides[0], sides[1], level)
             records.append(
                 {
+                    "family": family,
                     "metric": metric,
                     "baseline": base,
                     "ruleset": other,
-                    "baseline_mean": mean_b,
-                    "mean": mean_a,
-                    "diff": diff,
-                    "se": se,
-                    "lo": diff - z * se,
-                    "hi": diff + z * se,
-                    "p_value": p,
-                    "n_games_baseline": int(n_b),
-                    "n_games": int(n_a),
-                    "n_blocks_baseline": len(b[0]),
-                    "n_blocks": len(a[0]),
+                    **res,
+                    "n_games_baseline": int(sides[0][2].sum()),
+                    "n_games": int(sides[1][2].sum()),
+                    "n_blocks_baseline": len(sides[0][0]),
+                    "n_blocks": len(sides[1][0]),
                 }
             )
     return stats.variants.comparison_table(records, level)
+
+
+def _metric_order(metric: str) -> tuple[int, str]:
+    return (0, metric) if metric.startswith("seat_") else (1, metric)

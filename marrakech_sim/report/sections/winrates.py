@@ -9,8 +9,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from marrakech_sim.errors import StatsInputError
 from marrakech_sim.report.pergame import PerGame
-from marrakech_sim.report.tables import ReportTables, block_chunks, cluster_ratio_sql, ratio_columns
+from marrakech_sim.report.tables import ReportTables, block_chunks, check_block_layout
+from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import (
     add_rate_interval,
 )
@@ -116,14 +118,14 @@ class _KeySums:
     def table(self) -> pd.DataFrame:
         t = self.sums
         keys = np.flatnonzero(t["nb"] > 0)
-        cols = ratio_columns(*(t[c][keys] for c in ("y", "m", "yy", "ym", "mm", "nb")))
+        cols = estimators.ratio_from_sums(*(t[c][keys] for c in ("y", "m", "yy", "ym", "mm", "nb")))
         cols["n_games"] = np.round(t["games"][keys])
         cols["fair_share"] = t["fair"][keys] / t["m"][keys]
         return pd.DataFrame({"key": keys, **cols})
 
 
 def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
-    """Head-to-head block ratio table (as :func:`cluster_ratio_sql`) plus pair counts.
+    """Head-to-head block ratio table (``estimators.ratio_from_sums``) plus pair counts.
 
     Every ordered seat pair of a game scores 1 / 0.5 / 0 by rank, weighted 1 / (mult_A *
     mult_B) for strategies seated several times; block totals per (strategy, opponent).
@@ -156,7 +158,7 @@ def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
         {
             "strategy": [names[k // n_s] for k in present],
             "opponent": [names[k % n_s] for k in present],
-            **ratio_columns(
+            **estimators.ratio_from_sums(
                 acc["y"][present],
                 acc["m"][present],
                 acc["syy"][present],
@@ -265,15 +267,19 @@ def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
 
 def _win_rate_totals(
     con: duckdb.DuckDBPyConnection, pg: PerGame, slots: LineupSlots | None
-) -> dict[str, pd.DataFrame] | None:
+) -> dict[str, pd.DataFrame]:
     """``win_rates`` and ``lineup_win_rates`` block ratio tables from the per-game arrays.
 
     Per (block, slot) totals are bincounts over the seats, block chunk by block chunk, then
-    summed per strategy (and per rule set, line-up and strategy). Returns None without a
-    slot layout (some block spans two rule sets, matches or line-ups: the SQL path).
+    summed per strategy (and per rule set, line-up and strategy).
     """
-    if slots is None:
-        return None
+    if slots is None:  # no balance game
+        empty = _KeySums(0).table().drop(columns="key")
+        lineups = empty.assign(ruleset=[], lineup=[])
+        return {
+            "win_rates": empty.assign(strategy=[]),
+            "lineup_win_rates": lineups.assign(strategy=[]),
+        }
     names, rulesets = pg.names, pg.rulesets
     k, n_s = slots.seats, len(names)
     info = con.execute("SELECT match_id, lineup FROM match_info").fetchnumpy()
@@ -284,7 +290,10 @@ def _win_rate_totals(
     )
     n_l = len(lineup_codes)
     if len(rulesets) * n_l * n_s > 1 << 24:
-        return None  # too many (rule set, line-up, strategy) cells for dense sums
+        raise StatsInputError(
+            f"{len(rulesets)} rule sets x {n_l} line-ups x {n_s} strategies: more cells than "
+            "the report's dense sums hold (16,777,216); report fewer runs at a time"
+        )
     per_lineup = _KeySums(len(rulesets) * n_l * n_s)
     inv_players = 1.0 / pg.players
     for part in block_chunks(pg):
@@ -337,31 +346,17 @@ def win_rate_tables(
     con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, pg: PerGame
 ) -> None:
     """Win rate per strategy, per (ruleset, line-up, strategy), and head to head."""
-    slots = lineup_slots(pg)
+    check_block_layout(pg)
+    slots = lineup_slots(pg) if len(pg) else None
+    if len(pg) and slots is None:
+        raise StatsInputError(
+            "the games of a block seat different line-ups: not the block layout this "
+            "program writes (every seating of one line-up per block, run.plan)"
+        )
     fast = _win_rate_totals(con, pg, slots)
     for name, by in (("win_rates", []), ("lineup_win_rates", ["ruleset", "lineup"])):
         keys = [*by, "strategy"]
-        if fast is not None:
-            tab = _rate_table(fast[name], level).sort_values(keys, ignore_index=True)
-            _finish_win_rates(out, name, keys, tab)
-            continue
-        # mult: seats the strategy has in its games, so sum(1 / mult) counts games.
-        src = (
-            "SELECT b.*, mi.lineup, ms.mult FROM bseats b JOIN match_info mi USING (match_id) "
-            "JOIN match_strategy ms USING (match_id, strategy)"
-        )
-        tab = _rate_table(
-            cluster_ratio_sql(
-                con, f"SELECT {', '.join(keys)}, block, win_share AS y, 1 AS m FROM ({src})", keys
-            ),
-            level,
-        )
-        extra = con.execute(
-            f"""SELECT {", ".join(keys)}, round(sum(1.0 / mult)) AS n_games,
-                       avg(1.0 / players) AS fair_share
-                FROM ({src}) GROUP BY ALL"""
-        ).df()
-        tab = tab.merge(extra, on=keys, how="left", validate="one_to_one")
+        tab = _rate_table(fast[name], level).sort_values(keys, ignore_index=True)
         _finish_win_rates(out, name, keys, tab)
 
     # Head to head: each (A seat, B seat) pair of a game scores 1 / 0.5 / 0 by rank; a game's

@@ -1,0 +1,449 @@
+"""One estimator per statistic, computed from block totals.
+
+A *block* is the unit of independence: games that share one chance stream (the same dice
+and rug piles; with ``common_seeds`` the blocks of every rule set that share a seed) are
+one cluster. Every block-aware number of the package comes from a function here; the
+callers only *reduce* their data to block totals (pandas groupby in ``stats``, numpy
+``bincount`` over chunks of whole blocks in the report, running sums in the runner's
+stopping rule, a DuckDB GROUP BY over a sample of moves) and then call these.
+
+Ratio of totals (a win share, a mean per game) with block totals y_b, m_b, B blocks,
+Y = sum y_b, M = sum m_b, p = Y / M:
+
+    var(p) = B / (B - 1) * sum_b (y_b - p m_b)^2 / M^2
+
+the sandwich (linearisation) variance of a ratio estimator with B clusters and the usual
+small-sample factor (CR1). It is computed from the sums S_yy, S_ym, S_mm of the block
+totals, sum_b (y_b - p m_b)^2 = S_yy - 2 p S_ym + p^2 S_mm, the one form that running and
+chunked sums can give. The tests check it against statsmodels' OLS with
+``cov_type='cluster'``. Its intervals: for a rate, Wilson's at the effective number of
+games p (1 - p) / var (:func:`rate_interval`; ``stats.intervals`` explains why); for a
+mean, normal or Student's t (:func:`mean_interval`).
+
+Difference of two ratios (a variant against its base): each block's influence on
+mean(alt) - mean(base) is summed per cluster and squared; blocks of the two sides that
+share a cluster key (the same seed: common random numbers) pair, which is what makes a
+paired design pay. Its t reference has clusters - 1 degrees of freedom.
+
+Equal shares over k seats: the Wald statistic of p = 1/k with the cluster covariance; with
+equal block sizes it is Hotelling's T^2 of the block means, referred to its exact
+F(q, B - q) distribution (the "F test on blocks").
+
+Sequential test (the stopping rule ``sprt``): a generalised SPRT on the block totals, the
+normal approximation that chess engine testing (fishtest) uses on game pairs. After B
+blocks the ratio p has the block-clustered variance V; its design effect
+d = V / (p (1 - p)) carries the blocks' correlation, and under hypothesis j (p = p_j) the
+estimate is taken as normal with variance V_j = d p_j (1 - p_j). The log-likelihood ratio
+of H1: p = p1 against H0: p = p0 is
+
+    LLR = log N(p; p1, V1) - log N(p; p0, V0)
+
+(with V0 = V1 = V it is (p1 - p0)(2 p - p0 - p1) / (2 V), fishtest's form). Giving each
+hypothesis its own variance matters: a win share's variance grows with the share, and the
+single plug-in V made the test accept H0 too often under H1 (beta 7-8% for a nominal 5%
+in the simulation of tests/test_stopping.py; 4.5-5% with V_j). It is checked after every
+block against Wald's bounds log(beta / (1 - alpha)) and log((1 - beta) / alpha), not before
+:data:`SEQUENTIAL_MIN_BLOCKS` blocks (V rests on them), and takes no decision while p is 0
+or 1 (no design effect yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+DEFAULT_LEVEL = 0.95
+
+
+@overload
+def wilson_interval(successes: float, n: float, level: float = ...) -> tuple[float, float]: ...
+@overload
+def wilson_interval(
+    successes: np.ndarray | pd.Series, n: np.ndarray | pd.Series | float, level: float = ...
+) -> tuple[np.ndarray, np.ndarray]: ...
+def wilson_interval(
+    successes: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval for ``successes`` out of ``n`` (vectorised).
+
+    ``successes`` may be fractional (win shares of shared wins). Entries with n <= 0 or
+    non-finite n give NaN bounds.
+
+    Returns:
+        (lo, hi): floats for scalar input, arrays otherwise.
+    """
+    scalar = np.ndim(successes) == 0 and np.ndim(n) == 0
+    x = np.atleast_1d(np.asarray(successes, dtype="float64"))
+    m = np.broadcast_to(np.asarray(n, dtype="float64"), x.shape)
+    lo = np.full(x.shape, np.nan)
+    hi = np.full(x.shape, np.nan)
+    ok = np.isfinite(m) & (m > 0) & np.isfinite(x)
+    if ok.any():
+        lo_ok, hi_ok = proportion_confint(x[ok], m[ok], alpha=1 - level, method="wilson")
+        lo[ok] = np.clip(lo_ok, 0.0, 1.0)
+        hi[ok] = np.clip(hi_ok, 0.0, 1.0)
+    if scalar:
+        return float(lo[0]), float(hi[0])
+    return lo, hi
+
+
+def z_value(level: float = DEFAULT_LEVEL) -> float:
+    """Two-sided normal quantile for a ``level`` confidence interval."""
+    return float(sps.norm.ppf(0.5 + level / 2))
+
+
+def effective_n(estimate: np.ndarray, var: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Effective number of independent games: p(1-p)/var, falling back to ``n``.
+
+    NaN where ``var`` is NaN (fewer than two blocks).
+    """
+    base = estimate * (1 - estimate)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = base / var
+    usable = (var > 0) & (base > 0)
+    out = np.where(usable, ratio, n)
+    return np.where(np.isnan(var), np.nan, out)
+
+
+def rate_interval(
+    estimate: ArrayLike, var: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL
+) -> dict[str, np.ndarray]:
+    """Wilson interval of a rate at the effective number of games p(1-p) / var.
+
+    Returns:
+        n_eff (``n`` when var is 0, NaN with one block), lo, hi.
+    """
+    p = np.atleast_1d(np.asarray(estimate, dtype="float64"))
+    v = np.broadcast_to(np.asarray(var, dtype="float64"), p.shape)
+    count = np.broadcast_to(np.asarray(n, dtype="float64"), p.shape)
+    n_eff = effective_n(p, v, count)
+    lo, hi = wilson_interval(p * n_eff, n_eff, level)
+    return {"n_eff": n_eff, "lo": lo, "hi": hi}
+
+
+def mean_interval(
+    estimate: ArrayLike, var: ArrayLike, level: float = DEFAULT_LEVEL, df: ArrayLike | None = None
+) -> dict[str, np.ndarray]:
+    """Interval of a mean from its block variance: normal, or Student's t with ``df``."""
+    est = np.asarray(estimate, dtype="float64")
+    se = np.sqrt(np.asarray(var, dtype="float64"))
+    if df is None:
+        crit: Any = z_value(level)
+    else:
+        d = np.asarray(df, dtype="float64")
+        with np.errstate(invalid="ignore"):
+            crit = np.where(d >= 1, sps.t.ppf(0.5 + level / 2, np.maximum(d, 1)), np.nan)
+    return {"se": se, "lo": est - crit * se, "hi": est + crit * se}
+
+
+#: the sums of block totals a ratio estimate needs, in :func:`ratio_from_sums`'s order
+SUMS = ("total", "n", "syy", "sym", "smm", "n_blocks")
+
+#: the sequential test takes no decision before this many blocks (its variance is estimated)
+SEQUENTIAL_MIN_BLOCKS = 32
+
+
+def ratio_sums(
+    y: ArrayLike, m: ArrayLike, group: ArrayLike | None = None, size: int | None = None
+) -> dict[str, np.ndarray]:
+    """Per group, the sums of block totals (see :data:`SUMS`).
+
+    Args:
+        y, m: one (group, block) cell per entry: the block's total and count.
+        group: the cell's group (0..size-1); None: one group.
+    """
+    y = np.asarray(y, dtype="float64")
+    m = np.asarray(m, dtype="float64")
+    if group is None:
+        group = np.zeros(len(y), "int64")
+        size = 1
+    g = np.asarray(group, dtype="int64")
+    if size is None:
+        size = int(g.max()) + 1 if len(g) else 0
+    return {
+        "total": np.bincount(g, y, size),
+        "n": np.bincount(g, m, size),
+        "syy": np.bincount(g, y * y, size),
+        "sym": np.bincount(g, y * m, size),
+        "smm": np.bincount(g, m * m, size),
+        "n_blocks": np.bincount(g, minlength=size).astype("int64"),
+    }
+
+
+def ratio_from_sums(
+    total: ArrayLike,
+    n: ArrayLike,
+    syy: ArrayLike,
+    sym: ArrayLike,
+    smm: ArrayLike,
+    n_blocks: ArrayLike,
+) -> dict[str, np.ndarray]:
+    """The ratio estimate total / n and its block-clustered (CR1) variance, vectorised.
+
+    Returns:
+        total, n, n_blocks (int64), estimate (NaN when n = 0), var (NaN with fewer than
+        two blocks: one block says nothing about the variation between blocks).
+    """
+    y = np.asarray(total, dtype="float64")
+    m = np.asarray(n, dtype="float64")
+    nb = np.asarray(n_blocks, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(m > 0, y / np.where(m > 0, m, 1.0), np.nan)
+        resid = np.maximum(np.asarray(syy) - 2 * p * np.asarray(sym) + p**2 * np.asarray(smm), 0)
+        var = np.where(nb > 1, nb / np.maximum(nb - 1.0, 1.0) * resid / (m * m), np.nan)
+    return {
+        "total": y,
+        "n": m,
+        "n_blocks": np.asarray(n_blocks).astype("int64"),
+        "estimate": p,
+        "var": var,
+    }
+
+
+def block_ratio(
+    y: ArrayLike, m: ArrayLike, group: ArrayLike | None = None, size: int | None = None
+) -> dict[str, np.ndarray]:
+    """:func:`ratio_from_sums` of :func:`ratio_sums`: the ratio per group from block totals."""
+    sums = ratio_sums(y, m, group, size)
+    return ratio_from_sums(*(sums[name] for name in SUMS))
+
+
+def two_sided_p(estimate: float, se: float, df: float | None = None) -> float:
+    """Two-sided p-value of estimate = 0: normal, or Student's t with ``df``.
+
+    With se = 0 (both sides constant) it is 1 for no difference, else 0.
+    """
+    if np.isnan(se):
+        return float("nan")
+    if se == 0:
+        return 1.0 if estimate == 0 else 0.0
+    stat = abs(estimate) / se
+    if df is None:
+        return float(2 * sps.norm.sf(stat))
+    return float(2 * sps.t.sf(stat, max(df, 1.0)))
+
+
+def clustered_difference(
+    base: tuple[ArrayLike, ArrayLike, ArrayLike],
+    alt: tuple[ArrayLike, ArrayLike, ArrayLike],
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, float]:
+    """mean(alt) - mean(base) from block totals, with its cluster-robust standard error.
+
+    Args:
+        base, alt: (cluster key, block total, block count) per block of each side. Blocks of
+            the two sides with one key (common random numbers) are one cluster: their
+            influences add before squaring.
+
+    Returns:
+        baseline_mean, mean, diff, se, df (clusters - 1), lo, hi (t interval), p_value (t),
+        n_clusters, paired (blocks of ``alt`` whose key ``base`` has too), se_unpaired
+        (the same data analysed as if no block paired) and variance_ratio
+        (se^2 / se_unpaired^2: below 1 when the pairing saves variance).
+    """
+    keys, psi = [], []
+    means = []
+    for (key, y, m), sign in ((base, -1.0), (alt, 1.0)):
+        y = np.asarray(y, dtype="float64")
+        m = np.asarray(m, dtype="float64")
+        big_m = float(m.sum())
+        mean = float(y.sum()) / big_m if big_m > 0 else float("nan")
+        means.append(mean)
+        keys.append(np.asarray(key))
+        psi.append(sign * (y - m * mean) / big_m if big_m > 0 else np.zeros(len(y)))
+    all_keys = np.concatenate(keys)
+    _, cluster = np.unique(all_keys, return_inverse=True)
+    per_cluster = np.bincount(cluster, np.concatenate(psi))
+    clusters = len(per_cluster)
+    unpaired = len(all_keys)
+    paired = int(np.isin(keys[1], keys[0]).sum())
+    diff = means[1] - means[0]
+
+    def cr1(values: np.ndarray, count: int) -> float:
+        return count / (count - 1) * float(values @ values) if count > 1 else float("nan")
+
+    var = cr1(per_cluster, clusters)
+    flat = np.concatenate(psi)
+    var_unpaired = cr1(flat, unpaired)
+    se = float(np.sqrt(var))
+    df = float(clusters - 1)
+    ci = mean_interval(diff, var, level, df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = var / var_unpaired if var_unpaired > 0 else float("nan")
+    return {
+        "baseline_mean": means[0],
+        "mean": means[1],
+        "diff": diff,
+        "se": se,
+        "df": df,
+        "lo": float(ci["lo"]),
+        "hi": float(ci["hi"]),
+        "p_value": two_sided_p(diff, se, df),
+        "n_clusters": clusters,
+        "paired": paired,
+        "se_unpaired": float(np.sqrt(var_unpaired)),
+        "variance_ratio": float(ratio),
+    }
+
+
+def equal_share_tests(
+    totals: np.ndarray, n_games: np.ndarray, level: float = DEFAULT_LEVEL
+) -> dict[str, float]:
+    """Block-aware tests of equal seat shares from block totals (one row per block).
+
+    Args:
+        totals: (B, k) summed win share per block and seat.
+        n_games: (B,) games per block.
+
+    Returns:
+        chi2_block (the Wald statistic W of shares = 1/k with the block covariance),
+        df_block (q, its rank), f_block ((B - q) / (q (B - 1)) W, Hotelling's T^2 scaled),
+        f_df2 (B - q), p_block (the F test on blocks: F(q, B - q)), chi2_pearson, p_pearson
+        (Pearson's chi-square on win counts, as if games were independent), trend_pp,
+        trend_se_pp, trend_lo_pp, trend_hi_pp, trend_p (least-squares slope of win share
+        on seat index, pp per seat, clustered, t with B - 1 df), n_games, n_blocks.
+    """
+    n_blocks, k = totals.shape
+    big_n = float(n_games.sum())
+    p = totals.sum(axis=0) / big_n
+    resid = totals - n_games[:, None] * p[None, :]
+    cov = (
+        n_blocks / (n_blocks - 1) * resid.T @ resid / big_n**2
+        if n_blocks > 1
+        else np.full((k, k), np.nan)
+    )
+    diff = p[: k - 1] - 1.0 / k
+    sub = cov[: k - 1, : k - 1]
+    f_block, f_df2 = float("nan"), float("nan")
+    if np.all(np.isfinite(sub)) and n_blocks > 1:
+        # pinv/rank: with few blocks or a degenerate design V may be singular.
+        df = int(np.linalg.matrix_rank(sub))
+        chi2_block = float(diff @ np.linalg.pinv(sub) @ diff)
+        if 0 < df < n_blocks:
+            f_block = (n_blocks - df) / (df * (n_blocks - 1)) * chi2_block
+            f_df2 = float(n_blocks - df)
+            p_block = float(sps.f.sf(f_block, df, n_blocks - df))
+        else:
+            p_block = float("nan")
+    else:
+        df, chi2_block, p_block = 0, float("nan"), float("nan")
+    pearson = sps.chisquare(totals.sum(axis=0), f_exp=np.full(k, big_n / k))
+    seat_idx = np.arange(k, dtype="float64")
+    centred = seat_idx - seat_idx.mean()
+    contrast = centred / (centred**2).sum()
+    slope = float(contrast @ p)
+    se = float(np.sqrt(contrast @ cov @ contrast))
+    t_df = max(n_blocks - 1, 1)
+    t_crit = float(sps.t.ppf(0.5 + level / 2, t_df))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        trend_p = float(2 * sps.t.sf(abs(slope) / se, t_df)) if se > 0 else float("nan")
+    return {
+        "n_games": int(big_n),
+        "n_blocks": int(n_blocks),
+        "chi2_block": chi2_block,
+        "df_block": df,
+        "f_block": f_block,
+        "f_df2": f_df2,
+        "p_block": p_block,
+        "chi2_pearson": float(pearson.statistic),
+        "p_pearson": float(pearson.pvalue),
+        "trend_pp": 100 * slope,
+        "trend_se_pp": 100 * se,
+        "trend_lo_pp": 100 * (slope - t_crit * se),
+        "trend_hi_pp": 100 * (slope + t_crit * se),
+        "trend_p": trend_p,
+    }
+
+
+def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
+    """Wald's (lower, upper) bounds on the log-likelihood ratio for error rates alpha, beta."""
+    return float(np.log(beta / (1 - alpha))), float(np.log((1 - beta) / alpha))
+
+
+def sequential_llr(estimate: ArrayLike, var: ArrayLike, p0: float, p1: float) -> np.ndarray:
+    """Generalised SPRT log-likelihood ratio of H1: p = p1 against H0: p = p0 (vectorised).
+
+    Normal likelihoods of the estimate with the variances d p_j (1 - p_j), d the design
+    effect var / (p (1 - p)). NaN where that is not defined (fewer than two blocks, a
+    variance of 0, p at 0 or 1).
+    """
+    p = np.asarray(estimate, dtype="float64")
+    v = np.asarray(var, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = v / (p * (1 - p))
+        v0, v1 = d * p0 * (1 - p0), d * p1 * (1 - p1)
+        llr = 0.5 * ((p - p0) ** 2 / v0 - (p - p1) ** 2 / v1) + 0.5 * np.log(v0 / v1)
+    return np.where((v > 0) & (p > 0) & (p < 1), llr, np.nan)
+
+
+def cumulative_sums(
+    y: ArrayLike, m: ArrayLike, start: dict[str, float] | None = None
+) -> dict[str, np.ndarray]:
+    """The sums (:data:`SUMS`) after each block of ``y``, ``m``, added to ``start``'s."""
+    y = np.asarray(y, dtype="float64")
+    m = np.asarray(m, dtype="float64")
+    s0 = start or dict.fromkeys(SUMS, 0.0)
+    return {
+        "total": s0["total"] + np.cumsum(y),
+        "n": s0["n"] + np.cumsum(m),
+        "syy": s0["syy"] + np.cumsum(y * y),
+        "sym": s0["sym"] + np.cumsum(y * m),
+        "smm": s0["smm"] + np.cumsum(m * m),
+        "n_blocks": s0["n_blocks"] + np.arange(1, len(y) + 1),
+    }
+
+
+def sequential_test(
+    y: ArrayLike,
+    m: ArrayLike,
+    p0: float,
+    p1: float,
+    alpha: float,
+    beta: float,
+    start: dict[str, float] | None = None,
+    min_blocks: int = SEQUENTIAL_MIN_BLOCKS,
+    allowed: ArrayLike | None = None,
+) -> dict[str, Any]:
+    """Run the generalised SPRT block by block over block totals ``y``, ``m``.
+
+    Args:
+        start: the sums (:data:`SUMS`) of the blocks before these (a running test).
+        allowed: per block, whether a decision may be taken after it (e.g. ``min_games``).
+
+    Returns:
+        index (the block after which the test stops, or None), decision ("H1", "H0" or
+        None), and at that block (or the last one) the sums, estimate, var, llr, lower,
+        upper.
+    """
+    s0 = start or dict.fromkeys(SUMS, 0.0)
+    cum = cumulative_sums(y, m, s0)
+    est = ratio_from_sums(*(cum[name] for name in SUMS))
+    llr = sequential_llr(est["estimate"], est["var"], p0, p1)
+    lower, upper = sprt_bounds(alpha, beta)
+    ok = cum["n_blocks"] >= min_blocks
+    if allowed is not None:
+        ok &= np.asarray(allowed, bool)
+    with np.errstate(invalid="ignore"):
+        h1 = ok & (llr >= upper)
+        h0 = ok & (llr <= lower)
+    hit = np.flatnonzero(h1 | h0)
+    index = int(hit[0]) if len(hit) else None
+    at = index if index is not None else len(llr) - 1
+    out: dict[str, Any] = {
+        "index": index,
+        "decision": None if index is None else ("H1" if h1[index] else "H0"),
+        "lower": lower,
+        "upper": upper,
+    }
+    if at >= 0:
+        out["sums"] = {name: float(cum[name][at]) for name in SUMS}
+        out.update(estimate=float(est["estimate"][at]), var=float(est["var"][at]))
+        out["llr"] = float(llr[at])
+    else:
+        out["sums"] = dict(s0)
+    return out
