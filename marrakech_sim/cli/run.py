@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from marrakech_sim import runfolder
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
 from marrakech_sim.errors import ConfigError
 
@@ -112,7 +113,7 @@ def run_command(
         assert config is not None
         study = load_study(config).replace(games_per_lineup=games, seed=seed)
         run_dir = Path(out) if out else Path("runs") / new_run_id(study)
-        if run_dir.exists() and any(run_dir.iterdir()):
+        if runfolder.holds_a_run(run_dir):  # a log (and lock) of a failed start may stay
             raise ConfigError(f"--out {str(run_dir)!r} is not empty; choose a new folder")
     click.echo(f"run folder: {run_dir}", err=True)
     level = logging.INFO if verbose else logging.WARNING
@@ -136,6 +137,10 @@ def run_command(
         click.echo(str(exc), err=True)
         sys.exit(130)
     click.echo("", err=True)
+    if result.replayed:
+        click.echo(f"replayed {len(result.replayed)} damaged chunk(s):")
+        for chunk, why in sorted(result.replayed.items()):
+            click.echo(f"  chunk {chunk}: {why}")
     rate = result.games_this_session / result.seconds if result.seconds > 0 else 0.0
     click.echo(
         f"{result.status}: {result.games_played:,} of {result.games_planned:,} planned games "
