@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.runfolder.folder import chunk_of, part_name
-from marrakech_sim.runfolder.schema import TABLES
+from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
 FINISHED = ("complete", "stopped")  # run.json statuses of a run that played to its end
 
@@ -117,16 +117,18 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
     if not parts.whole:
         raise RunFolderError(f"run {str(run_dir)!r} has no games (no games/part-*.parquet)")
     chunks = manifest.get("chunks_played")
-    if chunks is not None and sorted(parts.whole) != list(range(_count(chunks, "chunks_played"))):
-        missing = sorted(set(range(_count(chunks, "chunks_played"))) - set(parts.whole))
-        extra = sorted(set(parts.whole) - set(range(_count(chunks, "chunks_played"))))
+    if chunks is not None and sorted(parts.whole) != list(
+        range(_count(run_dir, chunks, "chunks_played"))
+    ):
+        missing = sorted(set(range(_count(run_dir, chunks, "chunks_played"))) - set(parts.whole))
+        extra = sorted(set(parts.whole) - set(range(_count(run_dir, chunks, "chunks_played"))))
         raise RunFolderError(
             f"run {str(run_dir)!r}: run.json records chunks 0..{int(chunks) - 1}; "
             + (f"missing {_few(missing)}" if missing else f"parts of unplayed chunks {_few(extra)}")
             + resume
         )
     games = manifest.get("games_played")
-    if games is not None and _count(games, "games_played") != parts.games:
+    if games is not None and _count(run_dir, games, "games_played") != parts.games:
         raise RunFolderError(
             f"run {str(run_dir)!r}: run.json records games_played = {games}, its parts hold "
             f"{parts.games} games"
@@ -134,9 +136,11 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
     return parts
 
 
-def _count(value: Any, key: str) -> int:
+def _count(run_dir: Path, value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RunFolderError(f"run.json: {key} = {value!r} is not a count of games or chunks")
+        raise RunFolderError(
+            f"{str(run_dir / MANIFEST)!r}: {key} = {value!r} is not a count of games or chunks"
+        )
     return value
 
 
