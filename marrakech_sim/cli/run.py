@@ -12,7 +12,6 @@ from typing import Any
 
 import click
 
-from marrakech_sim import runfolder
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
 from marrakech_sim.errors import ConfigError
 
@@ -49,16 +48,27 @@ def _print_summary(run_dir: Path) -> None:
     click.echo("\nwin share per strategy (95% block-aware interval; fair = 1/players):")
     for row in summary["strategies"].itertuples():
         click.echo(
-            f"  {row.ruleset:<16} {row.strategy:<20} {row.rate:7.2%}  "
-            f"[{row.lo:6.2%}, {row.hi:6.2%}]  fair {row.fair_share:6.2%}  "
+            f"  {row.ruleset:<16} {row.strategy:<20} {_share(row.rate)}  "
+            f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  "
             f"({row.n_seat_games:,} seat-games)"
         )
     click.echo("\nwin share per seat:")
     for row in summary["seats"].itertuples():
         click.echo(
-            f"  {row.ruleset:<16} seat {row.seat}  {row.share:7.2%}  "
-            f"[{row.lo:6.2%}, {row.hi:6.2%}]  fair {row.fair_share:6.2%}  ({row.n_games:,} games)"
+            f"  {row.ruleset:<16} seat {row.seat}  {_share(row.share)}  "
+            f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  ({row.n_games:,} games)"
         )
+
+
+def _share(x: float) -> str:
+    return f"{x:7.2%}" if math.isfinite(x) else f"{'n/a':>7}"
+
+
+def _interval(lo: float, hi: float) -> str:
+    """The interval, or why there is none (one block says nothing of the spread)."""
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f"[{lo:6.2%}, {hi:6.2%}]"
+    return f"{'(one block: no interval)':<18}"
 
 
 @main.command("run")
@@ -98,6 +108,7 @@ def run_command(
     no_summary: bool,
 ) -> None:
     """Play the study in CONFIG (TOML) into a run folder, or --resume one."""
+    from marrakech_sim import runfolder
     from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.pool import run_logging
