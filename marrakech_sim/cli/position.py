@@ -10,6 +10,7 @@ import click
 
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
 from marrakech_sim.rules import GameState, Rules, perft, perft_divide
+from marrakech_sim.rules.perft import MAX_DEPTH
 from marrakech_sim.rules.render import render
 
 
@@ -57,7 +58,9 @@ def position_moves(notation: str | None, rules_file: str | None, **rule_options:
 
 @main.command("perft")
 @click.argument("notation", required=False)
-@click.option("--depth", "-d", type=click.IntRange(0), required=True, help="Phases to count.")
+@click.option(
+    "--depth", "-d", type=click.IntRange(0, MAX_DEPTH), required=True, help="Phases to count."
+)
 @click.option("--divide", is_flag=True, help="Also print the count below each action.")
 @rule_options
 @library_errors

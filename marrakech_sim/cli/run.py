@@ -48,16 +48,27 @@ def _print_summary(run_dir: Path) -> None:
     click.echo("\nwin share per strategy (95% block-aware interval; fair = 1/players):")
     for row in summary["strategies"].itertuples():
         click.echo(
-            f"  {row.ruleset:<16} {row.strategy:<20} {row.rate:7.2%}  "
-            f"[{row.lo:6.2%}, {row.hi:6.2%}]  fair {row.fair_share:6.2%}  "
+            f"  {row.ruleset:<16} {row.strategy:<20} {_share(row.rate)}  "
+            f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  "
             f"({row.n_seat_games:,} seat-games)"
         )
     click.echo("\nwin share per seat:")
     for row in summary["seats"].itertuples():
         click.echo(
-            f"  {row.ruleset:<16} seat {row.seat}  {row.share:7.2%}  "
-            f"[{row.lo:6.2%}, {row.hi:6.2%}]  fair {row.fair_share:6.2%}  ({row.n_games:,} games)"
+            f"  {row.ruleset:<16} seat {row.seat}  {_share(row.share)}  "
+            f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  ({row.n_games:,} games)"
         )
+
+
+def _share(x: float) -> str:
+    return f"{x:7.2%}" if math.isfinite(x) else f"{'n/a':>7}"
+
+
+def _interval(lo: float, hi: float) -> str:
+    """The interval, or why there is none (one block says nothing of the spread)."""
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f"[{lo:6.2%}, {hi:6.2%}]"
+    return f"{'(one block: no interval)':<18}"
 
 
 @main.command("run")
@@ -97,6 +108,7 @@ def run_command(
     no_summary: bool,
 ) -> None:
     """Play the study in CONFIG (TOML) into a run folder, or --resume one."""
+    from marrakech_sim import runfolder
     from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.pool import run_logging
@@ -112,7 +124,7 @@ def run_command(
         assert config is not None
         study = load_study(config).replace(games_per_lineup=games, seed=seed)
         run_dir = Path(out) if out else Path("runs") / new_run_id(study)
-        if run_dir.exists() and any(run_dir.iterdir()):
+        if runfolder.holds_a_run(run_dir):  # a log (and lock) of a failed start may stay
             raise ConfigError(f"--out {str(run_dir)!r} is not empty; choose a new folder")
     click.echo(f"run folder: {run_dir}", err=True)
     level = logging.INFO if verbose else logging.WARNING
@@ -136,6 +148,10 @@ def run_command(
         click.echo(str(exc), err=True)
         sys.exit(130)
     click.echo("", err=True)
+    if result.replayed:
+        click.echo(f"replayed {len(result.replayed)} damaged chunk(s):")
+        for chunk, why in sorted(result.replayed.items()):
+            click.echo(f"  chunk {chunk}: {why}")
     rate = result.games_this_session / result.seconds if result.seconds > 0 else 0.0
     click.echo(
         f"{result.status}: {result.games_played:,} of {result.games_planned:,} planned games "

@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -71,6 +72,8 @@ class BaseStrategy:
                 f"unknown parameter {unknown[0]!r} for strategy {type(self).__name__}; "
                 f"allowed: {allowed}"
             )
+        for key, value in params.items():
+            _check_parameter(type(self).__name__, key, value, self.PARAMETERS[key])
         self.params = {**self.PARAMETERS, **params}
 
     def on_game_start(self, view: GameView) -> None:
@@ -102,10 +105,12 @@ class StrategySpec:
         items = tuple(sorted((params or {}).items()))
         for key, value in items:
             try:
-                json.dumps(value)
-            except TypeError as exc:
+                # allow_nan=False: NaN and infinity are not numbers a run.json can hold
+                json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError) as exc:
                 raise ConfigError(
-                    f"parameter {key!r} of strategy {ref!r}: {value!r} is not plain data"
+                    f"parameter {key!r} of strategy {ref!r}: {value!r} is not plain data "
+                    "(strings, finite numbers, booleans, lists and tables of them)"
                 ) from exc
         return cls(ref, items, name)
 
@@ -123,11 +128,37 @@ class StrategySpec:
         cls = self.load_class()
         try:
             return cls(**dict(self.params))
+        except ConfigError:
+            raise
         except TypeError as exc:
             raise ConfigError(f"strategy {self.label!r}: {exc}") from exc
+        except Exception as exc:  # a constructor's own fault, named instead of a traceback
+            raise ConfigError(
+                f"strategy {self.label!r}: its constructor raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     def to_dict(self) -> dict[str, Any]:
         return {"ref": self.ref, "params": dict(self.params), "name": self.label}
+
+
+def _check_parameter(strategy: str, key: str, value: Any, default: Any) -> None:
+    """ConfigError unless `value` has the kind of `default` (an int passes for a float)."""
+    if isinstance(default, bool):
+        ok, kind = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok, kind = ok and math.isfinite(value), "a finite number"
+    elif isinstance(default, str):
+        ok, kind = isinstance(value, str), "a string"
+    else:
+        return  # lists, tables, None: the strategy checks them itself
+    if not ok:
+        raise ConfigError(
+            f"parameter {key!r} of strategy {strategy}: {value!r} is not {kind} "
+            f"(default {default!r})"
+        )
 
 
 @cache

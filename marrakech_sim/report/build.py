@@ -9,13 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from marrakech_sim import stats
+from marrakech_sim.errors import RunFolderError
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.compute import compute_tables
-from marrakech_sim.report.load import connect, open_runs
+from marrakech_sim.report.load import RunInfo, connect, open_runs
 from marrakech_sim.report.notable import notable_of_runs, notable_section
 from marrakech_sim.report.render import build_sections, make_charts, write_html, write_markdown
 from marrakech_sim.report.tables import ReportTables
@@ -57,6 +60,21 @@ def _plan_from_data(rt: ReportTables) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
+def _check_games(con: duckdb.DuckDBPyConnection, runs: list[RunInfo]) -> None:
+    """RunFolderError when no game of the runs ended normally: nothing to report on."""
+    rows = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE end_reason <> 'error'), "
+        "any_value(error) FILTER (WHERE end_reason = 'error') FROM games"
+    ).fetchall()
+    total, normal, error = rows[0] if rows else (0, 0, None)
+    if not normal:
+        names = ", ".join(repr(str(r.path)) for r in runs)
+        raise RunFolderError(
+            f"every one of the {total:,} games of {names} ended in an error "
+            f"(for example: {error}); there is nothing to report on"
+        )
+
+
 def build_report(
     run_dirs: list[Path] | tuple[Path, ...],
     out: Path,
@@ -77,7 +95,12 @@ def build_report(
     with tempfile.TemporaryDirectory(prefix="marrakech-report-") as spill:
         con = connect(runs, memory_limit=memory_limit, temp_directory=Path(spill))
         try:
+            _check_games(con, runs)
             rt = compute_tables(con, runs, rating_games=rating_games, moves_games=moves_games)
+        except (duckdb.Error, pa.ArrowException, OSError) as exc:
+            # a part damaged inside: its footer was whole, so the check let it through
+            names = ", ".join(repr(str(r.path)) for r in runs)
+            raise RunFolderError(f"cannot read the tables of {names}: {exc}") from exc
         finally:
             con.close()
     rt.tables["plan"] = _plan_from_data(rt)

@@ -29,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError
 from marrakech_sim.rules import Rules
 from marrakech_sim.runfolder import TABLES, read_manifest
@@ -54,6 +55,56 @@ class RunInfo:
         return str(self.manifest.get("run_id", self.path.name))
 
 
+def _manifest(path: Path) -> dict[str, Any]:
+    """The run's manifest, and RunFolderError unless its parts are whole and complete."""
+    if not (path / "run.json").is_file():
+        raise RunFolderError(f"{str(path)!r} is not a run folder: it has no run.json")
+    manifest = read_manifest(path)
+    runfolder.check_complete(path, manifest)
+    return manifest
+
+
+def _strategies(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Strategy name -> its definition (ref and parameters) as the manifest records it."""
+    config = manifest.get("config")
+    found = config.get("strategies", {}) if isinstance(config, dict) else {}
+    if isinstance(found, list):  # a list of {"name": ...}
+        found = {str(s.get("name")): s for s in found if isinstance(s, dict)}
+    if not isinstance(found, dict):
+        return {}
+    return {
+        str(name): {k: v for k, v in dict(d).items() if k != "name"}
+        for name, d in found.items()
+        if isinstance(d, dict)
+    }
+
+
+def _check_distinct(runs: list[RunInfo]) -> None:
+    """RunFolderError for a run given twice or a strategy name that means two strategies."""
+    seen: dict[object, RunInfo] = {}
+    for run in runs:
+        for key in (run.path.resolve(), run.run_id):
+            if key in seen:
+                raise RunFolderError(
+                    f"{str(run.path)!r} and {str(seen[key].path)!r} are the same run "
+                    f"({run.run_id!r}): each game would count twice; give each run once"
+                )
+            seen[key] = run
+    defined: dict[str, tuple[Any, RunInfo]] = {}
+    for run in runs:
+        for name, definition in _strategies(run.manifest).items():
+            if not definition.get("ref"):
+                continue  # a manifest that does not say what the strategy is
+            if name in defined and defined[name][0] != definition:
+                other, where = defined[name]
+                raise RunFolderError(
+                    f"strategy {name!r} means two strategies: {json.dumps(other, sort_keys=True)} "
+                    f"in {where.run_id!r} and {json.dumps(definition, sort_keys=True)} in "
+                    f"{run.run_id!r}; report them apart, or give one another name in its study"
+                )
+            defined.setdefault(name, (definition, run))
+
+
 def _rulesets(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The manifest's resolved rule sets: name -> options (run.json keeps them in its config)."""
     config = manifest.get("config", {}) if isinstance(manifest.get("config"), dict) else {}
@@ -76,14 +127,18 @@ def rule_differences(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
-    """Read the manifests and list the parts of each run folder; check they are usable."""
+    """Read the manifests and list the parts of each run folder; check they are usable.
+
+    Each run must be finished and whole (`runfolder.check_complete`), no run may be given
+    twice, and a strategy name must mean the same strategy in every run.
+    """
     if not paths:
         raise RunFolderError("no run folder given; pass at least one RUN_DIR")
     runs: list[RunInfo] = []
     seen_options: dict[str, dict[str, Any]] = {}
     for index, raw in enumerate(paths):
         path = Path(raw)
-        manifest = read_manifest(path)
+        manifest = _manifest(path)
         parts = {t: sorted((path / t).glob("part-*.parquet")) for t in TABLES}
         for table in ("games", "seats"):
             if not parts[table]:
@@ -98,6 +153,7 @@ def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
             else:
                 seen_options.setdefault(name, options)
         runs.append(RunInfo(index, path, manifest, parts, rulesets, labels))
+    _check_distinct(runs)
     return runs
 
 

@@ -15,6 +15,9 @@ _TOKEN = re.compile(r"\.|([a-z])(\d+)")
 _ASSAM = re.compile(r"^(?:(\d)(\d)|(\d+),(\d+))([NESW])$")
 _TO_MOVE = re.compile(r"^(\d+)([dorpx])([a-z]?)$")
 
+# the game records hold dirhams as int16 (LOG_FORMAT.md); no game comes near it
+MAX_DIRHAMS = 32767
+
 
 def format_position(s: np.ndarray) -> str:
     """The notation of a packed state."""
@@ -185,13 +188,18 @@ def _parse_players(s: np.ndarray, field: str, rules: Rules) -> None:
             raise NotationError(
                 f"players field, seat {seat} {entry!r}: seat {seat}'s colours are {expected!r}"
             )
-        if not parts[1].isdigit():
+        if not (parts[1].isascii() and parts[1].isdigit()):
             raise NotationError(
                 f"players field, seat {seat} {entry!r}: dirhams {parts[1]!r} is not a "
                 f"non-negative integer"
             )
+        if int(parts[1]) > MAX_DIRHAMS:
+            raise NotationError(
+                f"players field, seat {seat} {entry!r}: dirhams {parts[1]} is more than "
+                f"{MAX_DIRHAMS}, the most a seat can hold"
+            )
         counts = parts[2].split("+")
-        if len(counts) != c or not all(x.isdigit() for x in counts):
+        if len(counts) != c or not all(x.isascii() and x.isdigit() for x in counts):
             raise NotationError(
                 f"players field, seat {seat} {entry!r}: rugs left must be {c} count(s) "
                 f"joined by '+'"
@@ -247,8 +255,11 @@ def _parse_board(s: np.ndarray, field: str, rules: Rules) -> None:
                         f"board row {y} {row!r}: colour {m.group(1)!r} is not in this game "
                         f"({COLOUR_LETTERS[: rules.colours]!r})"
                     )
-                if number < 1:
-                    raise NotationError(f"board row {y} {row!r}: rug numbers start at 1")
+                if not 1 <= number <= rules.rugs_per_colour:
+                    raise NotationError(
+                        f"board row {y} {row!r}: rug number {number}; allowed are 1 to "
+                        f"{rules.rugs_per_colour} (rugs_per_colour)"
+                    )
                 sq = y * n + x
                 s[col + sq] = colour
                 s[rug + sq] = number

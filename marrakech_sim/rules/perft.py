@@ -6,20 +6,25 @@ from typing import Any
 
 import numpy as np
 
+from marrakech_sim.errors import ConfigError
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.state import GameState
+
+# deeper than any game goes (a game ends when its rugs run out: at most 999 rugs of each of
+# 26 colours, a few phases each); a bound, so a depth always fits the kernel's int64
+MAX_DEPTH = 1_000_000
 
 
 def perft(state: GameState, depth: int) -> int:
     """Leaves of the game tree `depth` phases below `state`."""
-    if depth < 0:
-        raise ValueError(f"depth = {depth}: must be 0 or more")
+    if not 0 <= depth <= MAX_DEPTH:
+        raise ConfigError(f"depth = {depth}: allowed are 0 to {MAX_DEPTH}")
     faces = np.array(state.rules.distinct_faces, dtype=np.int64)
     return int(k.k_perft(state.packed.copy(), depth, faces))
 
 
 def perft_divide(state: GameState, depth: int) -> list[tuple[Any, int]]:
     """Perft of each child of `state` at `depth - 1`, in legal-action order (chess's divide)."""
-    if depth < 1:
-        raise ValueError(f"depth = {depth}: divide needs 1 or more")
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ConfigError(f"depth = {depth}: divide needs 1 to {MAX_DEPTH}")
     return [(a, perft(state.apply(a), depth - 1)) for a in state.legal_actions()]

@@ -58,6 +58,15 @@ SCHEDULE_KEYS_OF = {
     "lineups": ("lineups",),
 }
 MAX_SEED = 2**63 - 1
+#: most games of one block (one seed under every seating): rotation = "all" has k! seatings
+#: (7 players: 5,040; 9 players: 362,880), and a block is never split across chunks
+MAX_BLOCK_GAMES = 5040
+#: most games per chunk asked for; a chunk holds whole blocks, so it never exceeds
+#: MAX_CHUNK_GAMES + MAX_BLOCK_GAMES - 1 games (about 1 GB of records at the most)
+MAX_CHUNK_GAMES = 65536
+#: most games a study may plan (the plan holds a few numbers per block in memory, and
+#: report.load keeps game ids below 2**40)
+MAX_GAMES = 10**9
 
 _TOP_KEYS = (
     "name",
@@ -192,10 +201,12 @@ class Study:
         """The study with the command line's --games / --seed applied (validated)."""
         changes: dict[str, Any] = {}
         if games_per_lineup is not None:
-            changes["games_per_lineup"] = _positive_int("games_per_lineup", games_per_lineup)
+            changes["games_per_lineup"] = _int("games_per_lineup", games_per_lineup, 1, MAX_GAMES)
         if seed is not None:
             changes["seed"] = _seed("seed", seed)
-        return dataclasses.replace(self, **changes)
+        study = dataclasses.replace(self, **changes)
+        check_size(study)
+        return study
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config: every rule option, every parameter (for run.json)."""
@@ -221,9 +232,14 @@ class Study:
 def load_study(path: str | Path) -> Study:
     """Read and validate a study config file (TOML)."""
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read study config {str(path)!r}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"study config {str(path)!r} is not UTF-8 text (TOML files are): byte "
+            f"{exc.object[exc.start : exc.start + 1]!r} at offset {exc.start}"
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"study config {str(path)!r} is not valid TOML: {exc}") from exc
     return study_from_dict(data, default_name=Path(path).stem)
@@ -233,16 +249,15 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     """Validate a study config (as parsed TOML, or a manifest's resolved config)."""
     _known("", data, _TOP_KEYS)
     name = data.get("name", default_name)
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"name = {name!r}: expected a non-empty string")
+    check_study_name(name)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"description = {description!r}: expected a string")
     seed = _seed("seed", data.get("seed", 0))
-    games = _positive_int("games_per_lineup", data.get("games_per_lineup", 1000))
+    games = _int("games_per_lineup", data.get("games_per_lineup", 1000), 1, MAX_GAMES)
     rotation = data.get("rotation", "all")
     _choice("rotation", rotation, ROTATIONS)
-    chunk = _positive_int("chunk_games", data.get("chunk_games", DEFAULT_CHUNK_GAMES))
+    chunk = _int("chunk_games", data.get("chunk_games", DEFAULT_CHUNK_GAMES), 1, MAX_CHUNK_GAMES)
     rulesets = _rulesets(data.get("rulesets", {"standard": {}}))
     strategies = _strategies(data.get("strategies"))
     schedule = _schedule(data.get("schedule", {}), rulesets, strategies)
@@ -263,9 +278,63 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         description=description,
         common_seeds=common_seeds,
     )
-    # a line-up that does not fit a rule set's player count is named here
-    lineups_of(study)
+    # a line-up that does not fit a rule set's player count is named here, and a study
+    # too big to plan before anything is enumerated
+    check_size(study)
     return study
+
+
+def check_study_name(name: Any) -> str:
+    """`name` if it can name a folder under runs/ and reports/, else ConfigError.
+
+    A name is a name, not a path: no separators, no '..', nothing hidden.
+    """
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"name = {name!r}: expected a non-empty string")
+    if (
+        name in (".", "..")
+        or name.startswith(".")
+        or not all(c.isalnum() or c in "_-." for c in name)
+    ):
+        raise ConfigError(
+            f"name = {name!r}: a study name is letters, digits, '_', '-' and '.', not "
+            "starting with '.' (it names the folders runs/NAME and reports/NAME)"
+        )
+    return name
+
+
+def block_games(lineup: tuple[str, ...], rotation: str) -> int:
+    """Games in one block of `lineup`: its distinct seatings, counted without listing them."""
+    if rotation == "none":
+        return 1
+    if rotation == "latin":  # the distinct cyclic rotations: k / (the line-up's period)
+        k = len(lineup)
+        return next(p for p in range(1, k + 1) if k % p == 0 and lineup[p:] + lineup[:p] == lineup)
+    count = math.factorial(len(lineup))  # permutations of a multiset
+    for name in set(lineup):
+        count //= math.factorial(lineup.count(name))
+    return count
+
+
+def check_size(study: Study) -> int:
+    """The games the study plans; ConfigError for a block or a study too big to play."""
+    total = 0
+    for ruleset, lineups in lineups_of(study).items():
+        for lineup in lineups:
+            size = block_games(lineup, study.rotation)
+            if size > MAX_BLOCK_GAMES:
+                raise ConfigError(
+                    f"rotation = {study.rotation!r}: line-up {list(lineup)!r} of rule set "
+                    f"{ruleset!r} has {size:,} seatings in a block; the most allowed is "
+                    f"{MAX_BLOCK_GAMES:,}; use rotation = 'latin' ({len(lineup)} seatings)"
+                )
+            total += -(-study.games_per_lineup // size) * size
+            if total > MAX_GAMES:
+                raise ConfigError(
+                    f"games_per_lineup = {study.games_per_lineup:,}: the study would plan more "
+                    f"than {MAX_GAMES:,} games, the most allowed; lower games_per_lineup"
+                )
+    return total
 
 
 # ---------------------------------------------------------------- sections
@@ -551,10 +620,6 @@ def _int(key: str, value: Any, minimum: int, maximum: int | None) -> int:
         upper = f" to {maximum}" if maximum is not None else " or more"
         raise ConfigError(f"{key} = {value}: allowed are integers from {minimum}{upper}")
     return value
-
-
-def _positive_int(key: str, value: Any) -> int:
-    return _int(key, value, 1, None)
 
 
 def _seed(key: str, value: Any) -> int:

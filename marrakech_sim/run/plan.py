@@ -34,7 +34,7 @@ from functools import cached_property
 
 import numpy as np
 
-from marrakech_sim.run.config import Study, lineups_of
+from marrakech_sim.run.config import Study, check_size, lineups_of
 
 SEED_GROUP = 1024  # block seeds are drawn in groups of this many per SeedSequence child
 
@@ -107,6 +107,7 @@ class Plan:
     """Every planned game of a study, as arrays (blocks in schedule order), and its chunks."""
 
     def __init__(self, study: Study) -> None:
+        check_size(study)  # before any seating is listed: k! of them for rotation "all"
         self.study = study
         self.matches = matches_of(study)
         names = study.strategy_names

@@ -7,6 +7,7 @@ run resumed with `resume_run` ends with the same tables as an uninterrupted one.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import logging.handlers
@@ -14,7 +15,7 @@ import os
 import platform
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from marrakech_sim import runfolder
-from marrakech_sim.errors import RunFolderError, RunInterrupted
+from marrakech_sim.errors import ConfigError, RunFolderError, RunInterrupted
 from marrakech_sim.run.chunk import ChunkResult, Prepared, block_totals, play_chunk, write_chunk
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.plan import Plan
@@ -56,6 +57,7 @@ class RunResult:
     errors: int  # games that ended in a strategy fault (this session)
     stopping: dict[str, Any] | None
     status: str
+    replayed: dict[int, str] = dataclasses.field(default_factory=dict)  # damaged chunk -> why
 
 
 def new_run_id(study: Study) -> str:
@@ -115,17 +117,18 @@ def run_study(
     """
     runfolder.check_writer(writer)
     run_dir = Path(out_dir)
-    if run_dir.exists() and any(p.name != runfolder.LOG_FILE for p in run_dir.iterdir()):
-        raise RunFolderError(
-            f"{str(run_dir)!r} is not empty; choose a new folder, or resume a stopped run "
-            "with resume_run (marrakech run --resume)"
-        )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    prep = Prepared(study)
-    manifest = _manifest(study, prep.plan, prep, run_dir.name)
-    manifest["writer"] = writer
-    runfolder.write_manifest(run_dir, manifest)
-    return _execute(run_dir, manifest, prep, workers, start_method, progress)
+    with runfolder.locked(run_dir), _writing(run_dir):
+        # checked under the lock: two runs started into one folder cannot both pass
+        if runfolder.holds_a_run(run_dir):
+            raise RunFolderError(
+                f"{str(run_dir)!r} is not empty; choose a new folder, or resume a stopped run "
+                "with resume_run (marrakech run --resume)"
+            )
+        prep = Prepared(study)
+        manifest = _manifest(study, prep.plan, prep, run_dir.name)
+        manifest["writer"] = writer
+        runfolder.write_manifest(run_dir, manifest)
+        return _execute(run_dir, manifest, prep, workers, start_method, progress)
 
 
 def resume_run(
@@ -135,18 +138,58 @@ def resume_run(
     start_method: str | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
-    """Finish a run that was interrupted: play exactly the chunks that are not on disk."""
+    """Finish a run that was interrupted: play exactly the chunks that are not on disk.
+
+    The parts already there are checked first (`runfolder.check_parts` against the plan);
+    a damaged chunk (a part missing, unreadable, or disagreeing with the other tables or
+    the plan) is removed and played again, and named in `RunResult.replayed`.
+    """
     run_dir = Path(run_dir)
     manifest = runfolder.read_manifest(run_dir)
     check_same_code(run_dir, manifest)
-    study = study_from_manifest(manifest)
-    prep = Prepared(study)
-    if prep.plan.games_planned != manifest["games_planned"]:
+    study = _study_of(run_dir, manifest)
+    with runfolder.locked(run_dir), _writing(run_dir):
+        prep = Prepared(study)
+        if prep.plan.games_planned != manifest.get("games_planned"):
+            raise RunFolderError(
+                f"{str(run_dir)!r}: its config now plans {prep.plan.games_planned} games, the "
+                f"manifest says {manifest.get('games_planned')!r} (a strategy or program "
+                "changed, or run.json was edited?)"
+            )
+        plan = prep.plan
+        planned = {
+            c: (int(plan.chunk_first_game[c]), _chunk_size(plan, c)) for c in range(plan.chunks)
+        }
+        parts = runfolder.check_parts(run_dir, planned=planned)
+        if parts.damaged:
+            log.info("run %s: replaying %s", run_dir, parts.describe(most=len(parts.damaged)))
+            runfolder.remove_chunks(run_dir, sorted(parts.damaged))
+        result = _execute(run_dir, manifest, prep, workers, start_method, progress)
+        return dataclasses.replace(result, replayed=parts.damaged)
+
+
+def _study_of(run_dir: Path, manifest: dict[str, Any]) -> Study:
+    """The study of a run folder's manifest; RunFolderError when run.json does not hold one."""
+    config = manifest.get("config")
+    if not isinstance(config, dict):
+        raise RunFolderError(f"{str(run_dir)!r}: run.json has no config table to resume from")
+    try:
+        return study_from_manifest(manifest)
+    except ConfigError as exc:
+        raise RunFolderError(f"{str(run_dir)!r}: run.json's config: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _writing(run_dir: Path) -> Iterator[None]:
+    """A failed write (full disk, read-only file system) as a RunFolderError naming the cause."""
+    try:
+        yield
+    except OSError as exc:
         raise RunFolderError(
-            f"{str(run_dir)!r}: its config now plans {prep.plan.games_planned} games, the "
-            f"manifest says {manifest['games_planned']} (a strategy or program changed?)"
-        )
-    return _execute(run_dir, manifest, prep, workers, start_method, progress)
+            f"cannot write the run folder {str(run_dir)!r}: {runfolder.describe_os_error(exc)}; "
+            f"the chunks written so far are kept: free the space or fix the permissions, then "
+            f"`marrakech run --resume {run_dir}` (or start again if it holds no run.json)"
+        ) from exc
 
 
 def study_from_manifest(manifest: dict[str, Any]) -> Study:

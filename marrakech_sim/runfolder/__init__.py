@@ -4,9 +4,18 @@ schema    file names, the format version, the tables' schemas
 parts     a chunk's tables as numpy columns (`Part`)
 folder    writing: parts written atomically, the manifest, finished chunks
 read      reading: the manifest, each table as a pyarrow dataset or table
+check     checking: every part whole, the tables agreeing, the run finished
+lock      one writer per run folder (an advisory lock held for the run)
 columns   compiled helpers: move rows to columns, Parquet's level encodings
 """
 
+from marrakech_sim.runfolder.check import (
+    FINISHED,
+    PartsCheck,
+    check_complete,
+    check_parts,
+    records_moves,
+)
 from marrakech_sim.runfolder.folder import (
     WRITERS,
     check_writer,
@@ -20,6 +29,7 @@ from marrakech_sim.runfolder.folder import (
     write_manifest,
     write_part,
 )
+from marrakech_sim.runfolder.lock import LOCK_FILE, describe_os_error, holds_a_run, locked
 from marrakech_sim.runfolder.parts import (
     Column,
     Part,
@@ -46,8 +56,10 @@ from marrakech_sim.runfolder.schema import (
 __all__ = [
     "END_ERROR_CODE",
     "END_REASONS",
+    "FINISHED",
     "FORMAT_VERSION",
     "GAMES_SCHEMA",
+    "LOCK_FILE",
     "LOG_FILE",
     "MANIFEST",
     "SCHEMAS",
@@ -56,12 +68,18 @@ __all__ = [
     "WRITERS",
     "Column",
     "Part",
+    "PartsCheck",
+    "check_complete",
+    "check_parts",
     "check_writer",
     "chunks_done",
     "concat_parts",
+    "describe_os_error",
     "games_part",
     "has_visible_after",
+    "holds_a_run",
     "iter_parts",
+    "locked",
     "moves_part",
     "moves_schema",
     "open_dataset",
@@ -69,6 +87,7 @@ __all__ = [
     "part_name",
     "read_manifest",
     "read_table",
+    "records_moves",
     "remove_chunks",
     "remove_temporaries",
     "seats_part",

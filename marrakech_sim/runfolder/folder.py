@@ -130,8 +130,12 @@ def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     """Write run.json atomically."""
     path = Path(run_dir) / MANIFEST
     tmp = Path(run_dir) / f".{MANIFEST}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+        os.replace(tmp, path)
+    finally:  # a full disk must not leave a stray temporary file behind
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def utc_now() -> str:

@@ -29,7 +29,7 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text())
     except FileNotFoundError as exc:
         raise RunFolderError(f"{str(run_dir)!r} is not a run folder: no {MANIFEST}") from exc
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise RunFolderError(f"cannot read {str(path)!r}: {exc}") from exc
     version = manifest.get("format_version") if isinstance(manifest, dict) else None
     if version != FORMAT_VERSION:
