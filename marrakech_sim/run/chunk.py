@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.play import turns as t
-from marrakech_sim.play.game import play_game
+from marrakech_sim.play.game import GameRecord, decision_watchdog, play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
@@ -90,6 +91,11 @@ class Prepared:
         }
         self.visible_after = all(self.moves_visible.values())
         self.moves_schema = runfolder.moves_schema(self.visible_after)
+        #: this worker's shared marker (see run.pool.ChunkPool): [chunk, position of the
+        #: Python-loop game being played, its start time]; None outside a pool
+        self.marker: Any = None
+        #: seconds per decision of a Python-loop strategy (study.decision_seconds)
+        self.decision_seconds: float | None = study.decision_seconds
         self._buffers: dict[str, np.ndarray] = {}
         self._rows: dict[str, _Rows] = {}
 
@@ -113,9 +119,15 @@ class Prepared:
         """Load (or compile) the compiled loop and the record writer once, before workers fork.
 
         Two games of the first compiled match go the whole way to encoded parts (in
-        memory), so a forked worker starts with every kernel of its chunks loaded.
+        memory), and one game of built-in players goes through the Python loop per rule
+        set that uses it, so a forked worker (a replacement too) starts with every
+        kernel of its chunks loaded.
         """
         runfolder.warm_up_writer()
+        python = {int(self.match_ruleset[m]) for m in np.flatnonzero(~self.match_compiled)}
+        for ri in sorted(python):  # not the study's players: one could crash this process
+            rules = self.rulesets[ri].rules
+            play_game(rules, [StrategySpec.of("greedy").build()] * rules.players, 0)
         for m in range(len(self.plan.matches)):
             if self.match_compiled[m]:
                 r = self.rulesets[int(self.match_ruleset[m])]
@@ -242,37 +254,83 @@ def play_compiled(
     return _Group(where, games, seats, None, rows.trimmed(p) if rows is not None else None)
 
 
-def play_python(prep: Prepared, r: Ruleset, cg: ChunkGames, where: np.ndarray) -> _Group:
+def play_python(
+    prep: Prepared,
+    r: Ruleset,
+    cg: ChunkGames,
+    where: np.ndarray,
+    lost: dict[int, str] | None = None,
+) -> _Group:
+    """Play the games `where` of a chunk through the Python game loop.
+
+    lost: games (positions in the chunk) not to play, with why (a worker died in them
+    twice, see run.pool): they are recorded as faults with no moves. Each seat has
+    prep.decision_seconds per decision; the chunk's games share one decision watchdog.
+    """
     p = r.rules.players
     g = len(where)
     moves = np.full((g * r.max_turns, r.columns), t.NULL, np.int32)
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     errors: list[str | None] = [None] * g
-    for i, pos in enumerate(where):
-        row = prep.plan.seating_rows[cg.seating[pos], :p]
-        names = [prep.names[j] for j in row]
-        seed = int(cg.seed[pos])
-        try:
-            # a fresh object per game: no state carried between games, so results do not
-            # depend on which worker played which games before
-            players = [prep.specs[j].build() for j in row]
-            rec = play_game(r.rules, players, seed, names=names)
-        except Exception as exc:  # a strategy that fails outside a decision (its constructor)
-            errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
-            games[i] = (0, runfolder.END_ERROR_CODE, 0)
-            continue
-        if rec.error is not None:
-            errors[i] = rec.error
-        # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
-        done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
-        moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
-        end = runfolder.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
-        games[i] = (done, end, int(rec.tie_broken))
-        seats[i] = rec.seats
+    budgets = [prep.decision_seconds] * p
+    marker = prep.marker
+    with decision_watchdog(budgets):
+        for i, pos in enumerate(where):
+            row = prep.plan.seating_rows[cg.seating[pos], :p]
+            names = [prep.names[j] for j in row]
+            seed = int(cg.seed[pos])
+            if lost and int(pos) in lost:
+                errors[i] = f"{lost[int(pos)]} (strategies {', '.join(names)}, game seed {seed})"
+                _unplayed(r, games[i], seats[i])
+                continue
+            if marker is not None:
+                marker[2], marker[1] = time.monotonic(), pos
+            try:
+                # a fresh object per game: no state carried between games, so results do
+                # not depend on which worker played which games before
+                players = [prep.specs[j].build() for j in row]
+                rec = play_game(r.rules, players, seed, names=names, time_budgets=budgets)
+            except Exception as exc:  # a strategy that fails outside a decision (constructor)
+                errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
+                _unplayed(r, games[i], seats[i])
+                continue
+            finally:
+                if marker is not None:
+                    marker[1] = -1
+            _keep(r, rec, i, moves, games, seats, errors)
     rows = _Rows.room_for(r, g)
     rows.add(r, moves, games[:, 0], 0)
     return _Group(where, games, seats, errors, rows.trimmed(p))
+
+
+def _unplayed(r: Ruleset, game: np.ndarray, seats: np.ndarray) -> None:
+    """A fault before the first move: no turns, the start position's seat columns, no
+    winner (nobody to blame by seat), every seat ranked last."""
+    game[:] = (0, runfolder.END_ERROR_CODE, 0)
+    t.k_summary(r.init.copy(), seats)
+    seats[:, t.S_WINNER] = 0
+    seats[:, t.S_RANK] = r.rules.players
+
+
+def _keep(
+    r: Ruleset,
+    rec: GameRecord,
+    i: int,
+    moves: np.ndarray,
+    games: np.ndarray,
+    seats: np.ndarray,
+    errors: list[str | None],
+) -> None:
+    """Copy game i's record into the group's arrays."""
+    if rec.error is not None:
+        errors[i] = rec.error
+    # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
+    done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
+    moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
+    end = runfolder.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
+    games[i] = (done, end, int(rec.tie_broken))
+    seats[i] = rec.seats
 
 
 _END_CODES = {"rugs_exhausted": k.END_RUGS_EXHAUSTED, "one_left": k.END_ONE_LEFT}
@@ -325,9 +383,15 @@ def group_parts(
 
 
 def play_chunk(
-    prep: Prepared, chunk: int, *, reuse_buffers: bool = False
+    prep: Prepared,
+    chunk: int,
+    *,
+    reuse_buffers: bool = False,
+    lost: dict[int, str] | None = None,
 ) -> tuple[ChunkResult, tuple[runfolder.Part, ...]]:
     """Play one chunk; return its report and its (games, seats, moves) parts.
+
+    lost: games not to play, recorded as faults (see `play_python`).
 
     reuse_buffers: the moves part is a view of this process's buffers, overwritten by
     the next play_chunk with reuse_buffers (write it first; the runner does).
@@ -346,7 +410,7 @@ def play_chunk(
             if is_compiled:
                 group = play_compiled(prep, r, cg, where, reuse=reuse_buffers)
             else:
-                group = play_python(prep, r, cg, where)
+                group = play_python(prep, r, cg, where, lost)
             if group.errors:
                 errors.extend(e for e in group.errors if e)
             parts.append(group_parts(prep, r, cg, group))
