@@ -2,6 +2,7 @@
 
 import random
 import time
+from types import MappingProxyType
 
 from marrakech_sim.play.strategy import BaseStrategy
 
@@ -161,7 +162,7 @@ class _Dies(BaseStrategy):
     """Plays the first option; on its first placement of a game chosen by its own
     stream (one game in `one_in`), ends its process through `die`."""
 
-    PARAMETERS = {"one_in": 1}
+    PARAMETERS = MappingProxyType({"one_in": 1})
 
     def on_game_start(self, view):
         self.doomed = view.rng.below(self.params["one_in"]) == 0
