@@ -241,3 +241,36 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
     parts = runfolder.chunks_done(out)
     time.sleep(1)
     assert runfolder.chunks_done(out) == parts
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("Exits", "raised SystemExit(3)"),
+        ("HardExits", "ended its process (exit code 1)"),
+        ("KillsItself", "ended its process (killed by SIGKILL)"),
+        ("Segfaults", "ended its process (killed by SIGSEGV)"),
+    ],
+)
+def test_check_strategy_reports_a_strategy_that_ends_its_process(name: str, words: str) -> None:
+    """check-strategy reports sys.exit, os._exit, a self-kill and a segfault as failures
+    naming the game, and exits 1 with its report instead of dying with the strategy."""
+    from click.testing import CliRunner
+
+    from marrakech_sim.cli import main
+
+    result = CliRunner().invoke(main, ["check-strategy", f"{BAD}:{name}", "--games", "1"])
+    assert result.exit_code == 1, result.output
+    assert "FAILED" in result.output and words in result.output
+    assert "game seed" in result.output
+
+
+def test_check_strategy_stops_a_strategy_stuck_beyond_its_time_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A strategy that blocks the time budget's signal and loops is stopped and reported."""
+    from marrakech_sim.play import conformance
+
+    monkeypatch.setattr(conformance, "SILENCE_MARGIN", 3.0)
+    report = conformance.check_strategy(f"{HERE}:BlocksTheAlarm", games=1, time_budget=0.001)
+    assert not report.ok and "stopped responding" in report.failures[0]
