@@ -274,3 +274,18 @@ def test_check_strategy_stops_a_strategy_stuck_beyond_its_time_budget(
     monkeypatch.setattr(conformance, "SILENCE_MARGIN", 3.0)
     report = conformance.check_strategy(f"{HERE}:BlocksTheAlarm", games=1, time_budget=0.001)
     assert not report.ok and "stopped responding" in report.failures[0]
+
+
+def test_a_study_warns_when_a_strategy_plays_two_games_from_one_seed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A strategy using the global random generator is named in a warning before the run
+    (its games differ between two plays of one seed); a seeded one is not."""
+    with caplog.at_level("WARNING", logger="marrakech_sim"):
+        run_study(lineup_study(f"{BAD}:Unseeded", games_per_lineup=4), tmp_path / "a", workers=0)
+    warned = [r.getMessage() for r in caplog.records if "cannot be reproduced" in r.getMessage()]
+    assert len(warned) == 1 and "strategy 'bad'" in warned[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="marrakech_sim"):
+        run_study(lineup_study(f"{HERE}:SlowRandom", games_per_lineup=4), tmp_path / "b", workers=0)
+    assert not [r for r in caplog.records if "cannot be reproduced" in r.getMessage()]

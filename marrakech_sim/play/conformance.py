@@ -250,7 +250,7 @@ def _check(
                     report.failures.append(f"{where}: {record.error}")
                     continue
                 again = _play(rules, spec, opponents, seat, record.seed, None, time_budget)
-                if again is None or not _same_game(record, again):
+                if again is None or not same_game(record, again):
                     report.failures.append(
                         f"{where}, seat {seat}: not deterministic: the same seed "
                         f"{record.seed} gave a different game (use view.rng, not a global "
@@ -287,7 +287,8 @@ def _play(
     return record
 
 
-def _same_game(a: GameRecord, b: GameRecord) -> bool:
+def same_game(a: GameRecord, b: GameRecord) -> bool:
+    """Whether two records are the same game: end, error, every move and seat column."""
     return (
         a.end_reason == b.end_reason
         and a.error == b.error

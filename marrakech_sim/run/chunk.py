@@ -7,6 +7,7 @@ tables (`runfolder.Part`), `write_chunk` writes them. Nothing here knows of proc
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import time
 from pathlib import Path
 from typing import Any
@@ -478,3 +479,57 @@ def write_chunk(
         ("moves", "seats", "games"), (tables[2], tables[1], tables[0]), strict=True
     ):
         runfolder.write_part(run_dir, name, chunk, table, writer)
+
+
+def unreproducible(prep: Prepared, games: int = 2) -> list[str]:
+    """Warnings for the Python-loop strategies whose games differ between two plays of
+    the same seed (a strategy using a global random generator, not view.rng).
+
+    Each such strategy plays the first `games` block seeds of its first match twice, in
+    a child process (a strategy that crashes it is left to the run's fault handling).
+    A cheap sample before a run, not a proof: check-strategy looks harder.
+    """
+    from marrakech_sim.play.conformance import in_child_process
+    from marrakech_sim.run.plan import block_seeds
+
+    samples = []
+    for name in dict.fromkeys(n for i, n in enumerate(prep.names) if prep.codes[i] < 0):
+        found = [
+            m for m in prep.plan.matches if name in m.lineup and not prep.match_compiled[m.match_id]
+        ]
+        if not found:
+            continue
+        m = found[0]
+        blocks = np.flatnonzero(prep.plan.block_match == m.match_id)[:games]
+        seeds = [int(x) for x in block_seeds(prep.study.seed, blocks)]
+        samples.append((name, m.ruleset, m.lineup, seeds))
+    if not samples or "fork" not in multiprocessing.get_all_start_methods():
+        return []
+    silence = prep.decision_seconds * 400 * games * len(samples) + 60.0
+    found = in_child_process(_differing, (prep, samples), silence)[0]
+    return list(found) if found is not None else []
+
+
+def _differing(
+    prep: Prepared, samples: list[tuple[str, str, tuple[str, ...], list[int]]], progress: Any
+) -> list[str]:
+    from marrakech_sim.play.conformance import same_game
+
+    out = []
+    for name, ruleset, lineup, seeds in samples:
+        rules = prep.study.rules(ruleset)
+        specs = [prep.study.strategy(x) for x in lineup]
+        budgets = [prep.decision_seconds] * len(lineup)
+        for seed in seeds:
+            a, b = (
+                play_game(rules, [x.build() for x in specs], seed, time_budgets=budgets)
+                for _ in range(2)
+            )
+            if not same_game(a, b):
+                out.append(
+                    f"strategy {name!r} played two different games from one seed ({seed}, "
+                    f"line-up {', '.join(lineup)}): its games cannot be reproduced (does it use "
+                    "a global random generator instead of view.rng?)"
+                )
+                break
+    return out

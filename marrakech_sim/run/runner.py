@@ -26,7 +26,14 @@ import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.errors import RunFolderError, RunInterrupted
-from marrakech_sim.run.chunk import ChunkResult, Prepared, block_totals, play_chunk, write_chunk
+from marrakech_sim.run.chunk import (
+    ChunkResult,
+    Prepared,
+    block_totals,
+    play_chunk,
+    unreproducible,
+    write_chunk,
+)
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.plan import Plan
 from marrakech_sim.run.pool import default_start_method, log_chunk, worker_pool
@@ -220,6 +227,8 @@ def _execute(
 
     try:
         with _sigterm_as_ctrl_c():
+            for warning in unreproducible(prep) if todo else []:
+                log.warning("%s", warning)
             if todo and workers == 0:
                 for chunk in todo:
                     result, tables = play_chunk(prep, chunk, reuse_buffers=True)
