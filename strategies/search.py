@@ -134,6 +134,7 @@ class ExpectimaxStrategy(BaseStrategy):
     other seat's value; bankruptcy is -1,000,000.
     """
 
+    COST: ClassVar[int] = 64  # about 1,000 times a compiled game (run.plan)
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
         "depth": 3,  # decisions looked ahead (mine and others'), chance nodes expanded
         "visible": 1.0,  # weight of a visible square (1: the final score)
@@ -212,6 +213,7 @@ class MonteCarloStrategy(BaseStrategy):
     squares counts as the winner) or to the end (horizon 0).
     """
 
+    COST: ClassVar[int] = 64  # about 1,000 times a compiled game (run.plan)
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
         "rollouts": 100,  # play-outs per decision
         "explore": 0.5,  # UCB1 exploration constant

@@ -10,9 +10,11 @@ games for the same seed, and the time per decision.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import pickle
+import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,9 @@ from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import Outcome, Placement
 
+#: seconds of silence, besides two games at the full time budget, after which a checked
+#: strategy's process is taken to be stuck and is killed
+SILENCE_MARGIN = 60.0
 #: the built-ins that fill the other seats, in turn
 OPPONENTS = ("random", "greedy")
 VARIANTS = tuple(
@@ -110,12 +115,108 @@ def check_strategy(
     """Check a strategy reference against the plug-in contract; never raises for a
     misbehaving strategy (that is what the report is for).
 
+    The games run in a child process (where fork exists), so a strategy that ends its
+    process (os._exit, a signal, a segfault) or gets stuck where the time budget cannot
+    reach it is reported, with the game it was playing, instead of ending the checker.
+
     Args:
         games: games per variant and seat of the strategy (6 variants, 9 seats in all).
         seed: the first game seed; game i uses seed + i.
         time_budget: seconds per decision before a decision counts as a fault.
     """
     params = dict(params or {})
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return _check(ref, params, games, seed, time_budget, None)
+    # two games' decisions (a game and its replay) at their full budget, and a margin
+    silence = (time_budget or 60.0) * 400 + SILENCE_MARGIN
+    play_game(Rules(players=2), [_First(), _First()], 0)  # the child inherits the kernels
+    outcome, how, last = in_child_process(_check, (ref, params, games, seed, time_budget), silence)
+    if outcome is not None:
+        assert isinstance(outcome, ConformanceReport)
+        return outcome
+    report = ConformanceReport(ref, params)
+    if isinstance(last, tuple):
+        report.games = last[2]
+        report.failures.append(f"{last[0]}, seat {last[1]}: {how} during this game")
+    else:
+        report.failures.append(f"{how} before its first game")
+    return report
+
+
+class _First:
+    """No turn, the first placement: loads the game loop's kernels before a fork."""
+
+    def choose_rotation(self, view: GameView) -> int:
+        return 0
+
+    def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
+        return options[0]
+
+
+def in_child_process(
+    func: Callable[..., Any], args: tuple[Any, ...], silence: float
+) -> tuple[Any, str, Any]:
+    """Run func(*args, progress) in a forked child: (its result, "", last progress), or
+    (None, how the child ended, the last value it passed to progress) when it died or
+    said nothing for `silence` seconds (then it is killed).
+
+    progress(value) sends a small picklable value to this process (where a check is).
+    """
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child_main, args=(theirs, func, args), daemon=True)
+    child.start()
+    theirs.close()
+    last: Any = None
+    try:
+        while True:
+            if not ours.poll(silence):
+                child.kill()
+                child.join()
+                return None, f"the strategy stopped responding (no word for {silence:.0f} s)", last
+            try:
+                kind, value = ours.recv()
+            except (EOFError, OSError):
+                child.join()
+                return None, f"the strategy ended its process ({_exit_words(child.exitcode)})", last
+            if kind == "done":
+                child.join()
+                return value, "", last
+            last = value
+    finally:
+        ours.close()
+        if child.is_alive():
+            child.kill()
+            child.join()
+
+
+def _child_main(conn: Any, func: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    import faulthandler
+
+    faulthandler.disable()  # the parent reports a segfault; no dump on stderr
+    result = func(*args, lambda value: conn.send(("progress", value)))
+    conn.send(("done", result))
+    conn.close()
+
+
+def _exit_words(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            pass
+    return f"exit code {code}"
+
+
+def _check(
+    ref: str,
+    params: dict[str, Any],
+    games: int,
+    seed: int,
+    time_budget: float | None,
+    progress: Callable[[Any], None] | None,
+) -> ConformanceReport:
+    """check_strategy's work; progress((where, seat, games played)) before each game."""
     report = ConformanceReport(ref, params)
     try:
         spec = StrategySpec.of(ref, params)
@@ -139,6 +240,8 @@ def check_strategy(
         where = f"{players} players, orient {'at end' if orient_at_end else 'at start'}"
         for seat in range(players):
             for _ in range(games):
+                if progress is not None:
+                    progress((f"{where}, game seed {game_seed}", seat, report.games))
                 record = _play(rules, spec, opponents, seat, game_seed, report, time_budget)
                 game_seed += 1
                 if record is None:
@@ -147,7 +250,7 @@ def check_strategy(
                     report.failures.append(f"{where}: {record.error}")
                     continue
                 again = _play(rules, spec, opponents, seat, record.seed, None, time_budget)
-                if again is None or not _same_game(record, again):
+                if again is None or not same_game(record, again):
                     report.failures.append(
                         f"{where}, seat {seat}: not deterministic: the same seed "
                         f"{record.seed} gave a different game (use view.rng, not a global "
@@ -184,7 +287,8 @@ def _play(
     return record
 
 
-def _same_game(a: GameRecord, b: GameRecord) -> bool:
+def same_game(a: GameRecord, b: GameRecord) -> bool:
+    """Whether two records are the same game: end, error, every move and seat column."""
     return (
         a.end_reason == b.end_reason
         and a.error == b.error

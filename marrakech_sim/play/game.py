@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from marrakech_sim.errors import StrategyError
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.rng import Rng
 from marrakech_sim.play.view import GameView
@@ -33,6 +32,7 @@ from marrakech_sim.rules.state import (
     outcome_of,
     placement_codes,
     placements_of,
+    tampering,
 )
 
 if TYPE_CHECKING:
@@ -65,28 +65,61 @@ class GameRecord:
         return tuple(share if i in self.winners else 0.0 for i in range(self.players))
 
 
+class _Overtime(BaseException):
+    """A decision ran past its time budget (a BaseException: `except Exception` in a
+    strategy does not swallow it)."""
+
+
+# the clock of the innermost decision_watchdog, and the shortest budget it serves
+_watching: tuple[list[float], float] | None = None
+
+
 @contextlib.contextmanager
-def _time_limit(seconds: float | None) -> Iterator[None]:
-    """Interrupt a decision that runs past `seconds` (main thread, POSIX only)."""
+def decision_watchdog(budgets: Sequence[float | None]) -> Iterator[list[float] | None]:
+    """A decision clock for the games played inside: [start of the running decision
+    (0: none), its budget].
+
+    One SIGALRM handler and one repeating timer (main thread, POSIX), not one per
+    decision: each decision only writes its start time. The handler interrupts a
+    decision past its budget, a sleeping one too, and restarts its clock when it does,
+    so a strategy that swallows the interruption is interrupted again a budget later.
+    play_game opens one per game; a caller playing many games (a chunk) opens one
+    around them all and saves the signal calls of every game (about 10 us a game).
+    Elsewhere (another thread, no setitimer) the clock is None and decisions are
+    checked when they return.
+    """
+    global _watching
+    given = [b for b in budgets if b is not None]
     usable = (
-        seconds is not None
+        given
         and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
     )
     if not usable:
-        yield
+        yield None
         return
+    shortest = min(given)
+    if _watching is not None and _watching[1] <= shortest:
+        yield _watching[0]  # an enclosing watchdog checks often enough
+        return
+    clock = [0.0, 0.0]
 
     def _alarm(signum: int, frame: Any) -> None:
-        raise StrategyError("exceeded its time budget per decision")
+        started = clock[0]
+        if started and time.perf_counter() - started > clock[1]:
+            clock[0] = time.perf_counter()
+            raise _Overtime
 
-    assert seconds is not None
+    interval = max(shortest / 4, 0.001)
+    enclosing = _watching
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    before = signal.setitimer(signal.ITIMER_REAL, interval, interval)
+    _watching = (clock, shortest)
     try:
-        yield
+        yield clock
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _watching = enclosing
+        signal.setitimer(signal.ITIMER_REAL, *before)
         signal.signal(signal.SIGALRM, previous)
 
 
@@ -109,10 +142,27 @@ def play_game(
         raise ValueError(f"{len(strategies)} strategies for {p} seats")
     names = list(names) if names is not None else [type(x).__name__ for x in strategies]
     budgets = list(time_budgets) if time_budgets is not None else [None] * p
+    with decision_watchdog(budgets) as clock:
+        return _play(rules, strategies, seed, names, budgets, clock)
+
+
+def _play(
+    rules: Rules,
+    strategies: Sequence[Strategy],
+    seed: int,
+    names: list[str],
+    budgets: list[float | None],
+    clock: list[float] | None,
+) -> GameRecord:
+    """play_game's loop; `clock` is its `decision_watchdog`'s (None: checked on return)."""
+    p = rules.players
     s = initial_packed(rules).copy()
     moves = t.new_moves(rules)
     streams, rngs = t.new_streams(p, seed)
-    views = [GameView(rules, s, i, Rng.over(rngs[i : i + 1])) for i in range(p)]
+    # the strategies see a copy of the state, refreshed before each decision: what they
+    # write into it (view._s, view.packed made writeable) never reaches the game
+    shown = s.copy()
+    views = [GameView(rules, shown, i, Rng.over(rngs[i : i + 1])) for i in range(p)]
     n = rules.board_size
     codes = placement_codes(n)
     fault: str | None = None
@@ -122,10 +172,10 @@ def play_game(
     for i, strategy in enumerate(strategies):
         hook = getattr(strategy, "on_game_start", None)
         if hook is not None:
-            try:
-                hook(views[i])
-            except Exception as exc:
-                fault, faulty = _fault(i, names[i], f"on_game_start raised {exc!r}", seed), i
+            np.copyto(shown, s)
+            problem = _call_hook(hook, (views[i],), budgets[i], clock)
+            if problem is not None:
+                fault, faulty = _fault(i, names[i], f"on_game_start {problem}", seed), i
                 break
 
     result = t.k_advance(s, streams, moves) if fault is None else 0
@@ -136,25 +186,31 @@ def play_game(
             break
         seat = int(s[seat_index])
         budget = budgets[seat]
-        options: tuple[Any, ...]
+        np.copyto(shown, s)
+        options: tuple[Any, ...] = ROTATIONS if phase == orient else placements_of(n, result >> 3)
         choice: Any
         try:
+            if budget is not None:
+                started = time.perf_counter()
+                if clock is not None:
+                    clock[0], clock[1] = started, budget
             if phase == orient:
-                options = ROTATIONS
-                if budget is None:
-                    choice = strategies[seat].choose_rotation(views[seat])
-                else:
-                    choice = _decide_timed(strategies[seat], views[seat], options, budget)
+                choice = strategies[seat].choose_rotation(views[seat])
             else:
-                options = placements_of(n, result >> 3)
-                if budget is None:
-                    choice = strategies[seat].choose_placement(views[seat], options)
-                else:
-                    choice = _decide_timed(strategies[seat], views[seat], options, budget)
+                choice = strategies[seat].choose_placement(views[seat], options)
+            if budget is not None:
+                if clock is not None:
+                    clock[0] = 0.0
+                if time.perf_counter() - started > budget:
+                    raise _Overtime
             code = _action_code(choice, options, codes)
-        except StrategyError:  # the time limit's alarm
+        except _Overtime:
+            if clock is not None:
+                clock[0] = 0.0
             fault = f"exceeded its time budget of {budget} s per decision"
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in a strategy ends only its game
+            if clock is not None:
+                clock[0] = 0.0
             fault = f"raised {exc!r}"
         else:
             if code is not None:
@@ -164,9 +220,14 @@ def play_game(
             fault = f"chose {choice!r}, not one of the legal options {list(options)!r}"
         fault, faulty = _fault(seat, names[seat], fault, seed), seat
 
+    if fault is None and (tampered := tampering(rules, s)) is not None:
+        # the game's own state changed outside the kernels: no record of it is kept
+        fault, faulty = f"the game's state was tampered with: {tampered} (game seed {seed})", -1
     turns = int(s[k.TURN_]) + 1
     seats = np.zeros((p, t.SEAT_COLUMNS), dtype=np.int32)
-    tie_broken = bool(t.k_summary(s, seats))
+    tie_broken = False
+    if faulty != -1 or fault is None:  # a tampered state's summary is not read
+        tie_broken = bool(t.k_summary(s, seats))
     if fault is not None:
         record = GameRecord(
             seed=seed,
@@ -197,41 +258,43 @@ def play_game(
     for i, strategy in enumerate(strategies):
         hook = getattr(strategy, "on_game_end", None)
         if hook is not None:
-            try:
-                hook(views[i], outcome)
-            except Exception as exc:
-                record.error = _fault(i, names[i], f"on_game_end raised {exc!r}", seed)
+            np.copyto(shown, s)
+            problem = _call_hook(hook, (views[i], outcome), budgets[i], clock)
+            if problem is not None:
+                record.error = _fault(i, names[i], f"on_game_end {problem}", seed)
                 record.end_reason = END_ERROR
                 _score_fault(record, i)
                 break
     return record
 
 
-def _decide(strategy: Strategy, view: GameView, options: tuple[Any, ...]) -> Any:
-    if options is ROTATIONS:
-        return strategy.choose_rotation(view)
-    return strategy.choose_placement(view, options)
-
-
-def _decide_timed(
-    strategy: Strategy, view: GameView, options: tuple[Any, ...], budget: float
-) -> Any:
-    """_decide, interrupted or failed when it takes longer than `budget` seconds."""
-    started = time.perf_counter()
-    with _time_limit(budget):
-        choice = _decide(strategy, view, options)
-    if time.perf_counter() - started > budget:
-        raise StrategyError("exceeded its time budget per decision")
-    return choice
+def _call_hook(
+    hook: Any, args: tuple[Any, ...], budget: float | None, clock: list[float] | None
+) -> str | None:
+    """Call a strategy's on_game_start / on_game_end under its budget; what went wrong."""
+    try:
+        if budget is not None and clock is not None:
+            clock[0], clock[1] = time.perf_counter(), budget
+        hook(*args)
+    except _Overtime:
+        return f"exceeded its time budget of {budget} s"
+    except (Exception, SystemExit) as exc:
+        return f"raised {exc!r}"
+    finally:
+        if clock is not None:
+            clock[0] = 0.0
+    return None
 
 
 def _action_code(choice: Any, options: tuple[Any, ...], codes: dict[Placement, int]) -> int | None:
     """The kernel code of a strategy's choice, or None when it is not an option's form."""
     if options is ROTATIONS:
+        # only -1, 0 and 1 reach the kernels (2**70 would overflow their int64 argument)
         if type(choice) is int:
-            return choice
+            return choice if -1 <= choice <= 1 else None
         if isinstance(choice, numbers.Integral) and not isinstance(choice, bool):
-            return int(choice)
+            value = int(choice)
+            return value if -1 <= value <= 1 else None
         return None
     try:
         return codes.get(choice)
@@ -244,9 +307,18 @@ def _fault(seat: int, name: str, what: str, seed: int) -> str:
 
 
 def _score_fault(record: GameRecord, faulty: int) -> None:
-    """A faulty seat loses: ranked last; the other seats still in the game share the win."""
+    """A faulty seat loses: ranked last; the other seats still in the game share the win.
+
+    faulty -1 (a tampered game, culprit unknown): nobody wins, every seat ranks last.
+    """
     seats = record.seats
     record.moves = record.moves[: record.turns]
+    if faulty < 0:
+        record.winners = ()
+        record.tie_broken = False
+        seats[:, t.S_WINNER] = 0
+        seats[:, t.S_RANK] = record.players
+        return
     others = tuple(
         i for i in range(record.players) if i != faulty and seats[i, t.S_ELIMINATED_TURN] < 0
     )

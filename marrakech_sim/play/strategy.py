@@ -63,6 +63,10 @@ class BaseStrategy:
     PARAMETERS: ClassVar[Mapping[str, Any]] = {}
     #: name of the compiled twin in `marrakech_sim.strategies.compiled`, when there is one
     COMPILED: ClassVar[str | None] = None
+    #: the relative cost of a game of this strategy through the Python loop (1: a plain
+    #: player that asks a few view queries; a search strategy declares more): studies
+    #: size their chunks by it so that every worker gets work (see run.plan)
+    COST: ClassVar[int] = 1
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.PARAMETERS))

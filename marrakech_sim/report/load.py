@@ -23,6 +23,7 @@ Views on the connection (nothing is loaded; every query reads the columns it nee
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

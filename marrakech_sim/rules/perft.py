@@ -13,6 +13,10 @@ from marrakech_sim.rules.state import GameState
 # deeper than any game goes (a game ends when its rugs run out: at most 999 rugs of each of
 # 26 colours, a few phases each); a bound, so a depth always fits the kernel's int64
 MAX_DEPTH = 1_000_000
+#: subtrees at most this deep are counted in one compiled call (40 ms from the 4-player
+#: start); above it the count goes child by child from Python, so Ctrl-C
+#: (any Python signal handler) is seen between two compiled calls
+KERNEL_DEPTH = 7
 
 
 def perft(state: GameState, depth: int) -> int:
@@ -20,7 +24,13 @@ def perft(state: GameState, depth: int) -> int:
     if not 0 <= depth <= MAX_DEPTH:
         raise ConfigError(f"depth = {depth}: allowed are 0 to {MAX_DEPTH}")
     faces = np.array(state.rules.distinct_faces, dtype=np.int64)
-    return int(k.k_perft(state.packed.copy(), depth, faces))
+    return _perft(state, depth, faces)
+
+
+def _perft(state: GameState, depth: int, faces: np.ndarray) -> int:
+    if depth <= KERNEL_DEPTH or state.is_over:
+        return int(k.k_perft(state.packed.copy(), depth, faces))
+    return sum(_perft(state.apply(a), depth - 1, faces) for a in state.legal_actions())
 
 
 def perft_divide(state: GameState, depth: int) -> list[tuple[Any, int]]:

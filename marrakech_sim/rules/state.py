@@ -105,6 +105,37 @@ def initial_packed(rules: Rules) -> np.ndarray:
     return start
 
 
+# header fields a game never changes: the rule options and the sections' offsets
+_FIXED = (
+    k.N_, k.P_, k.C_, k.FLAGS_, k.RUGS_, k.STARTING_DIRHAMS_, k.NFACES_,
+    *range(k.SEAT_LEFT_AT, k.PARTNER_AT + 1),
+)  # fmt: skip
+
+
+def tampering(rules: Rules, packed: np.ndarray) -> str | None:
+    """What is wrong with a game's packed state that the kernels alone cannot have made.
+
+    A cheap check for the game loop before a record is written: the header's rule
+    options and offsets are those of `rules`, the die is unchanged, and no dirham was
+    made or lost (RULES.md section 4: payments move dirhams between seats). None when
+    nothing is wrong.
+    """
+    start = initial_packed(rules)
+    if packed.shape != start.shape or packed.dtype != start.dtype:
+        return f"its shape {packed.shape} is not {start.shape}"
+    changed = [i for i in _FIXED if packed[i] != start[i]]
+    if changed:
+        return f"header fields {changed} changed"
+    faces = slice(int(start[k.FACES_AT]), int(start[k.FACES_AT] + start[k.NFACES_]))
+    if not np.array_equal(packed[faces], start[faces]):
+        return "the die's faces changed"
+    at, p = int(start[k.DIRHAMS_AT]), rules.players
+    total, expected = int(packed[at : at + p].sum()), int(start[at : at + p].sum())
+    if total != expected:
+        return f"the seats hold {total} dirhams in all, not {expected}"
+    return None
+
+
 _placements_cache: dict[tuple[int, int], tuple[Placement, ...]] = {}
 
 

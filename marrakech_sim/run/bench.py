@@ -83,10 +83,10 @@ def bench(
             for chunk in range(prep.plan.chunks):
                 worker_play_only(chunk)
         else:
-            with worker_pool(study, None, workers, start_method, prep) as pool:
-                for _ in pool.imap_unordered(
-                    worker_play_only, range(prep.plan.chunks), chunksize=1
-                ):
+            with worker_pool(
+                study, None, workers, start_method, prep, task=worker_play_only
+            ) as pool:
+                for _ in pool.play(range(prep.plan.chunks)):
                     pass
         seconds = time.perf_counter() - started
         cpu = _cpu_seconds() - cpu_before

@@ -7,15 +7,17 @@ tables (`runfolder.Part`), `write_chunk` writes them. Nothing here knows of proc
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.play import turns as t
-from marrakech_sim.play.game import play_game
+from marrakech_sim.play.game import GameRecord, decision_watchdog, play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
@@ -90,6 +92,11 @@ class Prepared:
         }
         self.visible_after = all(self.moves_visible.values())
         self.moves_schema = runfolder.moves_schema(self.visible_after)
+        #: this worker's shared marker (see run.pool.ChunkPool): [chunk, position of the
+        #: Python-loop game being played, its start time]; None outside a pool
+        self.marker: Any = None
+        #: seconds per decision of a Python-loop strategy (study.decision_seconds)
+        self.decision_seconds: float | None = study.decision_seconds
         self._buffers: dict[str, np.ndarray] = {}
         self._rows: dict[str, _Rows] = {}
 
@@ -113,9 +120,15 @@ class Prepared:
         """Load (or compile) the compiled loop and the record writer once, before workers fork.
 
         Two games of the first compiled match go the whole way to encoded parts (in
-        memory), so a forked worker starts with every kernel of its chunks loaded.
+        memory), and one game of built-in players goes through the Python loop per rule
+        set that uses it, so a forked worker (a replacement too) starts with every
+        kernel of its chunks loaded.
         """
         runfolder.warm_up_writer()
+        python = {int(self.match_ruleset[m]) for m in np.flatnonzero(~self.match_compiled)}
+        for ri in sorted(python):  # not the study's players: one could crash this process
+            rules = self.rulesets[ri].rules
+            play_game(rules, [StrategySpec.of("greedy").build()] * rules.players, 0)
         for m in range(len(self.plan.matches)):
             if self.match_compiled[m]:
                 r = self.rulesets[int(self.match_ruleset[m])]
@@ -242,37 +255,83 @@ def play_compiled(
     return _Group(where, games, seats, None, rows.trimmed(p) if rows is not None else None)
 
 
-def play_python(prep: Prepared, r: Ruleset, cg: ChunkGames, where: np.ndarray) -> _Group:
+def play_python(
+    prep: Prepared,
+    r: Ruleset,
+    cg: ChunkGames,
+    where: np.ndarray,
+    lost: dict[int, str] | None = None,
+) -> _Group:
+    """Play the games `where` of a chunk through the Python game loop.
+
+    lost: games (positions in the chunk) not to play, with why (a worker died in them
+    twice, see run.pool): they are recorded as faults with no moves. Each seat has
+    prep.decision_seconds per decision; the chunk's games share one decision watchdog.
+    """
     p = r.rules.players
     g = len(where)
     moves = np.full((g * r.max_turns, r.columns), t.NULL, np.int32)
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     errors: list[str | None] = [None] * g
-    for i, pos in enumerate(where):
-        row = prep.plan.seating_rows[cg.seating[pos], :p]
-        names = [prep.names[j] for j in row]
-        seed = int(cg.seed[pos])
-        try:
-            # a fresh object per game: no state carried between games, so results do not
-            # depend on which worker played which games before
-            players = [prep.specs[j].build() for j in row]
-            rec = play_game(r.rules, players, seed, names=names)
-        except Exception as exc:  # a strategy that fails outside a decision (its constructor)
-            errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
-            games[i] = (0, runfolder.END_ERROR_CODE, 0)
-            continue
-        if rec.error is not None:
-            errors[i] = rec.error
-        # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
-        done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
-        moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
-        end = runfolder.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
-        games[i] = (done, end, int(rec.tie_broken))
-        seats[i] = rec.seats
+    budgets = [prep.decision_seconds] * p
+    marker = prep.marker
+    with decision_watchdog(budgets):
+        for i, pos in enumerate(where):
+            row = prep.plan.seating_rows[cg.seating[pos], :p]
+            names = [prep.names[j] for j in row]
+            seed = int(cg.seed[pos])
+            if lost and int(pos) in lost:
+                errors[i] = f"{lost[int(pos)]} (strategies {', '.join(names)}, game seed {seed})"
+                _unplayed(r, games[i], seats[i])
+                continue
+            if marker is not None:
+                marker[2], marker[1] = time.monotonic(), pos
+            try:
+                # a fresh object per game: no state carried between games, so results do
+                # not depend on which worker played which games before
+                players = [prep.specs[j].build() for j in row]
+                rec = play_game(r.rules, players, seed, names=names, time_budgets=budgets)
+            except Exception as exc:  # a strategy that fails outside a decision (constructor)
+                errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
+                _unplayed(r, games[i], seats[i])
+                continue
+            finally:
+                if marker is not None:
+                    marker[1] = -1
+            _keep(r, rec, i, moves, games, seats, errors)
     rows = _Rows.room_for(r, g)
     rows.add(r, moves, games[:, 0], 0)
     return _Group(where, games, seats, errors, rows.trimmed(p))
+
+
+def _unplayed(r: Ruleset, game: np.ndarray, seats: np.ndarray) -> None:
+    """A fault before the first move: no turns, the start position's seat columns, no
+    winner (nobody to blame by seat), every seat ranked last."""
+    game[:] = (0, runfolder.END_ERROR_CODE, 0)
+    t.k_summary(r.init.copy(), seats)
+    seats[:, t.S_WINNER] = 0
+    seats[:, t.S_RANK] = r.rules.players
+
+
+def _keep(
+    r: Ruleset,
+    rec: GameRecord,
+    i: int,
+    moves: np.ndarray,
+    games: np.ndarray,
+    seats: np.ndarray,
+    errors: list[str | None],
+) -> None:
+    """Copy game i's record into the group's arrays."""
+    if rec.error is not None:
+        errors[i] = rec.error
+    # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
+    done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
+    moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
+    end = runfolder.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
+    games[i] = (done, end, int(rec.tie_broken))
+    seats[i] = rec.seats
 
 
 _END_CODES = {"rugs_exhausted": k.END_RUGS_EXHAUSTED, "one_left": k.END_ONE_LEFT}
@@ -325,9 +384,15 @@ def group_parts(
 
 
 def play_chunk(
-    prep: Prepared, chunk: int, *, reuse_buffers: bool = False
+    prep: Prepared,
+    chunk: int,
+    *,
+    reuse_buffers: bool = False,
+    lost: dict[int, str] | None = None,
 ) -> tuple[ChunkResult, tuple[runfolder.Part, ...]]:
     """Play one chunk; return its report and its (games, seats, moves) parts.
+
+    lost: games not to play, recorded as faults (see `play_python`).
 
     reuse_buffers: the moves part is a view of this process's buffers, overwritten by
     the next play_chunk with reuse_buffers (write it first; the runner does).
@@ -346,7 +411,7 @@ def play_chunk(
             if is_compiled:
                 group = play_compiled(prep, r, cg, where, reuse=reuse_buffers)
             else:
-                group = play_python(prep, r, cg, where)
+                group = play_python(prep, r, cg, where, lost)
             if group.errors:
                 errors.extend(e for e in group.errors if e)
             parts.append(group_parts(prep, r, cg, group))
@@ -414,3 +479,57 @@ def write_chunk(
         ("moves", "seats", "games"), (tables[2], tables[1], tables[0]), strict=True
     ):
         runfolder.write_part(run_dir, name, chunk, table, writer)
+
+
+def unreproducible(prep: Prepared, games: int = 2) -> list[str]:
+    """Warnings for the Python-loop strategies whose games differ between two plays of
+    the same seed (a strategy using a global random generator, not view.rng).
+
+    Each such strategy plays the first `games` block seeds of its first match twice, in
+    a child process (a strategy that crashes it is left to the run's fault handling).
+    A cheap sample before a run, not a proof: check-strategy looks harder.
+    """
+    from marrakech_sim.play.conformance import in_child_process
+    from marrakech_sim.run.plan import block_seeds
+
+    samples = []
+    for name in dict.fromkeys(n for i, n in enumerate(prep.names) if prep.codes[i] < 0):
+        found = [
+            m for m in prep.plan.matches if name in m.lineup and not prep.match_compiled[m.match_id]
+        ]
+        if not found:
+            continue
+        m = found[0]
+        blocks = np.flatnonzero(prep.plan.block_match == m.match_id)[:games]
+        seeds = [int(x) for x in block_seeds(prep.study.seed, blocks)]
+        samples.append((name, m.ruleset, m.lineup, seeds))
+    if not samples or "fork" not in multiprocessing.get_all_start_methods():
+        return []
+    silence = prep.decision_seconds * 400 * games * len(samples) + 60.0
+    found = in_child_process(_differing, (prep, samples), silence)[0]
+    return list(found) if found is not None else []
+
+
+def _differing(
+    prep: Prepared, samples: list[tuple[str, str, tuple[str, ...], list[int]]], progress: Any
+) -> list[str]:
+    from marrakech_sim.play.conformance import same_game
+
+    out = []
+    for name, ruleset, lineup, seeds in samples:
+        rules = prep.study.rules(ruleset)
+        specs = [prep.study.strategy(x) for x in lineup]
+        budgets = [prep.decision_seconds] * len(lineup)
+        for seed in seeds:
+            a, b = (
+                play_game(rules, [x.build() for x in specs], seed, time_budgets=budgets)
+                for _ in range(2)
+            )
+            if not same_game(a, b):
+                out.append(
+                    f"strategy {name!r} played two different games from one seed ({seed}, "
+                    f"line-up {', '.join(lineup)}): its games cannot be reproduced (does it use "
+                    "a global random generator instead of view.rng?)"
+                )
+                break
+    return out

@@ -50,6 +50,10 @@ OPPONENTS = ("copies", "combinations")
 STOPPING_RULES = ("interval_width", "sprt")
 QUANTITIES = ("seat_win_share", "strategy_win_share")
 DEFAULT_CHUNK_GAMES = 4096
+#: seconds a Python-loop strategy may think per decision in a study before its game ends
+#: as a fault (the built-ins take milliseconds at most)
+DEFAULT_DECISION_SECONDS = 10.0
+MAX_DECISION_SECONDS = 86_400.0
 #: the schedule keys each kind takes besides `kind` and `rulesets`
 SCHEDULE_KEYS_OF = {
     "round_robin": ("strategies", "repeat"),
@@ -76,6 +80,7 @@ _TOP_KEYS = (
     "rotation",
     "chunk_games",
     "common_seeds",
+    "decision_seconds",
     "rulesets",
     "strategies",
     "schedule",
@@ -176,6 +181,7 @@ class Study:
     rotation: str = "all"
     chunk_games: int = DEFAULT_CHUNK_GAMES
     stopping: StoppingRule | None = None
+    decision_seconds: float = DEFAULT_DECISION_SECONDS
     description: str = ""
     # the rule sets play the same block seeds (common random numbers; run.plan)
     common_seeds: bool = False
@@ -197,9 +203,18 @@ class Study:
                 return spec
         raise KeyError(name)
 
-    def replace(self, *, games_per_lineup: int | None = None, seed: int | None = None) -> Study:
-        """The study with the command line's --games / --seed applied (validated)."""
+    def replace(
+        self,
+        *,
+        games_per_lineup: int | None = None,
+        seed: int | None = None,
+        decision_seconds: float | None = None,
+    ) -> Study:
+        """The study with the command line's --games / --seed / --decision-seconds
+        applied (validated)."""
         changes: dict[str, Any] = {}
+        if decision_seconds is not None:
+            changes["decision_seconds"] = _seconds("decision_seconds", decision_seconds)
         if games_per_lineup is not None:
             changes["games_per_lineup"] = _int("games_per_lineup", games_per_lineup, 1, MAX_GAMES)
         if seed is not None:
@@ -217,6 +232,7 @@ class Study:
             "games_per_lineup": self.games_per_lineup,
             "rotation": self.rotation,
             "chunk_games": self.chunk_games,
+            "decision_seconds": self.decision_seconds,
             "rulesets": {name: rules.to_dict() for name, rules in self.rulesets},
             "strategies": {
                 spec.label: {"ref": spec.ref, "params": _resolved_params(spec)}
@@ -258,6 +274,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     rotation = data.get("rotation", "all")
     _choice("rotation", rotation, ROTATIONS)
     chunk = _int("chunk_games", data.get("chunk_games", DEFAULT_CHUNK_GAMES), 1, MAX_CHUNK_GAMES)
+    decision = _seconds("decision_seconds", data.get("decision_seconds", DEFAULT_DECISION_SECONDS))
     rulesets = _rulesets(data.get("rulesets", {"standard": {}}))
     strategies = _strategies(data.get("strategies"))
     schedule = _schedule(data.get("schedule", {}), rulesets, strategies)
@@ -275,6 +292,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         rotation=rotation,
         chunk_games=chunk,
         stopping=stopping,
+        decision_seconds=decision,
         description=description,
         common_seeds=common_seeds,
     )
@@ -624,6 +642,16 @@ def _int(key: str, value: Any, minimum: int, maximum: int | None) -> int:
 
 def _seed(key: str, value: Any) -> int:
     return _int(key, value, 0, MAX_SEED)
+
+
+def _seconds(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key} = {value!r}: expected a number of seconds")
+    if not (0 < value <= MAX_DECISION_SECONDS):  # nan fails this too
+        raise ConfigError(
+            f"{key} = {value!r}: allowed are seconds above 0, up to {MAX_DECISION_SECONDS:g}"
+        )
+    return float(value)
 
 
 def _fraction(key: str, value: Any) -> float:

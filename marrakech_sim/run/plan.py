@@ -37,6 +37,10 @@ import numpy as np
 from marrakech_sim.run.config import Study, check_size, lineups_of
 
 SEED_GROUP = 1024  # block seeds are drawn in groups of this many per SeedSequence child
+#: the cost of a Python-loop game in compiled games (times its heaviest strategy's COST)
+PYTHON_GAME_COST = 16
+#: a chunk holds at least this many games (or one block), however costly they are
+MIN_CHUNK_GAMES = 64
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -138,7 +142,13 @@ class Plan:
         block_sizes = sizes[self.block_match]
         self.block_first = np.concatenate([[0], np.cumsum(block_sizes)]).astype(np.int64)
         self.games_planned = int(self.block_first[-1])
-        self.chunk_first_block = _chunk_bounds(self.block_first, study.chunk_games)
+        # chunks are sized by cost, not games, so a study of slow players is cut into
+        # enough chunks for every worker; the games and their ids do not change
+        costs = match_costs(study, self.matches)[self.block_match] * block_sizes
+        self.block_cost_first = np.concatenate([[0], np.cumsum(costs)]).astype(np.int64)
+        self.chunk_first_block = _chunk_bounds(
+            self.block_first, self.block_cost_first, study.chunk_games
+        )
 
     @property
     def blocks(self) -> int:
@@ -202,13 +212,39 @@ def _lineup_positions(matches: Sequence[Match]) -> np.ndarray:
     return out
 
 
-def _chunk_bounds(block_first: np.ndarray, chunk_games: int) -> np.ndarray:
-    """First block of each chunk (and the block count at the end): whole blocks per chunk."""
+def match_costs(study: Study, matches: Sequence[Match]) -> np.ndarray:
+    """The cost of one game of each match, in compiled games: 1 when every strategy of
+    its line-up has a compiled twin, else PYTHON_GAME_COST times the largest `COST` of
+    its strategies (a deterministic estimate: chunks must not depend on timings)."""
+    from marrakech_sim.strategies.twins import compiled_twin
+
+    cost = {}
+    for spec in study.strategies:
+        cls = spec.load_class()
+        cost[spec.label] = 0 if compiled_twin(cls) is not None else getattr(cls, "COST", 1)
+    out = np.ones(len(matches), np.int64)
+    for i, m in enumerate(matches):
+        heaviest = max(cost[name] for name in m.lineup)
+        if heaviest:
+            out[i] = PYTHON_GAME_COST * heaviest
+    return out
+
+
+def _chunk_bounds(
+    block_first: np.ndarray, block_cost_first: np.ndarray, chunk_games: int
+) -> np.ndarray:
+    """First block of each chunk (and the block count at the end): whole blocks per chunk.
+
+    A chunk ends at the first block boundary where its cost reaches chunk_games, and
+    holds at least MIN_CHUNK_GAMES games (or chunk_games if fewer) and one block. With
+    compiled games only (cost 1 a game) that is chunk_games games.
+    """
     bounds = [0]
     blocks = len(block_first) - 1
+    least = min(MIN_CHUNK_GAMES, chunk_games)
     while bounds[-1] < blocks:
-        start = block_first[bounds[-1]]
-        # the first block boundary at or past start + chunk_games (at least one block)
-        end = int(np.searchsorted(block_first, start + chunk_games, side="left"))
-        bounds.append(min(max(end, bounds[-1] + 1), blocks))
+        b = bounds[-1]
+        by_cost = np.searchsorted(block_cost_first, block_cost_first[b] + chunk_games, "left")
+        by_games = np.searchsorted(block_first, block_first[b] + least, "left")
+        bounds.append(min(max(int(by_cost), int(by_games), b + 1), blocks))
     return np.array(bounds, dtype=np.int64)

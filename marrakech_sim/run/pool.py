@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import dataclasses
+import faulthandler
 import logging
 import logging.handlers
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from marrakech_sim import runfolder
-from marrakech_sim.run.chunk import ChunkResult, Prepared, play_chunk, play_compiled, write_chunk
+from marrakech_sim.errors import StrategyError
+from marrakech_sim.run.chunk import (
+    ChunkResult,
+    Prepared,
+    play_chunk,
+    play_compiled,
+    play_python,
+    write_chunk,
+)
 from marrakech_sim.run.config import Study
 
 log = logging.getLogger(__name__)
 
 
 WORKER: dict[str, Any] = {}
+
+#: a chunk whose worker dies this many times outside any game (not a strategy's doing:
+#: a kill from outside, a full disk) ends the run with an error
+DEATHS_OUTSIDE_GAMES = 3
+#: seconds between the pool's looks at its workers (deaths are seen at once; this is
+#: how late a worker stuck past its game time limit is noticed)
+WATCH_SECONDS = 0.5
 
 
 def init_worker(
@@ -33,41 +52,52 @@ def init_worker(
     level: int,
     prepared: Any = None,
     writer: str = "encoder",
+    marker: Any = None,
 ) -> None:
     # Ctrl-C goes to the whole process group; the parent stops the pool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked)
     if log_queue is not None:  # spawn / forkserver: records go to the parent's listener
         logger = logging.getLogger("marrakech_sim")
         logger.handlers[:] = [logging.handlers.QueueHandler(log_queue)]
         logger.setLevel(level)
         logger.propagate = False
+    faulthandler.disable()  # a strategy's segfault is reported as a fault, not on stderr
     np.random.seed(0)  # forked workers share numpy's global state; nothing here uses it
     WORKER["prep"] = prepared if prepared is not None else Prepared(study)
+    WORKER["prep"].marker = marker
     WORKER["run_dir"] = Path(run_dir) if run_dir is not None else None
     WORKER["writer"] = writer
     if prepared is None:
         WORKER["prep"].warm_up()
 
 
-def worker_chunk(chunk: int) -> ChunkResult:
+def worker_chunk(chunk: int, lost: dict[int, str] | None = None) -> ChunkResult:
+    """Play a chunk (its `lost` games recorded as faults) and write its parts."""
     prep = WORKER["prep"]
     run_dir = WORKER["run_dir"]
-    result, tables = play_chunk(prep, chunk, reuse_buffers=True)
+    result, tables = play_chunk(prep, chunk, reuse_buffers=True, lost=lost)
     if run_dir is not None:
         write_chunk(run_dir, chunk, tables, WORKER["writer"])
     log_chunk(result)
     return result
 
 
-def worker_play_only(chunk: int) -> ChunkResult:
-    """Play a chunk without building records (for bench)."""
+def worker_play_only(chunk: int, lost: dict[int, str] | None = None) -> ChunkResult:
+    """Play a chunk without building records (for bench): the compiled loop for the
+    compiled line-ups, the Python game loop for the others (records are built there)."""
     prep = WORKER["prep"]
     started = time.perf_counter()
     cg = prep.plan.chunk_games(chunk)
+    compiled = prep.match_compiled[cg.match_id]
     for ri, r in enumerate(prep.rulesets):
-        where = np.flatnonzero(prep.match_ruleset[cg.match_id] == ri)
+        in_ruleset = prep.match_ruleset[cg.match_id] == ri
+        where = np.flatnonzero(in_ruleset & compiled)
         if len(where):
             play_compiled(prep, r, cg, where, records=False)
+        where = np.flatnonzero(in_ruleset & ~compiled)
+        if len(where):
+            play_python(prep, r, cg, where, lost)
     return ChunkResult(chunk, len(cg), 0, 0, None, time.perf_counter() - started, None, None)
 
 
@@ -94,6 +124,244 @@ def default_start_method() -> str:
     return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+def end_with_parent() -> None:
+    """Have the kernel kill this process when its parent dies (Linux; elsewhere nothing).
+
+    A worker must not outlive the run: killed with its parent, it would go on writing
+    parts nobody reads and print broken-pipe tracebacks.
+    """
+    parent = os.getppid()
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[Any, ...]) -> None:
+    """A worker's life: play the chunks the pool sends until it sends None."""
+    end_with_parent()
+    init_worker(*initargs)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):  # the pool is gone
+            return
+        if job is None:
+            return
+        chunk, lost = job
+        try:
+            reply = ("done", task(chunk, lost))
+        except Exception as exc:
+            reply = ("failed", exc)
+        try:
+            conn.send(reply)
+        except Exception:  # an exception that does not pickle goes as its text
+            conn.send(("failed", RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
+
+
+@dataclasses.dataclass
+class _Worker:
+    process: Any
+    conn: Any
+    marker: Any  # shared doubles: chunk, game position in it (-1: none), game start time
+    chunk: int | None = None  # the chunk it plays, None when idle
+
+
+class ChunkPool:
+    """Worker processes that play chunks, and replace a worker that dies.
+
+    Why not multiprocessing.Pool or concurrent.futures: a Pool's imap waits forever for
+    a worker that died (os._exit, a segfault, kill -9), and a ProcessPoolExecutor
+    breaks as a whole (BrokenProcessPool) without saying which task killed it. Here each
+    worker has its own pipe and a small shared marker (the chunk and the game it is
+    playing, written before every Python-loop game), so the pool knows what a dead
+    worker was doing:
+
+    - it dies in a game (the marker names one): the chunk is replayed in a fresh
+      worker; if the same game kills it again, that game is recorded as a fault
+      (end_reason 'error', the death named) and the chunk is replayed once more
+      without it. A death that does not repeat (a kill from outside) costs nothing
+      but the replay: every game of the chunk is kept, as played.
+    - it dies outside any game: the chunk is replayed; after DEATHS_OUTSIDE_GAMES such
+      deaths of one chunk the run ends with a StrategyError naming the exits.
+    - a game runs past `game_seconds` (a strategy stuck where the decision watchdog's
+      signal cannot reach it, in C code): the worker is killed, which is then a death
+      in that game.
+
+    Which games a chunk holds, and their results, never depend on which worker played
+    them or how often a chunk was replayed.
+    """
+
+    def __init__(
+        self,
+        study: Study,
+        run_dir: Path | None,
+        workers: int,
+        start_method: str | None,
+        prep: Prepared,
+        writer: str = "encoder",
+        task: Callable[..., ChunkResult] = worker_chunk,
+        game_seconds: float | None = None,
+    ) -> None:
+        self.method = start_method or default_start_method()
+        self.ctx = multiprocessing.get_context(self.method)
+        self.task = task
+        self.game_seconds = game_seconds
+        logger = logging.getLogger("marrakech_sim")
+        self.queue = self.listener = None
+        if self.method != "fork":
+            self.queue = self.ctx.Queue(-1)
+            self.listener = logging.handlers.QueueListener(
+                self.queue, Forward(), respect_handler_level=False
+            )
+            self.listener.start()
+        # forked workers inherit the prepared plan and compiled code; others rebuild them
+        self.initargs = (
+            study,
+            str(run_dir) if run_dir else None,
+            self.queue,
+            logger.getEffectiveLevel(),
+            prep if self.method == "fork" else None,
+            writer,
+        )
+        self.names = prep.names
+        self.plan = prep.plan
+        self.started = 0  # workers started, replacements included
+        self.workers = [self._start() for _ in range(workers)]
+        self.deaths = 0  # workers that died (for the log and the tests)
+        self.closed = False
+
+    def _start(self) -> _Worker:
+        marker = self.ctx.RawArray("d", 3)
+        marker[0], marker[1] = -1, -1
+        ours, theirs = self.ctx.Pipe()
+        self.started += 1
+        process = self.ctx.Process(
+            name=f"Worker-{self.started}",
+            target=_worker_main,
+            args=(theirs, self.task, (*self.initargs, marker)),
+            daemon=True,
+        )
+        process.start()
+        theirs.close()
+        return _Worker(process, ours, marker)
+
+    def play(self, chunks: Sequence[int]) -> Iterator[ChunkResult]:
+        """Play `chunks`; yield each one's result as it finishes (in any order)."""
+        pending = collections.deque(chunks)
+        lost: dict[int, dict[int, str]] = {}
+        suspect: dict[int, int] = {}  # chunk -> the game its last dead worker was playing
+        outside: dict[int, list[str]] = {}  # chunk -> deaths outside any game
+        while pending or any(w.chunk is not None for w in self.workers):
+            for w in self.workers:
+                if w.chunk is None and pending:
+                    w.chunk = pending.popleft()
+                    w.marker[0], w.marker[1] = w.chunk, -1
+                    w.conn.send((w.chunk, lost.get(w.chunk)))
+            busy = [w for w in self.workers if w.chunk is not None]
+            ready = multiprocessing.connection.wait(
+                [w.conn for w in busy] + [w.process.sentinel for w in self.workers],
+                timeout=WATCH_SECONDS,
+            )
+            for i, w in enumerate(self.workers):
+                reply = None
+                if w.chunk is not None and w.conn in ready:
+                    with contextlib.suppress(EOFError, OSError):
+                        reply = w.conn.recv()
+                if reply is not None:
+                    chunk, w.chunk = w.chunk, None
+                    if reply[0] == "failed":
+                        raise reply[1]
+                    yield reply[1]
+                    continue
+                overtime = self._overtime(w)
+                if overtime is not None:
+                    w.process.kill()
+                    w.process.join()
+                if not w.process.is_alive() or w.process.sentinel in ready:
+                    w.process.join()
+                    self.deaths += 1
+                    chunk = w.chunk
+                    self.workers[i] = self._start()
+                    if chunk is None:
+                        log.warning("an idle worker died (%s); replaced", _exit_words(w))
+                        continue
+                    how = overtime or f"the worker process died ({_exit_words(w)})"
+                    game = int(w.marker[1]) if int(w.marker[0]) == chunk else -1
+                    self._after_death(chunk, game, how, lost, suspect, outside)
+                    pending.appendleft(chunk)
+
+    def _overtime(self, w: _Worker) -> str | None:
+        """Why a busy worker is to be killed: a game past game_seconds, else None."""
+        if self.game_seconds is None or w.chunk is None or w.marker[1] < 0:
+            return None
+        spent = time.monotonic() - w.marker[2]
+        if spent <= self.game_seconds:
+            return None
+        return f"the game ran {spent:.0f} s, past its limit of {self.game_seconds:.0f} s"
+
+    def _after_death(
+        self,
+        chunk: int,
+        game: int,
+        how: str,
+        lost: dict[int, dict[int, str]],
+        suspect: dict[int, int],
+        outside: dict[int, list[str]],
+    ) -> None:
+        if game < 0:
+            seen = outside.setdefault(chunk, [])
+            seen.append(how)
+            log.warning("chunk %d: %s outside any game; replaying the chunk", chunk, how)
+            if len(seen) >= DEATHS_OUTSIDE_GAMES:
+                raise StrategyError(
+                    f"chunk {chunk}: its worker died {len(seen)} times outside any game "
+                    f"({'; '.join(seen)})"
+                )
+            return
+        if suspect.get(chunk) == game:
+            lost.setdefault(chunk, {})[game] = f"{how}, twice, during this game"
+            del suspect[chunk]
+            log.warning("chunk %d: game %d killed its worker twice: a fault", chunk, game)
+        else:
+            suspect[chunk] = game
+            log.warning("chunk %d: %s during game %d; replaying the chunk", chunk, how, game)
+
+    def close(self, *, terminate: bool = False) -> None:
+        """End the workers (at once with terminate) and the log listener; once."""
+        if self.closed:
+            return
+        self.closed = True
+        for w in self.workers:
+            if terminate:
+                w.process.kill()
+            else:
+                with contextlib.suppress(OSError):
+                    w.conn.send(None)
+        for w in self.workers:
+            w.process.join()
+            w.conn.close()
+        if self.listener is not None:
+            self.listener.stop()  # drains the queue first
+        if self.queue is not None:
+            self.queue.close()
+            self.queue.join_thread()
+
+
+def _exit_words(w: _Worker) -> str:
+    code = w.process.exitcode
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
 @contextlib.contextmanager
 def worker_pool(
     study: Study,
@@ -102,37 +370,18 @@ def worker_pool(
     start_method: str | None,
     prep: Prepared,
     writer: str = "encoder",
-) -> Iterator[Any]:
-    """A worker pool whose log records reach this process's 'marrakech_sim' handlers."""
-    method = start_method or default_start_method()
-    ctx = multiprocessing.get_context(method)
-    logger = logging.getLogger("marrakech_sim")
-    level = logger.getEffectiveLevel()
-    queue = listener = None
-    if method != "fork":
-        queue = ctx.Queue(-1)
-        listener = logging.handlers.QueueListener(queue, Forward(), respect_handler_level=False)
-        listener.start()
-    # forked workers inherit the prepared plan and compiled code; others rebuild them
-    inherited = prep if method == "fork" else None
-    pool = ctx.Pool(
-        workers,
-        initializer=init_worker,
-        initargs=(study, str(run_dir) if run_dir else None, queue, level, inherited, writer),
-    )
+    task: Callable[..., ChunkResult] = worker_chunk,
+    game_seconds: float | None = None,
+) -> Iterator[ChunkPool]:
+    """A ChunkPool whose log records reach this process's 'marrakech_sim' handlers;
+    its workers end with the block (killed at once when the block raises)."""
+    pool = ChunkPool(study, run_dir, workers, start_method, prep, writer, task, game_seconds)
     try:
         yield pool
-        pool.close()
     except BaseException:
-        pool.terminate()
+        pool.close(terminate=True)
         raise
-    finally:
-        pool.join()
-        if listener is not None:
-            listener.stop()  # drains the queue first
-        if queue is not None:
-            queue.close()
-            queue.join_thread()
+    pool.close()
 
 
 class Forward(logging.Handler):

@@ -13,6 +13,8 @@ import logging
 import logging.handlers
 import os
 import platform
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,10 +26,17 @@ import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError, RunInterrupted
-from marrakech_sim.run.chunk import ChunkResult, Prepared, block_totals, play_chunk, write_chunk
+from marrakech_sim.run.chunk import (
+    ChunkResult,
+    Prepared,
+    block_totals,
+    play_chunk,
+    unreproducible,
+    write_chunk,
+)
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.plan import Plan
-from marrakech_sim.run.pool import default_start_method, log_chunk, worker_chunk, worker_pool
+from marrakech_sim.run.pool import default_start_method, log_chunk, worker_pool
 from marrakech_sim.run.provenance import check_same_code, code_digest
 from marrakech_sim.run.stopping import Stopper, stopping_line
 
@@ -261,22 +270,30 @@ def _execute(
         return None
 
     try:
-        if todo and workers == 0:
-            for chunk in todo:
-                result, tables = play_chunk(prep, chunk, reuse_buffers=True)
-                write_chunk(run_dir, chunk, tables, writer)
-                log_chunk(result)
-                if (found := finished(result)) is not None:
-                    stop_at = found
-                    break
-        elif todo:
-            prep.warm_up()  # forked workers inherit the loaded kernels
-            with worker_pool(study, run_dir, workers, start_method, prep, writer) as pool:
-                for result in pool.imap_unordered(worker_chunk, todo, chunksize=1):
+        with _sigterm_as_ctrl_c():
+            for warning in unreproducible(prep) if todo else []:
+                log.warning("%s", warning)
+            if todo and workers == 0:
+                for chunk in todo:
+                    result, tables = play_chunk(prep, chunk, reuse_buffers=True)
+                    write_chunk(run_dir, chunk, tables, writer)
+                    log_chunk(result)
                     if (found := finished(result)) is not None:
                         stop_at = found
-                        pool.terminate()
                         break
+            elif todo:
+                prep.warm_up()  # forked workers inherit the loaded kernels
+                limit = game_limit(prep)
+                with worker_pool(
+                    study, run_dir, workers, start_method, prep, writer, game_seconds=limit
+                ) as pool:
+                    for result in pool.play(todo):
+                        if (found := finished(result)) is not None:
+                            stop_at = found
+                            pool.close(terminate=True)
+                            break
+                if pool.deaths:  # a worker killed while writing leaves its temporary part
+                    runfolder.remove_temporaries(run_dir)
     except KeyboardInterrupt:
         manifest["status"] = "interrupted"
         _close_session(manifest, session, played, plan, done, stopper)
@@ -310,6 +327,32 @@ def _execute(
         stopping=manifest["stopping"],
         status=manifest["status"],
     )
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """While a run plays, SIGTERM stops it as Ctrl-C does (status 'interrupted',
+    resumable); in the main thread only, the previous handler restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def game_limit(prep: Prepared) -> float:
+    """Seconds a Python-loop game may run before its worker is killed (a strategy stuck
+    where the decision watchdog cannot interrupt it): every decision of the longest
+    game at its full budget, and half a minute more."""
+    turns = max(r.max_turns for r in prep.rulesets)
+    return prep.study.decision_seconds * 2 * turns + 30.0
 
 
 def _chunk_size(plan: Plan, chunk: int) -> int:

@@ -2,6 +2,7 @@
 
 import random
 import time
+from types import MappingProxyType
 
 from marrakech_sim.play.strategy import BaseStrategy
 
@@ -93,3 +94,120 @@ class Unseeded(_Rotates):
 
     def choose_placement(self, view, options):
         return random.choice(options)
+
+
+class HugeRotation(BaseStrategy):
+    """Returns 2**70 as a rotation (too large for the kernels' integers)."""
+
+    def choose_rotation(self, view):
+        return 2**70
+
+    def choose_placement(self, view, options):
+        return options[0]
+
+
+class HugePlacement(_Rotates):
+    """Returns a placement with coordinates of 2**70."""
+
+    def choose_placement(self, view, options):
+        return ((2**70, 0), (2**70, 1))
+
+
+class WritesState(_Rotates):
+    """Writes garbage into the view's state array before answering."""
+
+    def choose_placement(self, view, options):
+        view._s[:] = 7
+        return options[0]
+
+
+class MakesWriteable(_Rotates):
+    """Makes `view.packed` writeable and fills it with garbage before answering."""
+
+    def choose_placement(self, view, options):
+        packed = view.packed
+        packed.flags.writeable = True
+        packed[:] = -1
+        return options[0]
+
+
+class StealsState(_Rotates):
+    """Finds the game loop's own state through the call stack and gives itself dirhams."""
+
+    def choose_placement(self, view, options):
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None and "s" not in frame.f_locals:
+            frame = frame.f_back
+        if frame is not None:
+            s = frame.f_locals["s"]
+            s[s[20] + view.seat] += 1000  # core.DIRHAMS_AT
+        return options[0]
+
+
+class SwallowsTimeouts(_Rotates):
+    """Loops forever, catching every Exception (a time limit must still stop it)."""
+
+    def choose_placement(self, view, options):
+        while True:
+            try:
+                while True:
+                    pass
+            except Exception:
+                pass
+
+
+class _Dies(BaseStrategy):
+    """Plays the first option; on its first placement of a game chosen by its own
+    stream (one game in `one_in`), ends its process through `die`."""
+
+    PARAMETERS = MappingProxyType({"one_in": 1})
+
+    def on_game_start(self, view):
+        self.doomed = view.rng.below(self.params["one_in"]) == 0
+
+    def choose_rotation(self, view):
+        return 0
+
+    def choose_placement(self, view, options):
+        if self.doomed:
+            self.die()
+        return options[0]
+
+
+class Exits(_Dies):
+    """Calls sys.exit(3)."""
+
+    def die(self):
+        import sys
+
+        sys.exit(3)
+
+
+class HardExits(_Dies):
+    """Calls os._exit(1)."""
+
+    def die(self):
+        import os
+
+        os._exit(1)
+
+
+class KillsItself(_Dies):
+    """Sends SIGKILL to its own process."""
+
+    def die(self):
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Segfaults(_Dies):
+    """Reads memory at address 0 (SIGSEGV)."""
+
+    def die(self):
+        import ctypes
+
+        ctypes.string_at(0)

@@ -1,0 +1,76 @@
+"""Chunks are sized by the cost of their games; bench times the loop it names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from marrakech_sim.play.strategy import StrategySpec
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.plan import MIN_CHUNK_GAMES, Plan
+from marrakech_sim.strategies.basic import RandomStrategy
+
+HERE = Path(__file__).resolve()
+
+
+class CountingRandom(RandomStrategy):
+    """Random through the Python loop, counting the games it starts (in this process)."""
+
+    COMPILED: ClassVar[str | None] = None
+    games: ClassVar[int] = 0
+
+    def on_game_start(self, view: Any) -> None:
+        type(self).games += 1
+
+
+def study(lineup: list[str], games: int, **changes: Any) -> Any:
+    data: dict[str, Any] = {
+        "seed": 3,
+        "games_per_lineup": games,
+        "rotation": "none",
+        "rulesets": {"two": {"players": 2}},
+        "strategies": {name: {} for name in dict.fromkeys(lineup)},
+        "schedule": {"kind": "lineups", "lineups": [lineup]},
+    }
+    data.update(changes)
+    return study_from_dict(data)
+
+
+def test_slow_line_ups_get_enough_chunks_for_every_worker() -> None:
+    """4,000 games of expectimax against greedy are cut into many chunks of at least
+    MIN_CHUNK_GAMES games (not one 4,096-game chunk), with the same games in order."""
+    plan = Plan(study(["expectimax", "greedy"], 4000))
+    assert plan.chunks >= 4000 // 128
+    sizes = np.diff(plan.chunk_first_game)
+    assert (sizes[:-1] >= MIN_CHUNK_GAMES).all()
+    ids = np.concatenate([plan.chunk_games(c).game_id for c in range(plan.chunks)])
+    assert (ids == np.arange(4000)).all()
+    one = Plan(study(["expectimax", "greedy"], 4000, chunk_games=10**9))
+    assert one.chunks == 1
+    for c in (0, plan.chunks - 1):
+        games = plan.chunk_games(c)
+        same = one.chunk_games(0)
+        first = int(games.game_id[0])
+        assert (games.seed == same.seed[first : first + len(games)]).all()
+
+
+def test_compiled_line_ups_keep_chunk_games_per_chunk() -> None:
+    """Compiled line-ups cost one a game: chunks are chunk_games games as before."""
+    plan = Plan(study(["random", "greedy"], 10_000, chunk_games=4096))
+    assert np.diff(plan.chunk_first_game).tolist() == [4096, 4096, 1808]
+
+
+def test_bench_without_records_plays_python_line_ups_through_the_python_loop() -> None:
+    """bench --no-records of a line-up with no compiled twin plays its games through
+    the Python game loop (its strategy is asked), not the compiled loop."""
+    from marrakech_sim.run.bench import bench
+
+    ref = f"{HERE}:CountingRandom"
+    counting = StrategySpec.of(ref).load_class()  # the class bench loads, from this file
+    counting.games = 0
+    result = bench(Rules(players=2), [ref, ref], games=20, workers=0, records=False)
+    assert result["compiled"] is False and result["games"] == 20
+    assert counting.games == 2 * 2 * 20  # two seats; a warm-up chunk, then the timed games

@@ -1,0 +1,70 @@
+"""A run still playing is verified as far as it got; long perft counts stop on Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from marrakech_sim import GameState, Rules, runfolder
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.perft import KERNEL_DEPTH, perft
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.runner import run_study
+from marrakech_sim.run.verify import verify_run
+
+MARRAKECH = Path(sys.executable).parent / "marrakech"
+
+
+def test_verify_of_a_running_run_names_the_missing_chunks(tmp_path: Path) -> None:
+    """verify on a run whose manifest still says 'running' checks the chunks on disk and
+    names the missing ones, instead of verifying nothing."""
+    study = study_from_dict(
+        {
+            "seed": 2,
+            "games_per_lineup": 50,
+            "chunk_games": 10,
+            "rotation": "none",
+            "rulesets": {"two": {"players": 2}},
+            "strategies": {"random": {}},
+            "schedule": {"kind": "self_play"},
+        }
+    )
+    out = tmp_path / "run"
+    run_study(study, out, workers=0)
+    manifest = runfolder.read_manifest(out)
+    manifest.update(status="running", chunks_played=0, games_played=0)
+    runfolder.write_manifest(out, manifest)
+    runfolder.remove_chunks(out, [1, 3, 4])
+    report = verify_run(out)
+    assert report.games == 20 and report.mismatches == 0
+    assert report.problems == [
+        "the run is 'running', not complete: 3 of 5 chunks missing (chunks 1, 3-4)"
+    ]
+
+
+def test_perft_in_slices_counts_what_the_kernel_counts() -> None:
+    """perft deeper than KERNEL_DEPTH, counted child by child, equals one compiled call."""
+    import numpy as np
+
+    state = GameState.start(Rules(players=3))
+    faces = np.array(state.rules.distinct_faces, dtype=np.int64)
+    depth = KERNEL_DEPTH + 2
+    assert perft(state, depth) == int(k.k_perft(state.packed.copy(), depth, faces))
+
+
+def test_ctrl_c_stops_a_deep_perft(tmp_path: Path) -> None:
+    """`marrakech perft -d 100` ends within seconds of Ctrl-C, without a traceback."""
+    proc = subprocess.Popen(
+        [str(MARRAKECH), "perft", "-d", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    time.sleep(4)  # past start-up and into the counting
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 10
+    assert proc.returncode != 0
+    assert b"Traceback" not in err

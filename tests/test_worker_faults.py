@@ -1,0 +1,291 @@
+"""Strategies that end, kill or hang their worker process end only their own game."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import pytest
+
+from marrakech_sim import runfolder
+from marrakech_sim.run.chunk import Prepared
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.pool import worker_pool
+from marrakech_sim.run.runner import run_study
+from marrakech_sim.run.verify import verify_run
+from marrakech_sim.strategies.basic import RandomStrategy
+
+HERE = Path(__file__).resolve()
+BAD = HERE.parent / "strategies_examples" / "bad.py"
+MARRAKECH = Path(sys.executable).parent / "marrakech"
+
+
+class SlowRandom(RandomStrategy):
+    """Random, through the Python loop, 2 ms a game: slow enough to signal a run."""
+
+    COMPILED: ClassVar[str | None] = None
+
+    def on_game_start(self, view: Any) -> None:
+        time.sleep(0.002)
+
+
+class BlocksTheAlarm(RandomStrategy):
+    """Blocks SIGALRM, then never returns from a placement: only a kill stops it."""
+
+    COMPILED: ClassVar[str | None] = None
+
+    def choose_placement(self, view: Any, options: Any) -> Any:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        while True:
+            pass
+
+
+def lineup_study(ref: str, params: dict[str, Any] | None = None, **changes: Any) -> Any:
+    data: dict[str, Any] = {
+        "seed": 5,
+        "games_per_lineup": 40,
+        "chunk_games": 10,
+        "rotation": "none",
+        "rulesets": {"two": {"players": 2}},
+        "strategies": {"random": {}, "bad": {"ref": ref, "params": params or {}}},
+        "schedule": {"kind": "lineups", "lineups": [["bad", "random"]]},
+    }
+    data.update(changes)
+    return study_from_dict(data)
+
+
+def read(run_dir: Path, table: str) -> pd.DataFrame:
+    return runfolder.read_table(run_dir, table)
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("HardExits", "exit code 1"),
+        ("KillsItself", "killed by SIGKILL"),
+        ("Segfaults", "killed by SIGSEGV"),
+    ],
+)
+def test_a_strategy_that_ends_its_worker_ends_only_its_own_game(
+    tmp_path: Path, name: str, words: str
+) -> None:
+    """os._exit, a SIGKILL of its own process or a segfault in one game of eight: the
+    run finishes, those games are faults naming the death, every other game is kept."""
+    started = time.perf_counter()
+    result = run_study(lineup_study(f"{BAD}:{name}", {"one_in": 8}), tmp_path / "run", workers=2)
+    seconds = time.perf_counter() - started
+    games = read(tmp_path / "run", "games")
+    bad = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 40 == games["game_id"].nunique()
+    assert 0 < len(bad) < 40 and result.errors == len(bad)
+    assert bad["error"].str.contains(words).all(), bad["error"].tolist()
+    assert bad["error"].str.contains("died").all()
+    assert bad["error"].str.contains("game seed").all()
+    assert verify_run(tmp_path / "run").ok
+    print(f"{name}: {len(bad)} dying games, run finished in {seconds:.1f} s")
+
+
+def test_games_after_dead_workers_do_not_depend_on_the_worker_count(tmp_path: Path) -> None:
+    """A run whose workers segfault gives the same tables with one worker as with two."""
+    study = lineup_study(f"{BAD}:Segfaults", {"one_in": 8})
+    run_study(study, tmp_path / "one", workers=1)
+    run_study(study, tmp_path / "two", workers=2)
+    for table in runfolder.TABLES:
+        pd.testing.assert_frame_equal(read(tmp_path / "one", table), read(tmp_path / "two", table))
+
+
+def test_sys_exit_in_a_strategy_is_an_ordinary_fault(tmp_path: Path) -> None:
+    """sys.exit in a strategy ends its game as a fault without ending the worker."""
+    result = run_study(lineup_study(f"{BAD}:Exits", {"one_in": 8}), tmp_path / "run", workers=2)
+    bad = read(tmp_path / "run", "games").query("end_reason == 'error'")
+    assert result.status == "complete" and len(bad) == result.errors > 0
+    assert bad["error"].str.contains("SystemExit").all()
+
+
+@pytest.mark.parametrize("name", ["Hangs", "Sleeps", "SwallowsTimeouts"])
+def test_a_hanging_strategy_is_stopped_by_the_study_decision_budget(
+    tmp_path: Path, name: str
+) -> None:
+    """A busy loop, an hour's sleep or a loop that swallows exceptions: each game ends
+    as a fault after the study's decision_seconds, and the run finishes."""
+    study = lineup_study(f"{BAD}:{name}", games_per_lineup=6, chunk_games=3, decision_seconds=0.1)
+    started = time.perf_counter()
+    result = run_study(study, tmp_path / "run", workers=2)
+    assert time.perf_counter() - started < 60
+    games = read(tmp_path / "run", "games")
+    assert result.status == "complete" and len(games) == 6 == result.errors
+    assert games["error"].str.contains("time budget of 0.1 s").all()
+
+
+def test_the_study_config_sets_the_decision_budget() -> None:
+    """decision_seconds defaults to 10 s, reads back from the resolved config and refuses
+    what is not a positive number of seconds."""
+    from marrakech_sim.errors import ConfigError
+
+    study = lineup_study("random")
+    assert study.decision_seconds == 10.0
+    assert lineup_study("random", decision_seconds=2).to_dict()["decision_seconds"] == 2.0
+    for bad in (0, -1, float("nan"), "fast", True, 1e9):
+        with pytest.raises(ConfigError, match="decision_seconds"):
+            lineup_study("random", decision_seconds=bad)
+
+
+def test_a_game_stuck_where_no_signal_reaches_has_its_worker_killed(tmp_path: Path) -> None:
+    """A strategy that blocks the watchdog's signal and loops forever: the pool kills
+    its worker when the game passes its time limit, and twice makes it a fault."""
+    study = lineup_study(f"{HERE}:BlocksTheAlarm", games_per_lineup=2, chunk_games=2)
+    prep = Prepared(study)
+    prep.warm_up()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with worker_pool(study, run_dir, 1, None, prep, game_seconds=1.0) as pool:
+        (result,) = list(pool.play([0]))
+    assert result.errors == 2 and pool.deaths == 4
+    assert result.first_error is not None and "past its limit of 1 s" in result.first_error
+
+
+def _start(tmp_path: Path, out: Path) -> subprocess.Popen[bytes]:
+    config = tmp_path / "slow.toml"
+    config.write_text(
+        "seed = 77\ngames_per_lineup = 1200\nchunk_games = 30\n"
+        "[rulesets.four]\n"
+        f'[strategies.slow]\nref = "{HERE}:SlowRandom"\n'
+        '[schedule]\nkind = "self_play"\n'
+    )
+    return subprocess.Popen(
+        [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _wait_for_parts(out: Path, proc: subprocess.Popen[bytes], parts: int) -> None:
+    deadline = time.monotonic() + 300  # the first start may compile kernels
+    while time.monotonic() < deadline:
+        if len(runfolder.chunks_done(out)) >= parts:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended early: {proc.communicate()}")
+        time.sleep(0.01)
+    raise AssertionError("the run wrote no parts in time")
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_kill_9_of_a_worker_is_replayed_and_the_run_finishes(tmp_path: Path) -> None:
+    """kill -9 of one worker mid-run: the run finishes with every game, none a fault
+    (a death that does not repeat in the replay is nobody's fault)."""
+    out = tmp_path / "run"
+    proc = _start(tmp_path, out)
+    _wait_for_parts(out, proc, 2)
+    workers = _children(proc.pid)
+    assert workers, "no worker processes found"
+    os.kill(workers[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    games = read(out, "games")
+    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert len(games) == 1200 and (games["end_reason"] != "error").all()
+    assert "killed by SIGKILL" in (out / "run.log").read_text()
+    assert verify_run(out).ok
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM to the main process: status 'interrupted', a resume hint, no worker left."""
+    out = tmp_path / "run"
+    proc = _start(tmp_path, out)
+    _wait_for_parts(out, proc, 2)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"marrakech run --resume {out}" in err.decode()
+    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    assert not [w for w in workers if _alive(w)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
+    """kill -9 of the main process alone: its workers end too, writing nothing more."""
+    out = tmp_path / "run"
+    proc = _start(tmp_path, out)
+    _wait_for_parts(out, proc, 2)
+    workers = _children(proc.pid)
+    assert workers
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and [w for w in workers if _alive(w)]:
+        time.sleep(0.05)
+    assert not [w for w in workers if _alive(w)]
+    parts = runfolder.chunks_done(out)
+    time.sleep(1)
+    assert runfolder.chunks_done(out) == parts
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("Exits", "raised SystemExit(3)"),
+        ("HardExits", "ended its process (exit code 1)"),
+        ("KillsItself", "ended its process (killed by SIGKILL)"),
+        ("Segfaults", "ended its process (killed by SIGSEGV)"),
+    ],
+)
+def test_check_strategy_reports_a_strategy_that_ends_its_process(name: str, words: str) -> None:
+    """check-strategy reports sys.exit, os._exit, a self-kill and a segfault as failures
+    naming the game, and exits 1 with its report instead of dying with the strategy."""
+    from click.testing import CliRunner
+
+    from marrakech_sim.cli import main
+
+    result = CliRunner().invoke(main, ["check-strategy", f"{BAD}:{name}", "--games", "1"])
+    assert result.exit_code == 1, result.output
+    assert "FAILED" in result.output and words in result.output
+    assert "game seed" in result.output
+
+
+def test_check_strategy_stops_a_strategy_stuck_beyond_its_time_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A strategy that blocks the time budget's signal and loops is stopped and reported."""
+    from marrakech_sim.play import conformance
+
+    monkeypatch.setattr(conformance, "SILENCE_MARGIN", 3.0)
+    report = conformance.check_strategy(f"{HERE}:BlocksTheAlarm", games=1, time_budget=0.001)
+    assert not report.ok and "stopped responding" in report.failures[0]
+
+
+def test_a_study_warns_when_a_strategy_plays_two_games_from_one_seed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A strategy using the global random generator is named in a warning before the run
+    (its games differ between two plays of one seed); a seeded one is not."""
+    with caplog.at_level("WARNING", logger="marrakech_sim"):
+        run_study(lineup_study(f"{BAD}:Unseeded", games_per_lineup=4), tmp_path / "a", workers=0)
+    warned = [r.getMessage() for r in caplog.records if "cannot be reproduced" in r.getMessage()]
+    assert len(warned) == 1 and "strategy 'bad'" in warned[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="marrakech_sim"):
+        run_study(lineup_study(f"{HERE}:SlowRandom", games_per_lineup=4), tmp_path / "b", workers=0)
+    assert not [r for r in caplog.records if "cannot be reproduced" in r.getMessage()]
