@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim import stats
-from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
+from marrakech_sim.report import MOVES_GAMES, RATING_GAMES, findings
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.render import build_sections, make_charts, write_html, write_markdown
@@ -71,6 +71,7 @@ def build_report(
         finally:
             con.close()
     rt.tables["plan"] = _plan_from_data(rt)
+    rt.tables["findings"] = findings.find(rt)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     csv_paths = []
@@ -82,11 +83,11 @@ def build_report(
     charts = make_charts(rt)
     rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
     chart_paths = []
-    for name, (_, png) in charts.items():
+    for name, (_, png, _) in charts.items():
         path = out / f"{name}.png"
         path.write_bytes(png)
         chart_paths.append(path)
-    sections = build_sections(rt, {name: t for name, (t, _) in charts.items()})
+    sections = build_sections(rt, {name: t for name, (t, _, _) in charts.items()})
     names = ", ".join(r.run_id for r in runs)
     title = title or f"Marrakech balance report: {names}"
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
