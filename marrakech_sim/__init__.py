@@ -29,6 +29,17 @@ __all__ = [
     "RunFolderError",
     "StrategyError",
     "StrategyNotFound",
+    "load_run",
+    "load_runs",
     "perft",
     "perft_divide",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # load_run / load_runs import pandas and pyarrow: only when an analyst asks for them
+    if name in ("load_run", "load_runs"):
+        from marrakech_sim.runfolder import load
+
+        return getattr(load, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -90,12 +90,14 @@ def plot_win_rates(
     ax: Axes,
     title: str | None = None,
     colours: Mapping[str, str] | None = None,
+    counts: bool = True,
 ) -> Axes:
     """Win rate per row with its interval, coloured by strategy; a fair-share line per value.
 
     ``table``: strategy, rate, lo, hi, fair_share, n_games, and optionally ``label`` (the
     row's name; default the strategy). Rows of one rule set share one fair share (1 /
-    players); a dotted line marks each distinct fair share.
+    players); a dotted line marks each distinct fair share. ``counts``: print each
+    row's games in its label (off when the title says them).
     """
     tab = table.reset_index(drop=True).iloc[::-1].reset_index(drop=True)
     colours = colours or palette.strategy_colours(tab["strategy"])
@@ -123,9 +125,16 @@ def plot_win_rates(
             color=palette.FAIR,
         )
     labels = tab["label"] if "label" in tab else tab["strategy"]
-    ax.set_yticks(y, [f"{s} (n={_count(n)})" for s, n in zip(labels, tab["n_games"], strict=True)])
+    ax.set_yticks(
+        y,
+        [
+            f"{s} (n={_count(n)})" if counts else str(s)
+            for s, n in zip(labels, tab["n_games"], strict=True)
+        ],
+    )
     ax.tick_params(axis="y", labelsize="small")
     ax.set_ylim(-0.6, len(tab) - 0.4)
+    ax.set_xlim(0, min(100.0, max(float(np.nanmax(hi)) if len(hi) else 0.0, 45.0) + 5))
     ax.set_xlabel("games won, % (95% interval)")
     ax.grid(axis="x", color=palette.GRID)
     set_title(ax, title)
@@ -287,22 +296,30 @@ def plot_distribution(
     log: bool = False,
     extra: Mapping[str, tuple[str, float]] | None = None,
     colours: Mapping[str, str] | None = None,
+    clip: float = 1.0,
 ) -> Axes:
     """Histogram of a per-game value, one bar series per rule set side by side.
 
     ``hist``: ruleset, value, n_games (exact counts per value). ``log``: a log count
     axis, so rare values (short games) stay visible beside a tall mode. ``extra``: per
-    rule set a (label, games) bar drawn apart at the right, hatched, for the games the
-    value does not cover (e.g. a bankrupt runner-up: no points margin).
+    rule set a (label, games) bar drawn apart at the right, hatched and labelled with its
+    share, for the games the value does not cover (e.g. a bankrupt runner-up: no points
+    margin); shares are of all games, these included. ``clip``: the x axis ends where
+    this share of the games is covered (the long tail's few games are left off the axis,
+    not out of the shares).
     """
     names = sorted(hist["ruleset"].unique())
     colours = colours or palette.ruleset_colours(names)
     width = 0.8 / max(len(names), 1)
-    values = np.sort(hist["value"].unique()) if len(hist) else np.array([0.0])
-    right = float(values.max()) + 2
+    totals = hist.groupby("value")["n_games"].sum().sort_index()
+    values = totals.index.to_numpy(dtype=float) if len(totals) else np.array([0.0])
+    cover = np.cumsum(totals.to_numpy(dtype=float)) / max(float(totals.sum()), 1.0)
+    top = float(values[min(int(np.searchsorted(cover, clip)), len(values) - 1)])
+    right = top + max(2.0, 0.08 * (top - float(values.min())))
     for i, ruleset in enumerate(names):
         part = hist.loc[hist["ruleset"] == ruleset].sort_values("value")
-        total = part["n_games"].sum() + (extra[ruleset][1] if extra and ruleset in extra else 0)
+        more = extra[ruleset][1] if extra and ruleset in extra else 0.0
+        total = part["n_games"].sum() + more
         share = 100 * part["n_games"].to_numpy(dtype=float) / total
         offset = (i - (len(names) - 1) / 2) * width
         colour = colours[ruleset]
@@ -314,20 +331,35 @@ def plot_distribution(
             label=f"{ruleset} (n={_count(total)})",
         )
         if extra and ruleset in extra:
-            label, n = extra[ruleset]
+            bar_width = max(2.0, 0.05 * (right - float(values.min()))) / max(len(names), 1)
+            x = right + 1 + i * bar_width
             ax.bar(
-                [right + offset * 3],
-                [100 * n / total],
-                width=width * 3,
+                [x],
+                [100 * more / total],
+                width=bar_width,
                 color="white",
                 edgecolor=colour,
                 hatch="///",
             )
+            ax.annotate(
+                f"{100 * more / total:.1f}%",
+                (x, 100 * more / total),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                fontsize="x-small",
+            )
     if extra:
         label = next(iter(extra.values()))[0]
-        ax.axvline(right - 1, color=palette.FAIR, linewidth=0.8)
-        ticks = [t for t in ax.get_xticks() if values.min() - 1 <= t <= right - 1.5]
-        ax.set_xticks([*ticks, right], [f"{t:g}" for t in ticks] + [label])
+        ax.axvline(right, color=palette.FAIR, linewidth=0.8)
+        ticks = [t for t in ax.get_xticks() if values.min() - 1 <= t <= right - 1]
+        ax.set_xticks(
+            [*ticks, right + 1 + 0.5 * (len(names) - 1) * bar_width],
+            [f"{t:g}" for t in ticks] + [label],
+        )
+        ax.set_xlim(float(values.min()) - 1, right + 2 + len(names) * bar_width)
+    else:
+        ax.set_xlim(float(values.min()) - 1, top + 1)
     if log:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -341,7 +373,8 @@ def plot_distribution(
 def plot_score_over_turns(
     table: pd.DataFrame, ax: Axes, title: str | None = None, band: Sequence[str] = ("q2.5", "q97.5")
 ) -> Axes:
-    """Mean score per seat after each turn, with a band (default: the middle 95% of games).
+    """Mean score per seat after each turn, with a band (the middle 95% of games, or pass
+    ``band=("lo", "hi")`` for the mean's interval).
 
     ``table``: seat, turn, mean, and the ``band`` columns, for one (ruleset, players).
     Seats take their palette colours.
@@ -350,7 +383,7 @@ def plot_score_over_turns(
         part = part.sort_values("turn")
         colour = palette.seat_colour(int(seat))
         turn = part["turn"].to_numpy()
-        ax.fill_between(turn, part[band[0]], part[band[1]], color=colour, alpha=0.08, linewidth=0)
+        ax.fill_between(turn, part[band[0]], part[band[1]], color=colour, alpha=0.25, linewidth=0)
         ax.plot(
             turn,
             part["mean"],

@@ -40,7 +40,7 @@ METRIC_WORDS = {
     "bankrupt": ("the share of games with a bankruptcy", "pp"),
     "tie_broken": ("the share of games decided by the tie-break", "pp"),
     "winner_dirhams_share": ("the dirhams' share of the winner's score", "pp"),
-    "lead_changes": ("the lead changes per game", "changes"),
+    "lead_changes": ("the number of lead changes per game", "changes"),
     "comeback": ("the share of comebacks", "pp"),
 }
 COLUMNS = (
@@ -92,6 +92,12 @@ def fmt_p(x: float) -> str:
     return "< 1e-300" if x == 0 else f"{x:.2g}"
 
 
+def p_is(x: float) -> str:
+    """'p = 0.012' or 'p < 1e-300'."""
+    text = fmt_p(x)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def _verdict(rejected: bool, lo: float, hi: float, matters: float | None) -> str:
     if rejected:
         return "shown"
@@ -132,7 +138,8 @@ def seat_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     tests = t.get("seat_tests", pd.DataFrame())
     power = t.get("power", pd.DataFrame())
     out = []
-    for (players, ruleset), part in shares.groupby(["players", "ruleset"], sort=True):
+    groups = sorted(shares.groupby(["players", "ruleset"]), key=lambda g: (-g[0][0], g[0][1]))
+    for (players, ruleset), part in groups:
         part = part.sort_values("seat")
         first, last = part.iloc[0], part.iloc[-1]
         test = tests.loc[(tests["players"] == players) & (tests["ruleset"] == ruleset)]
@@ -160,7 +167,7 @@ def seat_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             f"Seat advantage ({_group(ruleset, int(players))}): among these strategies, the "
             f"first seat wins {said(first)} than a fair share of {fair:.1f}%, the last seat "
             f"{said(last)} ({fmt_count(first.n_games)} games; test of equal shares "
-            f"p = {fmt_p(p)}). " + _tail(verdict, needed, "the first seat's advantage")
+            f"{p_is(p)}). " + _tail(verdict, needed, "the first seat's advantage")
         )
         out.append(
             Finding(
@@ -211,7 +218,7 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             f"{r.ruleset} against {r.baseline} ({players} players): among these strategies, "
             f"{noun} is {word} by {value.lstrip('+-')} ({value} {band}; "
             f"{fmt_count(r.n_games)} and {fmt_count(r.n_games_baseline)} games; Holm-corrected "
-            f"p = {fmt_p(float(r.p_holm))}). " + _tail(verdict, needed, "this difference")
+            f"{p_is(float(r.p_holm))}). " + _tail(verdict, needed, "this difference")
         )
         out.append(
             Finding(
@@ -237,13 +244,15 @@ def strategy_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     if ratings.empty or "ruleset" not in ratings.columns:
         return []
     out = []
-    for (ruleset, players), part in ratings.groupby(["ruleset", "players"], sort=True):
+    lineups = t.get("lineup_win_rates", pd.DataFrame())
+    groups = sorted(ratings.groupby(["ruleset", "players"]), key=lambda g: (-g[0][1], g[0][0]))
+    for (ruleset, players), part in groups:
         part = part.sort_values("elo", ascending=False)
         steps = []
         for a, b in zip(part.itertuples(), part.iloc[1:].itertuples(), strict=False):
             sure = a.p_above_next >= 0.975
             steps.append(
-                f"{a.strategy} {'>' if sure else '~'} {b.strategy} "
+                f"{a.strategy} {'above' if sure else 'level with'} {b.strategy} "
                 f"(P(stronger) = {a.p_above_next:.2f})"
             )
         top, second = part.iloc[0], part.iloc[1]
@@ -258,6 +267,9 @@ def strategy_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             f"{second.strategy} {second.elo:.0f} [{second.elo_lo:.0f}, {second.elo_hi:.0f}]; "
             f"{fmt_count(n_games)} games); order: " + ", ".join(steps) + ". "
         )
+        duel = _duel(lineups, str(ruleset), str(top.strategy), str(second.strategy))
+        if duel:
+            sentence += duel + " "
         sentence += (
             "Shown: the top strategy is ahead."
             if sure_top
@@ -278,6 +290,27 @@ def strategy_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             )
         )
     return out
+
+
+def _duel(lineups: pd.DataFrame, ruleset: str, top: str, second: str) -> str:
+    """The top strategy's win share against the second alone, when a line-up is just them."""
+    need = {"ruleset", "lineup", "strategy", "rate", "lo", "hi", "n_games"}
+    if lineups.empty or not need <= set(lineups.columns):
+        return ""
+    pair = {top, second}
+    rows = lineups.loc[
+        (lineups["ruleset"].astype(str) == ruleset)
+        & (lineups["strategy"].astype(str) == top)
+        & lineups["lineup"].astype(str).map(lambda x: set(x.split("|")) == pair)
+    ]
+    if len(rows) != 1:
+        return ""
+    r = rows.iloc[0]
+    return (
+        f"Head to head, {top} wins {100 * r.rate:.1f}% of its games against {second} "
+        f"[{100 * r.lo:.1f}, {100 * r.hi:.1f}], {fmt_pp(100 * (r.rate - 0.5))} over an even "
+        f"share ({fmt_count(r.n_games)} games)."
+    )
 
 
 def player_model(rt: ReportTables) -> str:

@@ -64,6 +64,12 @@ def pval(x: float) -> str:
     return "< 1e-300" if x == 0 else f"{x:.2g}"
 
 
+def p_is(x: float) -> str:
+    """' = 0.012' or ' < 1e-300': a p-value after 'p', as the tables print it."""
+    text = pval(x)
+    return f" {text}" if text.startswith("<") else f" = {text}"
+
+
 def pp2(x: float) -> str:
     """Signed percentage points with two decimals."""
     return pp(x, 2)
@@ -174,17 +180,23 @@ def distribution_finding(summary: pd.DataFrame, metric: str) -> str:
 
 
 def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
-    """Title for one score-over-turns panel: the mean scores' spread at the last turn shown.
+    """Title for one score-over-turns panel: who leads at the last turn drawn, and how surely.
 
     The mean score is not the win share (a seat can score more on average and win less
-    often), so the title reports the scores, not a winner.
+    often), so the title reports the scores and whether their intervals separate.
     """
     last_turn = int(part["turn"].max())
     last = part.loc[part["turn"] == last_turn].sort_values("mean", ascending=False)
-    top, low = last.iloc[0], last.iloc[-1]
+    top, rest = last.iloc[0], last.iloc[1:]
+    clear = bool(len(rest)) and bool((top["lo"] > rest["hi"]).all())
+    lead = (
+        f"seat {int(top.seat)} ahead"
+        if clear
+        else f"no seat clearly ahead (seat {int(top.seat)} highest, intervals overlap)"
+    )
     return (
-        f"{ruleset}, {players} players: mean scores at turn {last_turn} "
-        f"{low['mean']:.1f}-{top['mean']:.1f} (seat {int(top.seat)} highest)"
+        f"{ruleset}, {players} players, after turn {last_turn}: mean scores "
+        f"{last['mean'].min():.1f}-{top['mean']:.1f}; {lead}"
     )
 
 
@@ -224,16 +236,25 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
     if not lwr.empty:
         players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
         groups = sorted(lwr.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
-        fig, axes = _panels(len(groups), 2, 5.2, 0.9 + 0.27 * lwr.groupby("ruleset").size().max())
-        for ax, (ruleset, part) in zip(axes, groups, strict=True):
+        sizes = [len(part) for _, part in groups]
+        fig = plots.new_figure(8.5, 0.8 * len(groups) + 0.24 * sum(sizes) + 0.6)
+        axes = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
+        for ax, (ruleset, part) in zip(axes[:, 0], groups, strict=True):
             part = part.assign(
                 label=[_lineup_label(r.lineup, r.strategy) for r in part.itertuples()]
             ).sort_values(["lineup", "rate"], ascending=[True, False])
+            games = part["n_games"]
+            n_text = (
+                f"{count(games.iloc[0])} games per line-up"
+                if games.nunique() == 1
+                else f"{count(games.min())}-{count(games.max())} games per line-up"
+            )
             plots.plot_win_rates(
                 part,
                 ax,
-                f"{ruleset}, {players_of.get(ruleset, '?')} players",
+                f"{ruleset}, {players_of.get(ruleset, '?')} players ({n_text})",
                 colours=strategy_colour,
+                counts=False,
             )
         title = win_rate_finding(t["win_rates"])
         fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
@@ -264,13 +285,13 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
     if not comp.empty:
         metrics = list(dict.fromkeys(comp["metric"]))
         per = max(comp.groupby("metric").size().max(), 1)
-        fig, axes = _panels(len(metrics), 2, 5.0, 1.3 + 0.45 * per)
+        fig, axes = _panels(len(metrics), 1, 8.0, 1.2 + 0.4 * per)
         for ax, metric in zip(axes, metrics, strict=True):
             part = comp.loc[comp["metric"] == metric]
             share = metric in SHARE_METRICS
             labels = [
                 f"{r.ruleset} vs {r.baseline}\nn={count(r.n_games)}/{count(r.n_games_baseline)}, "
-                f"Holm p={pval(r.p_holm)}"
+                f"Holm p{p_is(r.p_holm)}"
                 for r in part.itertuples()
             ]
             plots.plot_forest(
@@ -285,37 +306,58 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
         fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
         sig = int(comp["reject_holm"].sum())
         add("variants", f"{sig} of {len(comp)} differences significant after Holm", fig)
-    hist = t["histograms"]
-    dist = t["distributions"]
-    for metric, label, log in (
-        ("margin", "winner's score minus runner-up's, points", False),
-        ("turns", "turns played", True),
-    ):
-        part = hist.loc[hist["metric"] == metric]
-        if part.empty:
-            continue
-        extra = None
-        if metric == "margin" and "n_missing" in dist:
-            missing = dist.loc[dist["metric"] == "margin", ["ruleset", "n_missing"]]
-            if missing["n_missing"].sum() > 0:
-                extra = {
-                    str(r.ruleset): ("runner-up\nbankrupt", float(r.n_missing))
-                    for r in missing.itertuples()
-                }
-        title = distribution_finding(dist, metric)
+    hist, dist = t["histograms"], t["distributions"]
+    players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
+    order = sorted(hist["ruleset"].unique(), key=lambda r: (-players_of.get(r, 0), r))
+    margins = hist.loc[hist["metric"] == "margin"]
+    if not margins.empty:
+        missing = (
+            dist.loc[dist["metric"] == "margin"].set_index("ruleset")["n_missing"]
+            if "n_missing" in dist
+            else pd.Series(dtype=float)
+        )
+        fig, axes = _panels(len(order), 2, 5.0, 3.3)
+        for ax, ruleset in zip(axes, order, strict=True):
+            part = margins.loc[margins["ruleset"] == ruleset]
+            row = dist.loc[(dist["metric"] == "margin") & (dist["ruleset"] == ruleset)]
+            n_out = float(missing.get(ruleset, 0.0))
+            med = f"median {row['q50'].iloc[0]:g} points" if len(row) else ""
+            plots.plot_distribution(
+                part,
+                ax,
+                "winner's score minus runner-up's, points",
+                f"{ruleset}, {players_of.get(ruleset, '?')} players: {med}",
+                extra={ruleset: ("runner-up\nbankrupt", n_out)} if n_out else None,
+                colours=ruleset_colour,
+                clip=0.99,
+            )
+        title = distribution_finding(dist, "margin")
+        fig.suptitle("Winning margins; hatched: games whose runner-up went bankrupt (no margin)")
+        add("dist_margin", title, fig)
+    turns = hist.loc[hist["metric"] == "turns"]
+    if not turns.empty:
+        title = distribution_finding(dist, "turns")
         fig = plots.new_figure(8, 4.0)
         plots.plot_distribution(
-            part, fig.add_subplot(), label, title, log=log, extra=extra, colours=ruleset_colour
+            turns, fig.add_subplot(), "turns played", title, log=True, colours=ruleset_colour
         )
-        add(f"dist_{metric}", title, fig)
+        add("dist_turns", title, fig)
     if "score_over_turns" in t:
         sot = t["score_over_turns"]
         groups = list(sot.groupby(["ruleset", "players"], sort=True))
         fig, axes = _panels(len(groups), 2, 5.5, 3.8)
         for ax, ((ruleset, players), part) in zip(axes, groups, strict=True):
-            plots.plot_score_over_turns(part, ax, score_finding(part, ruleset, int(players)))
+            # turns most games reach: later turns are a subset of long games, not the field
+            fewest = part.groupby("turn")["n_games"].transform("min")
+            reached = part.loc[fewest >= 0.9 * part["n_games"].max()]
+            plots.plot_score_over_turns(
+                reached, ax, score_finding(reached, ruleset, int(players)), band=("lo", "hi")
+            )
         n = rt.facts.get("moves_games", 0)
-        fig.suptitle(f"Mean score after each turn; band: middle 95% of games (n={count(n)} games)")
+        fig.suptitle(
+            f"Mean score after each turn with its 95% interval, over the turns 90% of games "
+            f"reach (n={count(n)} games)"
+        )
         add("score_over_turns", "Score over turns per seat", fig)
     return charts
 
