@@ -12,6 +12,7 @@ differences of shares in percentage points (pp).
 from __future__ import annotations
 
 import io
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 
@@ -47,7 +48,8 @@ def to_svg(fig: Figure) -> str:
     """The figure as SVG text for inline use (byte-identical run to run).
 
     Deterministic: a fixed ``svg.hashsalt`` for element ids and no date in the metadata.
-    The XML declaration and DOCTYPE are dropped so the ``<svg>`` element can sit in HTML.
+    The XML declaration and DOCTYPE are dropped so the ``<svg>`` element can sit in HTML;
+    text is drawn as glyph paths, so the chart needs no font on the reader's machine.
     """
     from matplotlib import rc_context
 
@@ -55,7 +57,9 @@ def to_svg(fig: Figure) -> str:
     with rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "path"}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
-    return text[text.index("<svg") :]
+    # matplotlib writes each text as a comment beside its glyph paths: drop the comments,
+    # so no user-supplied name reaches the HTML as raw text
+    return re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.DOTALL)
 
 
 def set_title(ax: Axes, title: str | None, size: float = 10.0) -> None:

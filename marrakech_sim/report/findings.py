@@ -319,7 +319,7 @@ def player_model(rt: ReportTables) -> str:
     wr = rt.tables.get("win_rates", pd.DataFrame())
     if "strategy" in wr:
         names = sorted(str(s) for s in wr["strategy"].unique())
-    who = ", ".join(f"`{n}`" for n in names) if names else "the study's strategies"
+    who = ", ".join(names) if names else "the study's strategies"
     return (
         f"These findings are about the scripted strategies this study played ({who}) in its "
         "schedule; a seat advantage or a strategy order among other players (people, or "

@@ -908,8 +908,8 @@ caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="meta">{{ subtitle }}</p>
-<nav><ol>{% for s in sections %}
-<li><a href="#s{{ loop.index }}">{{ s.title }}</a></li>{% endfor %}</ol></nav>
+<nav><ul>{% for s in sections %}
+<li><a href="#s{{ loop.index }}">{{ s.title }}</a></li>{% endfor %}</ul></nav>
 {% for s in sections %}
 <section id="s{{ loop.index }}"><h2>{{ s.title }}</h2>
 {% for p in s.paragraphs %}<p>{{ p }}</p>{% endfor %}
