@@ -66,8 +66,8 @@ def set_title(ax: Axes, title: str | None, size: float = 10.0) -> None:
     """A title wrapped to the axes' width, so it is never clipped."""
     if not title:
         return
-    fig = ax.get_figure()
-    width_in = fig.get_figwidth() * ax.get_position().width if fig is not None else 5.0
+    fig = ax.get_figure(root=True)
+    width_in = fig.get_figwidth() * ax.get_position().width if isinstance(fig, Figure) else 5.0
     chars = max(int(width_in * 72 / (size * 0.56)), 20)
     ax.set_title("\n".join(textwrap.wrap(str(title), chars)), fontsize=size)
 
@@ -200,7 +200,12 @@ def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -
             ax.errorbar(
                 [x],
                 [r.effect_pp],
-                yerr=_nonneg([[r.effect_pp - r.effect_lo_pp], [r.effect_hi_pp - r.effect_pp]]),
+                yerr=_nonneg(
+                    [
+                        np.array([r.effect_pp - r.effect_lo_pp]),
+                        np.array([r.effect_hi_pp - r.effect_pp]),
+                    ]
+                ),
                 fmt=palette.marker(int(r.seat)),
                 color=palette.seat_colour(int(r.seat)),
                 capsize=2,

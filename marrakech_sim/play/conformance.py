@@ -87,8 +87,8 @@ def strategy_traceback(exc: BaseException) -> tuple[str, str]:
     frames = traceback.StackSummary.from_list(frames[start:])
     ours = ("marrakech_sim/play/", "marrakech_sim/rules/")
     theirs = [f for f in frames if not any(p in f.filename.replace("\\", "/") for p in ours)]
-    where = (theirs or list(frames) or [None])[-1]
-    location = f"{where.filename}:{where.lineno}" if where is not None else ""
+    deepest = theirs or list(frames)
+    location = f"{deepest[-1].filename}:{deepest[-1].lineno}" if deepest else ""
     text = "".join(frames.format()) + "".join(traceback.format_exception_only(exc))
     return location, text.rstrip()
 

@@ -238,8 +238,8 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
         groups = sorted(lwr.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
         sizes = [len(part) for _, part in groups]
         fig = plots.new_figure(8.5, 0.8 * len(groups) + 0.24 * sum(sizes) + 0.6)
-        axes = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
-        for ax, (ruleset, part) in zip(axes[:, 0], groups, strict=True):
+        grid = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
+        for ax, (ruleset, part) in zip(grid[:, 0], groups, strict=True):
             part = part.assign(
                 label=[_lineup_label(r.lineup, r.strategy) for r in part.itertuples()]
             ).sort_values(["lineup", "rate"], ascending=[True, False])
