@@ -8,6 +8,7 @@ The library a notebook needs, from the inside out::
     load_study, run_study, resume_run          a study config, played into a run folder
     verify_run                                 replay a run folder and check it
     build_report, run_and_report               the report over run folders
+    load_run, load_runs                        a run folder's tables as DataFrames, for analysts
 
 Names after the rules load on first use (the run and report layers import numba kernels,
 pandas, DuckDB and matplotlib), so `import marrakech_sim` stays fast.
@@ -46,6 +47,8 @@ _LAZY = {
     "resume_run": "marrakech_sim.run.runner",
     "verify_run": "marrakech_sim.run.verify",
     "build_report": "marrakech_sim.report.build",
+    "load_run": "marrakech_sim.runfolder.load",
+    "load_runs": "marrakech_sim.runfolder.load",
     "run_and_report": "marrakech_sim.study",
 }
 
@@ -68,6 +71,8 @@ __all__ = [
     "Study",
     "build_report",
     "check_strategy",
+    "load_run",
+    "load_runs",
     "load_study",
     "perft",
     "perft_divide",

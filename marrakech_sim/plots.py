@@ -1,34 +1,36 @@
 """Charts for the report: each function draws one table onto an ``Axes`` and returns it.
 
 matplotlib's object API only (``Figure()``, never pyplot: no global state, safe in
-workers and tests). Charts must read in black-and-white print, so series differ by
-marker, line style and hatch, never by colour alone; intervals are drawn as error bars
-or grey bands. Titles are passed in by the caller and should state the finding.
+workers and tests). Colours come from :mod:`marrakech_sim.palette` (colour-blind safe,
+one colour per seat, per strategy and per rule set in every chart); series differ by
+marker and line style too, so a chart still reads in black-and-white print. Every
+estimate is drawn with its interval. Titles are passed in by the caller, state the
+finding, and are wrapped to the width of their axes. Shares are drawn in percent and
+differences of shares in percentage points (pp).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-LINESTYLES = ("-", "--", ":", "-.")
-GREYS = ("0.0", "0.35", "0.55", "0.2", "0.45", "0.65")
+from marrakech_sim import palette
+
+SVG_SALT = "marrakech_sim"  # fixed ids in SVG output: the same chart gives the same bytes
 
 
 def style(i: int) -> dict[str, Any]:
-    """Marker, line style and grey of the i-th series (distinct in black and white)."""
-    return {
-        "marker": MARKERS[i % len(MARKERS)],
-        "linestyle": LINESTYLES[i % len(LINESTYLES)],
-        "color": GREYS[i % len(GREYS)],
-    }
+    """Marker and line style of the i-th series (distinct in black and white)."""
+    return {"marker": palette.marker(i), "linestyle": palette.linestyle(i)}
 
 
 def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -43,6 +45,34 @@ def to_png(fig: Figure, dpi: int = 110) -> bytes:
     return buf.getvalue()
 
 
+def to_svg(fig: Figure) -> str:
+    """The figure as SVG text for inline use (byte-identical run to run).
+
+    Deterministic: a fixed ``svg.hashsalt`` for element ids and no date in the metadata.
+    The XML declaration and DOCTYPE are dropped so the ``<svg>`` element can sit in HTML;
+    text is drawn as glyph paths, so the chart needs no font on the reader's machine.
+    """
+    from matplotlib import rc_context
+
+    buf = io.StringIO()
+    with rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "path"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    # matplotlib writes each text as a comment beside its glyph paths: drop the comments,
+    # so no user-supplied name reaches the HTML as raw text
+    return re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.DOTALL)
+
+
+def set_title(ax: Axes, title: str | None, size: float = 10.0) -> None:
+    """A title wrapped to the axes' width, so it is never clipped."""
+    if not title:
+        return
+    fig = ax.get_figure(root=True)
+    width_in = fig.get_figwidth() * ax.get_position().width if isinstance(fig, Figure) else 5.0
+    chars = max(int(width_in * 72 / (size * 0.56)), 20)
+    ax.set_title("\n".join(textwrap.wrap(str(title), chars)), fontsize=size)
+
+
 def _nonneg(parts: list[np.ndarray]) -> np.ndarray:
     """Error-bar lengths (2, n); rounding can put an estimate a hair outside its interval."""
     return np.maximum(np.vstack(parts), 0.0)
@@ -52,229 +82,330 @@ def _count(n: float) -> str:
     return f"{round(float(n)):,}"
 
 
-def plot_win_rates(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
-    """Win rate per strategy with its interval; the fair share as an open marker.
+def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return _nonneg([est - lo, hi - est])
 
-    ``table``: strategy, rate, lo, hi, fair_share, n_games (``stats.win_rates``).
+
+def _col(table: pd.DataFrame, name: str, scale: float = 1.0) -> np.ndarray:
+    return scale * table[name].to_numpy(dtype=float)
+
+
+def plot_win_rates(
+    table: pd.DataFrame,
+    ax: Axes,
+    title: str | None = None,
+    colours: Mapping[str, str] | None = None,
+    counts: bool = True,
+) -> Axes:
+    """Win rate per row with its interval, coloured by strategy; a fair-share line per value.
+
+    ``table``: strategy, rate, lo, hi, fair_share, n_games, and optionally ``label`` (the
+    row's name; default the strategy). Rows of one rule set share one fair share (1 /
+    players); a dotted line marks each distinct fair share. ``counts``: print each
+    row's games in its label (off when the title says them).
     """
-    tab = table.sort_values("rate").reset_index(drop=True)
+    tab = table.reset_index(drop=True).iloc[::-1].reset_index(drop=True)
+    colours = colours or palette.strategy_colours(tab["strategy"])
     y = np.arange(len(tab))
-    rate = 100 * tab["rate"].to_numpy(dtype=float)
-    err = _nonneg(
-        [rate - 100 * tab["lo"].to_numpy(dtype=float), 100 * tab["hi"].to_numpy(dtype=float) - rate]
-    )
-    ax.errorbar(
-        rate, y, xerr=err, fmt="o", color="black", capsize=3, label="win rate, 95% interval"
-    )
-    ax.plot(
-        100 * tab["fair_share"].to_numpy(dtype=float),
-        y,
-        "|",
-        color="0.4",
-        markersize=14,
-        markeredgewidth=2,
-        label="fair share",
-    )
+    rate, lo, hi = (_col(tab, c, 100) for c in ("rate", "lo", "hi"))
+    err = _errors(rate, lo, hi)
+    for i, r in enumerate(tab.itertuples()):
+        ax.errorbar(
+            rate[i],
+            y[i],
+            xerr=err[:, i : i + 1],
+            fmt="o",
+            color=colours.get(str(r.strategy), palette.INK),
+            capsize=3,
+        )
+    for share in sorted(set(np.round(_col(tab, "fair_share", 100), 6))):
+        ax.axvline(share, color=palette.FAIR, linestyle=":", linewidth=1.2)
+        ax.annotate(
+            f"fair {share:.1f}%",
+            (share, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, -10),
+            textcoords="offset points",
+            fontsize="x-small",
+            color=palette.FAIR,
+        )
+    labels = tab["label"] if "label" in tab else tab["strategy"]
     ax.set_yticks(
-        y, [f"{s} (n={_count(n)})" for s, n in zip(tab["strategy"], tab["n_games"], strict=True)]
+        y,
+        [
+            f"{s} (n={_count(n)})" if counts else str(s)
+            for s, n in zip(labels, tab["n_games"], strict=True)
+        ],
     )
-    ax.set_xlabel("games won, %")
-    ax.grid(axis="x", color="0.85")
-    ax.legend(loc="lower right", fontsize="small")
-    if title:
-        ax.set_title(title)
+    ax.tick_params(axis="y", labelsize="small")
+    ax.set_ylim(-0.6, len(tab) - 0.4)
+    ax.set_xlim(0, min(100.0, max(float(np.nanmax(hi)) if len(hi) else 0.0, 45.0) + 5))
+    ax.set_xlabel("games won, % (95% interval)")
+    ax.grid(axis="x", color=palette.GRID)
+    set_title(ax, title)
     return ax
 
 
 def plot_head_to_head(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
     """Matrix of how often the row strategy finished ahead of the column one, with counts.
 
-    ``table``: strategy, opponent, rate, n_games (``stats.head_to_head``). Grey scale
-    from white (0%) to black (100%), with the percentage and the games in every cell.
+    ``table``: strategy, opponent, rate, n_games, and lo, hi when present. A
+    colour-blind-safe diverging scale, white at 50%; every cell prints its percentage,
+    its interval and its games.
     """
     names = sorted(set(table["strategy"]) | set(table["opponent"]))
     idx = {n: i for i, n in enumerate(names)}
     grid = np.full((len(names), len(names)), np.nan)
-    counts = np.zeros_like(grid)
+    text = np.full(grid.shape, "", dtype=object)
     for r in table.itertuples():
-        grid[idx[r.strategy], idx[r.opponent]] = r.rate
-        counts[idx[r.strategy], idx[r.opponent]] = r.n_games
-    ax.imshow(np.ma.masked_invalid(grid), cmap="Greys", vmin=0.0, vmax=1.0)
-    small = "x-small" if len(names) > 6 else "small"
+        i, j = idx[r.strategy], idx[r.opponent]
+        grid[i, j] = r.rate
+        band = (
+            f"\n[{100 * r.lo:.1f}, {100 * r.hi:.1f}]"
+            if hasattr(r, "lo") and hasattr(r, "hi")
+            else ""
+        )
+        text[i, j] = f"{100 * r.rate:.1f}%{band}\nn={_count(r.n_games)}"
+    cmap = LinearSegmentedColormap.from_list(
+        "ahead", [palette.SEAT_COLOURS[0], "#FFFFFF", palette.SEAT_COLOURS[1]]
+    )
+    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0)
+    small = "xx-small" if len(names) > 5 else "x-small"
     for i in range(len(names)):
         for j in range(len(names)):
             if np.isnan(grid[i, j]):
-                ax.text(j, i, "-", ha="center", va="center", color="0.5")
+                ax.text(j, i, "-", ha="center", va="center", color=palette.FAIR)
                 continue
-            ink = "white" if grid[i, j] > 0.7 else "black"
-            ax.text(
-                j,
-                i,
-                f"{100 * grid[i, j]:.1f}%\nn={_count(counts[i, j])}",
-                ha="center",
-                va="center",
-                color=ink,
-                fontsize=small,
-            )
+            ink = "white" if abs(grid[i, j] - 0.5) > 0.35 else palette.INK
+            ax.text(j, i, text[i, j], ha="center", va="center", color=ink, fontsize=small)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("opponent")
-    ax.set_ylabel("strategy (finished ahead in % of games)")
-    if title:
-        ax.set_title(title)
+    ax.set_ylabel("strategy (ahead in % of games)")
+    set_title(ax, title)
     return ax
 
 
 def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
-    """Win share minus the fair share per seat, one series per (players, ruleset).
+    """Win share minus the fair share per seat (pp), one group per (rule set, players).
 
-    ``table``: players, ruleset, seat, effect_pp, effect_lo_pp, effect_hi_pp
-    (``stats.seat_win_shares``).
+    ``table``: players, ruleset, seat, effect_pp, effect_lo_pp, effect_hi_pp. Seats take
+    their palette colours; 0 pp is the fair share of every player count.
     """
-    groups = list(table.groupby(["players", "ruleset"], sort=True))
-    width = 0.6 / max(len(groups), 1)
-    for i, ((players, ruleset), part) in enumerate(groups):
-        x = part["seat"].to_numpy(dtype=float) + (i - (len(groups) - 1) / 2) * width
-        eff = part["effect_pp"].to_numpy(dtype=float)
-        err = _nonneg(
-            [
-                eff - part["effect_lo_pp"].to_numpy(dtype=float),
-                part["effect_hi_pp"].to_numpy(dtype=float) - eff,
-            ]
-        )
-        st = style(i)
-        ax.errorbar(x, eff, yerr=err, capsize=3, label=f"{ruleset}, {players} players", **st)
-    ax.axhline(0.0, color="black", linewidth=0.8)
-    seats = sorted(int(s) for s in table["seat"].unique())
-    ax.set_xticks(seats, [f"seat {s}" for s in seats])
-    ax.set_ylabel("win share minus fair share, pp")
-    ax.grid(axis="y", color="0.85")
-    ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
-
-
-def plot_ratings(ratings: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
-    """Elo rating per strategy with its interval, strongest at the top.
-
-    ``ratings``: strategy, elo, elo_lo, elo_hi, n_games (``stats.fit_ratings().ratings``).
-    """
-    tab = ratings.sort_values("elo").reset_index(drop=True)
-    y = np.arange(len(tab))
-    elo = tab["elo"].to_numpy(dtype=float)
-    err = _nonneg(
-        [elo - tab["elo_lo"].to_numpy(dtype=float), tab["elo_hi"].to_numpy(dtype=float) - elo]
-    )
-    ax.errorbar(elo, y, xerr=err, fmt="s", color="black", capsize=3)
-    ax.set_yticks(
-        y, [f"{s} (n={_count(n)})" for s, n in zip(tab["strategy"], tab["n_games"], strict=True)]
-    )
-    ax.set_xlabel("Elo (1500 = average strategy), 95% interval")
-    ax.grid(axis="x", color="0.85")
-    if title:
-        ax.set_title(title)
-    return ax
-
-
-def plot_forest(comparison: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
-    """Forest plot of rule-set differences for one metric: diff with interval per row.
-
-    ``comparison``: ruleset, baseline, diff, lo, hi, p_holm, reject_holm, n_games
-    (``stats.compare_variants`` rows of one metric). Filled markers: significant after
-    Holm; open: not.
-    """
-    tab = comparison.reset_index(drop=True)
-    y = np.arange(len(tab))[::-1]
-    for yi, r in zip(y, tab.itertuples(), strict=True):
-        filled = bool(r.reject_holm)
-        ax.errorbar(
-            [r.diff],
-            [yi],
-            xerr=[[max(r.diff - r.lo, 0.0)], [max(r.hi - r.diff, 0.0)]],
-            fmt="D",
-            capsize=3,
-            color="black",
-            markerfacecolor="black" if filled else "white",
-        )
-    ax.axvline(0.0, color="0.3", linestyle="--", linewidth=0.8)
-    ax.set_yticks(
-        y,
-        [
-            f"{r.ruleset} vs {r.baseline}\nn={_count(r.n_games)}/{_count(r.n_games_baseline)}, "
-            f"Holm p={r.p_holm:.2g}"
-            for r in tab.itertuples()
-        ],
+    groups = list(table.groupby(["players", "ruleset"], sort=True))[::-1]
+    max_seats = int(table["seat"].max()) + 1 if len(table) else 1
+    width = 0.8 / max_seats
+    for g, ((_players, _ruleset), part) in enumerate(groups):
+        for r in part.sort_values("seat").itertuples():
+            x = g + (r.seat - (max_seats - 1) / 2) * width
+            ax.errorbar(
+                [x],
+                [r.effect_pp],
+                yerr=_nonneg(
+                    [
+                        np.array([r.effect_pp - r.effect_lo_pp]),
+                        np.array([r.effect_hi_pp - r.effect_pp]),
+                    ]
+                ),
+                fmt=palette.marker(int(r.seat)),
+                color=palette.seat_colour(int(r.seat)),
+                capsize=2,
+                label=f"seat {r.seat}" if g == 0 or r.seat >= len(groups[0][1]) else None,
+            )
+    ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
+    ax.set_xticks(
+        range(len(groups)),
+        [f"{rs}\n{p} players, n={_count(part['n_games'].max())}" for (p, rs), part in groups],
         fontsize="small",
     )
-    ax.set_ylim(-0.7, len(tab) - 0.3)
-    ax.grid(axis="x", color="0.85")
-    if title:
-        ax.set_title(title, fontsize="medium")
+    ax.set_ylabel("win share minus fair share, pp")
+    ax.grid(axis="y", color=palette.GRID)
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i])
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize="small", ncols=4)
+    set_title(ax, title)
     return ax
 
 
-def plot_distribution(hist: pd.DataFrame, ax: Axes, xlabel: str, title: str | None = None) -> Axes:
-    """Share of games per value, one step line per rule set.
+def plot_ratings(
+    ratings: pd.DataFrame,
+    ax: Axes,
+    title: str | None = None,
+    colours: Mapping[str, str] | None = None,
+) -> Axes:
+    """Elo rating per strategy with its interval, strongest at the top.
 
-    ``hist``: ruleset, value, n_games (exact counts per value).
+    ``ratings``: strategy, elo, elo_lo, elo_hi, n_games (one fit: one player count and
+    rule set).
     """
-    for i, (ruleset, part) in enumerate(hist.groupby("ruleset", sort=True)):
-        part = part.sort_values("value")
-        total = part["n_games"].sum()
-        st = style(i)
-        ax.step(
-            part["value"],
-            100 * part["n_games"] / total,
-            where="mid",
-            linestyle=st["linestyle"],
-            color=st["color"],
+    tab = ratings.sort_values("elo").reset_index(drop=True)
+    colours = colours or palette.strategy_colours(tab["strategy"])
+    y = np.arange(len(tab))
+    elo, lo, hi = (_col(tab, c) for c in ("elo", "elo_lo", "elo_hi"))
+    err = _errors(elo, lo, hi)
+    for i, s in enumerate(tab["strategy"]):
+        ax.errorbar(
+            elo[i], y[i], xerr=err[:, i : i + 1], fmt="s", color=colours.get(str(s)), capsize=3
+        )
+    ax.axvline(1500, color=palette.FAIR, linestyle=":", linewidth=1.0)
+    ax.set_yticks(y, [str(s) for s in tab["strategy"]], fontsize="small")
+    ax.set_ylim(-0.6, len(tab) - 0.4)
+    ax.set_xlabel("Elo (1500 = mean), 95% interval")
+    ax.grid(axis="x", color=palette.GRID)
+    set_title(ax, title)
+    return ax
+
+
+def plot_forest(
+    comparison: pd.DataFrame,
+    ax: Axes,
+    title: str | None = None,
+    scale: float = 1.0,
+    unit: str = "",
+    labels: Sequence[str] | None = None,
+    colours: Mapping[str, str] | None = None,
+) -> Axes:
+    """Forest plot of rule-set differences for one metric: difference with its interval.
+
+    ``comparison``: ruleset, baseline, diff, lo, hi, reject_holm, n_games,
+    n_games_baseline (one metric's rows). ``scale`` and ``unit`` convert the difference
+    (100 and "pp" for shares); ``labels`` name the rows (default: "ruleset vs baseline").
+    Filled markers: significant after Holm; open: not. Marker colour: the rule set's.
+    """
+    tab = comparison.reset_index(drop=True)
+    colours = colours or palette.ruleset_colours(tab["ruleset"])
+    y = np.arange(len(tab))[::-1]
+    for yi, r in zip(y, tab.itertuples(), strict=True):
+        colour = colours.get(str(r.ruleset), palette.INK)
+        d, lo, hi = scale * r.diff, scale * r.lo, scale * r.hi
+        ax.errorbar(
+            [d],
+            [yi],
+            xerr=[[max(d - lo, 0.0)], [max(hi - d, 0.0)]],
+            fmt="D",
+            capsize=3,
+            color=colour,
+            markerfacecolor=colour if bool(r.reject_holm) else "white",
+        )
+    ax.axvline(0.0, color=palette.FAIR, linestyle=":", linewidth=1.0)
+    if labels is None:
+        labels = [f"{r.ruleset} vs {r.baseline}" for r in tab.itertuples()]
+    ax.set_yticks(y, list(labels), fontsize="small")
+    ax.set_ylim(-0.7, len(tab) - 0.3)
+    ax.set_xlabel(f"difference{', ' + unit if unit else ''} (95% interval)", fontsize="small")
+    ax.grid(axis="x", color=palette.GRID)
+    set_title(ax, title)
+    return ax
+
+
+def plot_distribution(
+    hist: pd.DataFrame,
+    ax: Axes,
+    xlabel: str,
+    title: str | None = None,
+    log: bool = False,
+    extra: Mapping[str, tuple[str, float]] | None = None,
+    colours: Mapping[str, str] | None = None,
+    clip: float = 1.0,
+) -> Axes:
+    """Histogram of a per-game value, one bar series per rule set side by side.
+
+    ``hist``: ruleset, value, n_games (exact counts per value). ``log``: a log count
+    axis, so rare values (short games) stay visible beside a tall mode. ``extra``: per
+    rule set a (label, games) bar drawn apart at the right, hatched and labelled with its
+    share, for the games the value does not cover (e.g. a bankrupt runner-up: no points
+    margin); shares are of all games, these included. ``clip``: the x axis ends where
+    this share of the games is covered (the long tail's few games are left off the axis,
+    not out of the shares).
+    """
+    names = sorted(hist["ruleset"].unique())
+    colours = colours or palette.ruleset_colours(names)
+    width = 0.8 / max(len(names), 1)
+    totals = hist.groupby("value")["n_games"].sum().sort_index()
+    values = totals.index.to_numpy(dtype=float) if len(totals) else np.array([0.0])
+    cover = np.cumsum(totals.to_numpy(dtype=float)) / max(float(totals.sum()), 1.0)
+    top = float(values[min(int(np.searchsorted(cover, clip)), len(values) - 1)])
+    right = top + max(2.0, 0.08 * (top - float(values.min())))
+    for i, ruleset in enumerate(names):
+        part = hist.loc[hist["ruleset"] == ruleset].sort_values("value")
+        more = extra[ruleset][1] if extra and ruleset in extra else 0.0
+        total = part["n_games"].sum() + more
+        share = 100 * part["n_games"].to_numpy(dtype=float) / total
+        offset = (i - (len(names) - 1) / 2) * width
+        colour = colours[ruleset]
+        ax.bar(
+            part["value"].to_numpy(dtype=float) + offset,
+            share,
+            width=width,
+            color=colour,
             label=f"{ruleset} (n={_count(total)})",
         )
-        ax.plot(
-            part["value"],
-            100 * part["n_games"] / total,
-            linestyle="none",
-            marker=st["marker"],
-            color=st["color"],
-            markersize=3,
-            markevery=max(len(part) // 12, 1),
+        if extra and ruleset in extra:
+            bar_width = max(2.0, 0.05 * (right - float(values.min()))) / max(len(names), 1)
+            x = right + 1 + i * bar_width
+            ax.bar(
+                [x],
+                [100 * more / total],
+                width=bar_width,
+                color="white",
+                edgecolor=colour,
+                hatch="///",
+            )
+            ax.annotate(
+                f"{100 * more / total:.1f}%",
+                (x, 100 * more / total),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                fontsize="x-small",
+            )
+    if extra:
+        label = next(iter(extra.values()))[0]
+        ax.axvline(right, color=palette.FAIR, linewidth=0.8)
+        ticks = [t for t in ax.get_xticks() if values.min() - 1 <= t <= right - 1]
+        ax.set_xticks(
+            [*ticks, right + 1 + 0.5 * (len(names) - 1) * bar_width],
+            [f"{t:g}" for t in ticks] + [label],
         )
+        ax.set_xlim(float(values.min()) - 1, right + 2 + len(names) * bar_width)
+    else:
+        ax.set_xlim(float(values.min()) - 1, top + 1)
+    if log:
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("games, %")
-    ax.grid(color="0.9")
+    ax.set_ylabel("games, %" + (" (log scale)" if log else ""))
+    ax.grid(axis="y", color=palette.GRID)
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
+    set_title(ax, title)
     return ax
 
 
 def plot_score_over_turns(
     table: pd.DataFrame, ax: Axes, title: str | None = None, band: Sequence[str] = ("q2.5", "q97.5")
 ) -> Axes:
-    """Mean score per seat after each turn, with a band (default: the middle 95% of games).
+    """Mean score per seat after each turn, with a band (the middle 95% of games, or pass
+    ``band=("lo", "hi")`` for the mean's interval).
 
-    ``table``: seat, turn, mean, and the ``band`` columns, for one (ruleset, players)
-    (``stats.score_over_turns``).
+    ``table``: seat, turn, mean, and the ``band`` columns, for one (ruleset, players).
+    Seats take their palette colours.
     """
-    for i, (seat, part) in enumerate(table.groupby("seat", sort=True)):
+    for seat, part in table.groupby("seat", sort=True):
         part = part.sort_values("turn")
-        st = style(i)
+        colour = palette.seat_colour(int(seat))
         turn = part["turn"].to_numpy()
-        ax.fill_between(turn, part[band[0]], part[band[1]], color="0.5", alpha=0.1, linewidth=0)
+        ax.fill_between(turn, part[band[0]], part[band[1]], color=colour, alpha=0.25, linewidth=0)
         ax.plot(
             turn,
             part["mean"],
-            linestyle=st["linestyle"],
-            marker=st["marker"],
-            color=st["color"],
+            linestyle=palette.linestyle(int(seat)),
+            marker=palette.marker(int(seat)),
+            color=colour,
             markevery=max(len(part) // 8, 1),
             label=f"seat {seat}",
         )
     ax.set_xlabel("turn")
     ax.set_ylabel("score (dirhams + visible squares)")
-    ax.grid(color="0.9")
+    ax.grid(color=palette.GRID)
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
+    set_title(ax, title)
     return ax

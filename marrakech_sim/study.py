@@ -38,13 +38,28 @@ def run_and_report(
     report_dir: str | Path | None = None,
     workers: int | None = None,
     progress: Progress | None = None,
+    games: int | None = None,
+    seed: int | None = None,
 ) -> StudyResult:
-    """Play `config` into `run_dir` (default runs/NAME) and report into reports/NAME."""
-    study = load_study(config)
-    runs = Path(run_dir) if run_dir is not None else Path("runs") / study.name
-    out = Path(report_dir) if report_dir is not None else Path("reports") / study.name
+    """Play `config` into `run_dir` (default runs/NAME) and report into reports/NAME.
+
+    ``games`` (per line-up) and ``seed`` override the config's for a trial run; the
+    default folders are then named by :func:`study_name`.
+    """
+    study = load_study(config).replace(games_per_lineup=games, seed=seed)
+    name = study_name(load_study(config), games, seed)
+    runs = Path(run_dir) if run_dir is not None else Path("runs") / name
+    out = Path(report_dir) if report_dir is not None else Path("reports") / name
     action, result = _play(study, runs, workers, progress)
     return StudyResult(runs, build_report([runs], out), result, action)
+
+
+def study_name(study: Study, games: int | None, seed: int | None) -> str:
+    """The folder name of a study, or of a trial of it with other games or seed."""
+    if games is None and seed is None:
+        return study.name
+    parts = [f"g{games}" if games is not None else "", f"s{seed}" if seed is not None else ""]
+    return f"{study.name}-trial-" + "-".join(p for p in parts if p)
 
 
 def _play(

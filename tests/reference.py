@@ -1,11 +1,11 @@
 """Reference implementation of the Marrakech rules (RULES.md sections 1-10), for tests only.
 
-Written from /work/shared/RULES.md alone, without reading ``marrakech_sim``, so that the
-engine can be checked against an independent reading of the rules. It is slow and plain
-on purpose: a dict board, one small method per rule, and comments citing the section of
-RULES.md each piece transcribes. Its API mirrors the engine's public one
-(``Rules``/``GameState``/``perft`` aliases at the bottom) so the hand-checked rule tables
-can run against both.
+Written from the rules (docs/rules.md; RULES.md in the comments) alone, without reading
+``marrakech_sim``, so that the engine can be checked against an independent reading of the
+rules. It is slow and plain on purpose: a dict board, one small method per rule, and
+comments citing the section of RULES.md each piece transcribes. Its API mirrors the
+engine's public one (``Rules``/``GameState``/``perft`` aliases at the bottom) so the
+hand-checked rule tables can run against both.
 
 Readings taken where RULES.md leaves room (also listed in the test report):
 

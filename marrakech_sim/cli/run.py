@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +20,98 @@ from marrakech_sim.errors import ConfigError
 START_METHODS = ["fork", "spawn", "forkserver"]
 
 
-def _progress() -> Any:
-    last = [0.0]
+class _Progress:
+    """The runner's progress callback: a rich progress bar on a terminal, else log lines.
 
-    def show(done: int, planned: int, seconds: float) -> None:
-        now = time.monotonic()
-        if now - last[0] < 0.25 and done < planned:
+    On a terminal (stderr is a TTY) a bar with games done, games/s, elapsed time, time
+    left and faults so far, redrawn in place. Elsewhere (a log file, CI) one plain line
+    every ``every`` seconds and at the end, so logs stay readable.
+    """
+
+    def __init__(self, every: float = 10.0, terminal: bool | None = None) -> None:
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.every = every
+        self.last = -math.inf
+        self.base: tuple[int, float] | None = None  # (games, seconds) at the first report
+        self.bar: Any = None
+        self.task: Any = None
+
+    def rate(self, done: int, seconds: float) -> float:
+        """Games per second this session (a resumed run's earlier games not counted)."""
+        if self.base is None or seconds <= self.base[1]:
+            return done / seconds if seconds > 0 else 0.0
+        return (done - self.base[0]) / (seconds - self.base[1])
+
+    def __call__(self, done: int, planned: int, seconds: float, faults: int = 0) -> None:
+        rate = self.rate(done, seconds)
+        if self.base is None:
+            self.base = (done, seconds)
+        left = (planned - done) / rate if rate > 0 else math.inf
+        if self.terminal:
+            self._draw(done, planned, rate, faults)
             return
-        last[0] = now
-        rate = done / seconds if seconds > 0 else 0.0
-        eta = (planned - done) / rate if rate > 0 else math.inf
-        eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
+        now = time.monotonic()
+        if now - self.last < self.every and done < planned:
+            return
+        self.last = now
         click.echo(
-            f"\r  {done:>12,} / {planned:,} games  {rate:>10,.0f} games/s  ETA {eta_text}  ",
-            nl=False,
+            f"progress: {done:,} / {planned:,} games ({done / max(planned, 1):.1%}), "
+            f"{rate:,.0f} games/s, elapsed {_clock(seconds)}, left {_clock(left)}, "
+            f"{faults:,} faults",
             err=True,
         )
 
-    return show
+    def _draw(self, done: int, planned: int, rate: float, faults: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        if self.bar is None:
+            self.bar = Progress(
+                TextColumn("games"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
+                TextColumn("{task.fields[rate]:,.0f} games/s"),
+                TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[faults]:,} faults"),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("games", total=planned, rate=0.0, faults=0)
+        self.bar.update(self.task, completed=done, total=planned, rate=rate, faults=faults)
+
+    def close(self) -> None:
+        """Stop the bar (leaving its last state on screen)."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _clock(seconds: float) -> str:
+    """H:MM:SS, or '?' when unknown."""
+    if not math.isfinite(seconds):
+        return "?"
+    s = round(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[_Progress]:
+    bar = _Progress()
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 def _print_summary(run_dir: Path) -> None:
@@ -129,10 +205,10 @@ def run_command(
     click.echo(f"run folder: {run_dir}", err=True)
     level = logging.INFO if verbose else logging.WARNING
     try:
-        with run_logging(run_dir, console_level=level):
+        with run_logging(run_dir, console_level=level), _progress() as progress:
             if resume_dir is not None:
                 result = resume_run(
-                    run_dir, workers=workers, start_method=start_method, progress=_progress()
+                    run_dir, workers=workers, start_method=start_method, progress=progress
                 )
             else:
                 result = run_study(
@@ -140,7 +216,7 @@ def run_command(
                     run_dir,
                     workers=workers,
                     start_method=start_method,
-                    progress=_progress(),
+                    progress=progress,
                     writer=writer,
                 )
     except RunInterrupted as exc:
@@ -262,26 +338,46 @@ def bench_command(
 @click.option(
     "--workers", type=click.IntRange(0), help="Worker processes (default: CPUs; 0: in-process)."
 )
+@click.option(
+    "--games",
+    type=click.IntRange(1),
+    help="Games per line-up, for a quick trial (rounded up to blocks; folders NAME-trial-...).",
+)
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="The run's root seed.")
 @library_errors
 def study_command(
-    config: str, run_dir: str | None, report_dir: str | None, workers: int | None
+    config: str,
+    run_dir: str | None,
+    report_dir: str | None,
+    workers: int | None,
+    games: int | None,
+    seed: int | None,
 ) -> None:
     """Play the study in CONFIG and write its report: the main job, in one command.
 
     Running it again reuses a finished run folder of the same study, resumes an
-    interrupted one, and rebuilds the report.
+    interrupted one, and rebuilds the report. With --games or --seed the study is a
+    trial with its own folders (runs/NAME-trial-gGAMES-sSEED, and the same under
+    reports/), so it never mixes with the full study's run.
     """
     from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.pool import run_logging
-    from marrakech_sim.study import run_and_report
+    from marrakech_sim.study import run_and_report, study_name
 
-    runs = Path(run_dir) if run_dir else Path("runs") / load_study(config).name
+    name = study_name(load_study(config), games, seed)
+    runs = Path(run_dir) if run_dir else Path("runs") / name
     click.echo(f"run folder: {runs}", err=True)
     try:
-        with run_logging(runs, console_level=logging.WARNING):
+        with run_logging(runs, console_level=logging.WARNING), _progress() as progress:
             result = run_and_report(
-                config, run_dir=runs, report_dir=report_dir, workers=workers, progress=_progress()
+                config,
+                run_dir=runs,
+                report_dir=report_dir,
+                workers=workers,
+                progress=progress,
+                games=games,
+                seed=seed,
             )
     except RunInterrupted as exc:
         click.echo("", err=True)

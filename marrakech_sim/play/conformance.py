@@ -5,6 +5,11 @@
 would trip over: a reference or parameters that do not load, a spec that does not
 pickle (workers receive specs), exceptions, illegal or malformed choices, different
 games for the same seed, and the time per decision.
+
+Faults are reported once per distinct kind (the same message, with the seat, seed and
+options that vary from game to game left out): the first occurrence in full, with the
+traceback of the exception inside the strategy and its file and line, then how many
+times it happened.
 """
 
 from __future__ import annotations
@@ -12,14 +17,16 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import pickle
+import re
 import signal
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from marrakech_sim.errors import MarrakechError
+from marrakech_sim.errors import MarrakechError, StrategyError
 from marrakech_sim.play.game import GameRecord, play_game
 from marrakech_sim.play.strategy import Strategy, StrategySpec
 from marrakech_sim.play.view import GameView
@@ -37,6 +44,61 @@ VARIANTS = tuple(
 
 
 @dataclasses.dataclass(slots=True)
+class Fault:
+    """One distinct kind of fault: its first occurrence and how often it happened.
+
+    Attributes:
+        first: the first message, with where it happened (player count, turn order).
+        location: "file:line" in the strategy where the exception was raised, or "".
+        traceback: the exception's traceback from the strategy's method down, or "".
+        count: occurrences in all.
+    """
+
+    first: str
+    location: str = ""
+    traceback: str = ""
+    count: int = 1
+
+
+_VARYING = (
+    (re.compile(r"^[^:]*players, orient at (start|end)(, seat \d+)?: "), ""),
+    (re.compile(r"seat \d+ \(strategy [^)]*\): "), ""),
+    (re.compile(r" \(game seed \d+\)"), ""),
+    (re.compile(r"the same seed \d+"), "the same seed"),
+    (
+        re.compile(r"chose .*, not one of the legal options .*$"),
+        "chose a value not among the legal options",
+    ),
+)
+
+
+def fault_kind(message: str) -> str:
+    """The message with what varies between games (seat, seed, options) taken out."""
+    for pattern, replacement in _VARYING:
+        message = pattern.sub(replacement, message)
+    return message
+
+
+def strategy_traceback(exc: BaseException) -> tuple[str, str]:
+    """(file:line, traceback text) of an exception raised inside a strategy's method.
+
+    The traceback starts at the strategy's method (the checker's own frames are left
+    out); the location is the deepest frame outside marrakech_sim's play and rules
+    code, i.e. in the strategy's own file when it has one.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    here = __file__
+    start = max((i + 1 for i, f in enumerate(frames) if f.filename == here), default=0)
+    frames = traceback.StackSummary.from_list(frames[start:])
+    ours = ("marrakech_sim/play/", "marrakech_sim/rules/")
+    theirs = [f for f in frames if not any(p in f.filename.replace("\\", "/") for p in ours)]
+    deepest = theirs or list(frames)
+    location = f"{deepest[-1].filename}:{deepest[-1].lineno}" if deepest else ""
+    text = "".join(frames.format()) + "".join(traceback.format_exception_only(exc))
+    return location, text.rstrip()
+
+
+@dataclasses.dataclass(slots=True)
 class ConformanceReport:
     """What `check_strategy` found; `ok` when there are no failures."""
 
@@ -47,10 +109,23 @@ class ConformanceReport:
     total_decision_s: float = 0.0
     max_decision_s: float = 0.0
     failures: list[str] = dataclasses.field(default_factory=list)
+    faults: dict[str, Fault] = dataclasses.field(default_factory=dict)
+    raised: tuple[str, str] | None = None  # the last exception a decision raised
 
     @property
     def ok(self) -> bool:
         return not self.failures
+
+    def add_failure(self, message: str) -> None:
+        """Record a failure; the traceback of the exception just raised goes with it."""
+        self.failures.append(message)
+        location, text = self.raised if self.raised is not None else ("", "")
+        self.raised = None
+        kind = fault_kind(message)
+        if kind in self.faults:
+            self.faults[kind].count += 1
+        else:
+            self.faults[kind] = Fault(message, location, text)
 
     @property
     def mean_decision_s(self) -> float:
@@ -66,9 +141,19 @@ class ConformanceReport:
         ]
         if self.ok:
             return [*head, "OK: no problems found"]
-        return [*head, f"FAILED: {len(self.failures)} problem(s)"] + [
-            f"  - {failure}" for failure in self.failures
+        out = [
+            *head,
+            f"FAILED: {len(self.failures)} problem(s), {len(self.faults)} distinct",
         ]
+        for fault in self.faults.values():
+            out.append(f"  - {fault.first}")
+            if fault.location:
+                out.append(f"    at {fault.location}")
+            if fault.traceback:
+                out += ["    " + line for line in fault.traceback.splitlines()]
+            times = "once" if fault.count == 1 else f"{fault.count} times in all"
+            out.append(f"    ({times})")
+        return out
 
 
 class _Timed:
@@ -82,6 +167,11 @@ class _Timed:
         started = time.perf_counter()
         try:
             return func(*args)
+        except StrategyError:  # the time budget's alarm: not the strategy's exception
+            raise
+        except Exception as exc:
+            self.report.raised = strategy_traceback(exc)
+            raise
         finally:
             spent = time.perf_counter() - started
             self.report.decisions += 1
@@ -221,17 +311,17 @@ def _check(
     try:
         spec = StrategySpec.of(ref, params)
     except MarrakechError as exc:
-        report.failures.append(f"spec: {exc}")
+        report.add_failure(f"spec: {exc}")
         return report
     try:
         spec = pickle.loads(pickle.dumps(spec))
     except Exception as exc:
-        report.failures.append(f"the spec does not pickle (workers receive specs): {exc!r}")
+        report.add_failure(f"the spec does not pickle (workers receive specs): {exc!r}")
         return report
     try:
         spec.build()
     except Exception as exc:
-        report.failures.append(f"cannot build the strategy: {exc}")
+        report.add_failure(f"cannot build the strategy: {exc}")
         return report
     opponents = [StrategySpec.of(name) for name in OPPONENTS]
     game_seed = seed
@@ -247,11 +337,12 @@ def _check(
                 if record is None:
                     continue
                 if record.error is not None:
-                    report.failures.append(f"{where}: {record.error}")
+                    report.add_failure(f"{where}: {record.error}")
                     continue
+                report.raised = None
                 again = _play(rules, spec, opponents, seat, record.seed, None, time_budget)
                 if again is None or not same_game(record, again):
-                    report.failures.append(
+                    report.add_failure(
                         f"{where}, seat {seat}: not deterministic: the same seed "
                         f"{record.seed} gave a different game (use view.rng, not a global "
                         f"random generator)"

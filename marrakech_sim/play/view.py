@@ -30,7 +30,9 @@ from marrakech_sim.rules.state import GameState, Placement, placement_codes
 class PlacementEffect(NamedTuple):
     """What a placement would change (see `GameView.placement_effect`)."""
 
-    covered: tuple[tuple[str, int] | None, tuple[str, int] | None]  # halves covered
+    covered: tuple[
+        tuple[str, int] | None, tuple[str, int] | None
+    ]  # the visible half under each of the two squares, (colour, rug number) or None
     covered_seats: tuple[int, ...]  # seats whose visible halves it covers
     region: int  # squares of the placed colour's region after placing
     opponent_halves: int  # halves of opponents still in the game it covers
@@ -68,6 +70,7 @@ class GameView:
 
     @property
     def to_move(self) -> int:
+        """The seat whose turn it is."""
         return int(self._s[k.SEAT_])
 
     @property
@@ -77,6 +80,7 @@ class GameView:
 
     @property
     def phase(self) -> str:
+        """The phase: 'draw', 'orient', 'roll', 'place' or 'over' (docs/rules.md section 9)."""
         return ("draw", "orient", "roll", "place", "over")[self._s[k.PHASE_]]
 
     @property
@@ -111,6 +115,7 @@ class GameView:
         return int(k.seat_rugs_left(self._s, self.seat if seat is None else seat))
 
     def is_eliminated(self, seat: int) -> bool:
+        """Whether `seat` went bankrupt and is out of the game."""
         return bool(self._s[self._s[k.OUT_AT] + seat])
 
     def visible(self, seat: int | None = None) -> int:

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from marrakech_sim import stats
 from marrakech_sim.errors import RunFolderError
-from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
+from marrakech_sim.report import MOVES_GAMES, RATING_GAMES, findings
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import RunInfo, connect, open_runs
 from marrakech_sim.report.notable import notable_of_runs, notable_section
@@ -104,6 +104,7 @@ def build_report(
         finally:
             con.close()
     rt.tables["plan"] = _plan_from_data(rt)
+    rt.tables["findings"] = findings.find(rt)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     csv_paths = []
@@ -115,14 +116,14 @@ def build_report(
     charts = make_charts(rt)
     rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
     chart_paths = []
-    for name, (_, png) in charts.items():
+    for name, (_, png, _) in charts.items():
         path = out / f"{name}.png"
         path.write_bytes(png)
         chart_paths.append(path)
-    sections = build_sections(rt, {name: t for name, (t, _) in charts.items()})
+    sections = build_sections(rt, {name: t for name, (t, _, _) in charts.items()})
     notables, problems = notable_of_runs([r.path for r in runs], out)
     for n in notables:
-        charts[n.name] = (n.title, n.png)
+        charts[n.name] = (n.title, n.png, n.svg)
         path = out / f"{n.name}.png"
         path.write_bytes(n.png)
         chart_paths.append(path)

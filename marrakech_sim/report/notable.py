@@ -15,6 +15,7 @@ from marrakech_sim.errors import RecordError
 from marrakech_sim.record import format_records, notable_games, records_from_run, replay
 from marrakech_sim.report.render import Section
 from marrakech_sim.show.animate import png_bytes, position_scene
+from marrakech_sim.show.scene import to_svg
 
 NOUNS = {
     "comeback": "Largest comeback",
@@ -36,6 +37,7 @@ class Notable:
     command: str  # replays the game at its decisive turn
     record: Path  # the game record, relative to the report folder
     png: bytes
+    svg: str
 
 
 def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], list[str]]:
@@ -67,6 +69,7 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
             path.write_text(format_records([record]), encoding="utf-8")
             turn = min(g.turn, len(done.turns))
             title = f"{NOUNS.get(g.kind, g.kind)}: game {g.game_id}, after turn {turn}"
+            scene = position_scene(done, turn, title)
             found.append(
                 Notable(
                     name=f"notable-{stem}",
@@ -74,7 +77,8 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
                     detail=g.detail,
                     command=f"marrakech replay {run_dir} {g.game_id} --turn {turn}",
                     record=path.relative_to(out),
-                    png=png_bytes(position_scene(done, turn, title)),
+                    png=png_bytes(scene),
+                    svg=to_svg(scene),
                 )
             )
     return found, problems

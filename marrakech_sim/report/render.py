@@ -8,7 +8,6 @@ has the same tables and links the PNG files written beside it.
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,8 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from marrakech_sim import plots
+from marrakech_sim import palette, plots
+from marrakech_sim.report import findings
 from marrakech_sim.report.tables import ReportTables
 
 
@@ -29,6 +29,7 @@ class Section:
 
     title: str
     paragraphs: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
     charts: list[tuple[str, str]] = field(default_factory=list)
     tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
 
@@ -61,6 +62,12 @@ def pval(x: float) -> str:
     if _bad(x):
         return "n/a"
     return "< 1e-300" if x == 0 else f"{x:.2g}"
+
+
+def p_is(x: float) -> str:
+    """' = 0.012' or ' < 1e-300': a p-value after 'p', as the tables print it."""
+    text = pval(x)
+    return f" {text}" if text.startswith("<") else f" = {text}"
 
 
 def pp2(x: float) -> str:
@@ -134,115 +141,223 @@ def seat_finding(shares: pd.DataFrame) -> str:
     )
 
 
-def rating_finding(ratings: pd.DataFrame) -> str:
-    """Title for the ratings chart."""
-    tab = ratings.sort_values("order")
+def rating_finding(ratings: pd.DataFrame, ruleset: str = "", players: int = 0) -> str:
+    """Title for one group's ratings panel."""
+    tab = ratings.sort_values("elo", ascending=False)
     top = tab.iloc[0]
+    where = f"{ruleset}, {players} players: " if ruleset else ""
     if len(tab) < 2:
-        return f"{top.strategy}: {top.elo:.0f} Elo"
+        return f"{where}{top.strategy} {top.elo:.0f} Elo"
     second = tab.iloc[1]
     return (
-        f"{top.strategy} rates highest, {top.elo - second.elo:.0f} Elo above {second.strategy} "
+        f"{where}{top.strategy} {top.elo - second.elo:.0f} Elo above {second.strategy} "
         f"(P(stronger) = {top.p_above_next:.2f})"
     )
 
 
 def forest_finding(metric: str, part: pd.DataFrame) -> str:
-    """Title for one metric's forest plot."""
+    """Title for one metric's forest plot, the difference in its unit (pp for shares)."""
     sig = part.loc[part["reject_holm"]]
     if sig.empty:
         return f"{metric}: no rule set differs clearly from its baseline"
-    r = sig.iloc[np.argmax(np.abs(sig["diff"].to_numpy()))]
+    r = sig.iloc[int(np.argmax(np.abs(sig["diff"].to_numpy())))]
     diff = float(r["diff"])
     word = "higher" if diff > 0 else "lower"
-    return f"{metric}: {r['ruleset']} is {word} than {r['baseline']} by {abs(diff):.3g}"
+    amount = (
+        f"{abs(100 * diff):.1f} pp"
+        if metric in SHARE_METRICS
+        else f"{abs(diff):.2f} {UNITS.get(metric, '')}".strip()
+    )
+    return f"{metric}: {r['ruleset']} {word} than {r['baseline']} by {amount}"
 
 
-def distribution_finding(summary: pd.DataFrame, metric: str, noun: str) -> str:
-    """Title for a distribution chart: the medians per rule set."""
+def distribution_finding(summary: pd.DataFrame, metric: str) -> str:
+    """Title for a distribution chart: medians and the middle 90% per rule set."""
     part = summary.loc[summary["metric"] == metric]
-    meds = ", ".join(f"{r.ruleset} {r.q50:g}" for r in part.itertuples())
-    return f"Median {noun}: {meds}"
+    meds = "; ".join(f"{r.ruleset} {r.q50:g} ({r.q5:g}-{r.q95:g})" for r in part.itertuples())
+    noun = {"margin": "Winning margin", "turns": "Game length"}.get(metric, metric)
+    return f"{noun}, median (5%-95%): {meds}"
 
 
 def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
-    """Title for one score-over-turns panel: who leads on average at the end."""
-    last = part.loc[part["turn"] == part["turn"].max()]
-    lead = last.sort_values("mean", ascending=False).iloc[0]
-    return f"{ruleset}, {players} players: seat {lead.seat} ahead on average at the end"
+    """Title for one score-over-turns panel: who leads at the last turn drawn, and how surely.
+
+    The mean score is not the win share (a seat can score more on average and win less
+    often), so the title reports the scores and whether their intervals separate.
+    """
+    last_turn = int(part["turn"].max())
+    last = part.loc[part["turn"] == last_turn].sort_values("mean", ascending=False)
+    top, rest = last.iloc[0], last.iloc[1:]
+    clear = bool(len(rest)) and bool((top["lo"] > rest["hi"]).all())
+    lead = (
+        f"seat {int(top.seat)} ahead"
+        if clear
+        else f"no seat clearly ahead (seat {int(top.seat)} highest, intervals overlap)"
+    )
+    return (
+        f"{ruleset}, {players} players, after turn {last_turn}: mean scores "
+        f"{last['mean'].min():.1f}-{top['mean']:.1f}; {lead}"
+    )
 
 
-# ---------------------------------------------------------------- charts
+SHARE_METRICS = ("seat_advantage", "bankrupt", "tie_broken", "comeback", "winner_dirhams_share")
+UNITS = {"turns": "turns", "margin": "points", "lead_changes": "lead changes"}
 
 
-def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes]]:
-    """Every chart: name -> (title, PNG bytes)."""
+def _panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[Any]]:
+    """A figure of n panels in ``cols`` columns; unused axes are switched off."""
+    cols = max(min(cols, n), 1)
+    nrows = math.ceil(n / cols)
+    fig = plots.new_figure(width * cols, height * nrows)
+    axes = list(fig.subplots(nrows, cols, squeeze=False).ravel())
+    for ax in axes[n:]:
+        ax.set_axis_off()
+    return fig, axes[:n]
+
+
+def _lineup_label(lineup: str, strategy: str) -> str:
+    others = [s for s in str(lineup).split("|")]
+    others.remove(strategy) if strategy in others else None
+    return f"{strategy} vs {', '.join(others)}" if others else strategy
+
+
+def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
+    """Every chart: name -> (title, PNG bytes, inline SVG text)."""
     t = rt.tables
-    charts: dict[str, tuple[str, bytes]] = {}
+    charts: dict[str, tuple[str, bytes, str]] = {}
+    names = set(t["win_rates"]["strategy"].astype(str)) if "win_rates" in t else set()
+    strategy_colour = palette.strategy_colours(names)
+    ruleset_colour = palette.ruleset_colours(t["rulesets"]["ruleset"].astype(str))
 
     def add(name: str, title: str, fig: Any) -> None:
-        charts[name] = (title, plots.to_png(fig))
+        charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
 
-    if not t["win_rates"].empty:
+    lwr = t.get("lineup_win_rates", pd.DataFrame())
+    if not lwr.empty:
+        players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
+        groups = sorted(lwr.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
+        sizes = [len(part) for _, part in groups]
+        fig = plots.new_figure(8.5, 0.8 * len(groups) + 0.24 * sum(sizes) + 0.6)
+        grid = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
+        for ax, (ruleset, part) in zip(grid[:, 0], groups, strict=True):
+            part = part.assign(
+                label=[_lineup_label(r.lineup, r.strategy) for r in part.itertuples()]
+            ).sort_values(["lineup", "rate"], ascending=[True, False])
+            games = part["n_games"]
+            n_text = (
+                f"{count(games.iloc[0])} games per line-up"
+                if games.nunique() == 1
+                else f"{count(games.min())}-{count(games.max())} games per line-up"
+            )
+            plots.plot_win_rates(
+                part,
+                ax,
+                f"{ruleset}, {players_of.get(ruleset, '?')} players ({n_text})",
+                colours=strategy_colour,
+                counts=False,
+            )
         title = win_rate_finding(t["win_rates"])
-        fig = plots.new_figure(7, 1.2 + 0.45 * len(t["win_rates"]))
-        plots.plot_win_rates(t["win_rates"], fig.add_subplot(), title)
+        fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
         add("win_rates", title, fig)
     if not t["head_to_head"].empty:
         title = h2h_finding(t["head_to_head"])
         n = t["head_to_head"]["strategy"].nunique()
-        fig = plots.new_figure(max(5, 1.3 * n + 2), max(4, 1.0 * n + 1.5))
+        fig = plots.new_figure(max(5.5, 1.4 * n + 2.5), max(4, 1.1 * n + 1.5))
         plots.plot_head_to_head(t["head_to_head"], fig.add_subplot(), title)
         add("head_to_head", title, fig)
     if not t["seat_shares"].empty:
         title = seat_finding(t["seat_shares"])
-        fig = plots.new_figure(7, 4)
+        n = t["seat_shares"].groupby(["players", "ruleset"]).ngroups
+        fig = plots.new_figure(max(7, 2.0 * n), 4.2)
         plots.plot_seat_effects(t["seat_shares"], fig.add_subplot(), title)
         add("seat_advantage", title, fig)
-    if "ratings" in t:
-        title = rating_finding(t["ratings"])
-        fig = plots.new_figure(7, 1.2 + 0.45 * len(t["ratings"]))
-        plots.plot_ratings(t["ratings"], fig.add_subplot(), title)
-        add("ratings", title, fig)
+    ratings = t.get("ratings", pd.DataFrame())
+    if not ratings.empty:
+        groups = list(ratings.groupby(["players", "ruleset"], sort=True))[::-1]
+        per = ratings.groupby(["players", "ruleset"]).size().max()
+        fig, axes = _panels(len(groups), 2, 5.2, 1.1 + 0.4 * per)
+        for ax, ((players, ruleset), part) in zip(axes, groups, strict=True):
+            plots.plot_ratings(
+                part, ax, rating_finding(part, str(ruleset), int(players)), strategy_colour
+            )
+        add("ratings", "Ratings per player count and rule set (separate fits)", fig)
     comp = t.get("variant_comparison", pd.DataFrame())
     if not comp.empty:
         metrics = list(dict.fromkeys(comp["metric"]))
         per = max(comp.groupby("metric").size().max(), 1)
-        fig = plots.new_figure(7.5, len(metrics) * (0.9 + 0.5 * per))
-        axes = fig.subplots(len(metrics), 1, squeeze=False)[:, 0]
+        fig, axes = _panels(len(metrics), 1, 8.0, 1.2 + 0.4 * per)
         for ax, metric in zip(axes, metrics, strict=True):
             part = comp.loc[comp["metric"] == metric]
-            plots.plot_forest(part, ax, forest_finding(metric, part))
-        fig.suptitle(
-            "Rule sets against their baseline (95% intervals; filled = significant after Holm)"
-        )
+            share = metric in SHARE_METRICS
+            labels = [
+                f"{r.ruleset} vs {r.baseline}\nn={count(r.n_games)}/{count(r.n_games_baseline)}, "
+                f"Holm p{p_is(r.p_holm)}"
+                for r in part.itertuples()
+            ]
+            plots.plot_forest(
+                part,
+                ax,
+                forest_finding(metric, part),
+                scale=100.0 if share else 1.0,
+                unit="pp" if share else UNITS.get(metric, ""),
+                labels=labels,
+                colours=ruleset_colour,
+            )
+        fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
         sig = int(comp["reject_holm"].sum())
         add("variants", f"{sig} of {len(comp)} differences significant after Holm", fig)
-    hist = t["histograms"]
-    for metric, noun, label in (
-        ("margin", "winning margin", "winner's score minus runner-up's"),
-        ("turns", "game length", "turns played"),
-    ):
-        part = hist.loc[hist["metric"] == metric]
-        if part.empty:
-            continue
-        title = distribution_finding(t["distributions"], metric, noun)
-        fig = plots.new_figure(7, 3.8)
-        plots.plot_distribution(part, fig.add_subplot(), label, title)
-        add(f"dist_{metric}", title, fig)
+    hist, dist = t["histograms"], t["distributions"]
+    players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
+    order = sorted(hist["ruleset"].unique(), key=lambda r: (-players_of.get(r, 0), r))
+    margins = hist.loc[hist["metric"] == "margin"]
+    if not margins.empty:
+        missing = (
+            dist.loc[dist["metric"] == "margin"].set_index("ruleset")["n_missing"]
+            if "n_missing" in dist
+            else pd.Series(dtype=float)
+        )
+        fig, axes = _panels(len(order), 2, 5.0, 3.3)
+        for ax, ruleset in zip(axes, order, strict=True):
+            part = margins.loc[margins["ruleset"] == ruleset]
+            row = dist.loc[(dist["metric"] == "margin") & (dist["ruleset"] == ruleset)]
+            n_out = float(missing.get(ruleset, 0.0))
+            med = f"median {row['q50'].iloc[0]:g} points" if len(row) else ""
+            plots.plot_distribution(
+                part,
+                ax,
+                "winner's score minus runner-up's, points",
+                f"{ruleset}, {players_of.get(ruleset, '?')} players: {med}",
+                extra={ruleset: ("runner-up\nbankrupt", n_out)} if n_out else None,
+                colours=ruleset_colour,
+                clip=0.99,
+            )
+        title = distribution_finding(dist, "margin")
+        fig.suptitle("Winning margins; hatched: games whose runner-up went bankrupt (no margin)")
+        add("dist_margin", title, fig)
+    turns = hist.loc[hist["metric"] == "turns"]
+    if not turns.empty:
+        title = distribution_finding(dist, "turns")
+        fig = plots.new_figure(8, 4.0)
+        plots.plot_distribution(
+            turns, fig.add_subplot(), "turns played", title, log=True, colours=ruleset_colour
+        )
+        add("dist_turns", title, fig)
     if "score_over_turns" in t:
         sot = t["score_over_turns"]
         groups = list(sot.groupby(["ruleset", "players"], sort=True))
-        cols = min(2, len(groups))
-        nrows = math.ceil(len(groups) / cols)
-        fig = plots.new_figure(6.5 * cols, 4 * nrows)
-        axes = fig.subplots(nrows, cols, squeeze=False).ravel()
-        for ax, ((ruleset, players), part) in zip(axes, groups, strict=False):
-            plots.plot_score_over_turns(part, ax, score_finding(part, ruleset, int(players)))
-        for ax in axes[len(groups) :]:
-            ax.set_axis_off()
+        fig, axes = _panels(len(groups), 2, 5.5, 3.8)
+        for ax, ((ruleset, players), part) in zip(axes, groups, strict=True):
+            # turns most games reach: later turns are a subset of long games, not the field
+            fewest = part.groupby("turn")["n_games"].transform("min")
+            reached = part.loc[fewest >= 0.9 * part["n_games"].max()]
+            plots.plot_score_over_turns(
+                reached, ax, score_finding(reached, ruleset, int(players)), band=("lo", "hi")
+            )
         n = rt.facts.get("moves_games", 0)
-        fig.suptitle(f"Mean score after each turn; band: middle 95% of games (n={count(n)} games)")
+        fig.suptitle(
+            f"Mean score after each turn with its 95% interval, over the turns 90% of games "
+            f"reach (n={count(n)} games)"
+        )
         add("score_over_turns", "Score over turns per seat", fig)
     return charts
 
@@ -365,8 +480,10 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
     # 2. Win rates
     s = Section("2. Win rates")
     s.paragraphs.append(
-        "Share of games won (a shared win counts 1/k to each winner) with 95% Wilson intervals at "
-        "the effective number of games; compare with the fair share, 1/players."
+        "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
+        "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
+        "fair share is 1/players of each game it played: the chart shows each rule set apart, "
+        "with its own fair share."
     )
     s.charts += [(n, chart_titles[n]) for n in ("win_rates", "head_to_head") if n in ch]
     s.tables.append(
@@ -378,7 +495,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("strategy", lambda r: str(r.strategy)),
                     ("games", lambda r: count(r.n_games)),
                     ("blocks", lambda r: count(r.n_blocks)),
-                    ("wins", lambda r: num(r.wins, 8)),
+                    ("wins", lambda r: count(r.wins)),
                     ("rate [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
                     ("fair share", lambda r: pct(r.fair_share)),
                 ],
@@ -521,39 +638,57 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
             else f"all {count(f['n_games'])} games"
         )
         s.paragraphs.append(
-            "Plackett-Luce fit of the finishing orders with a seat term per player count "
-            "(maximum likelihood, block-clustered standard errors), on "
-            + sample
-            + ". Elo = 1500 + "
-            "400/ln(10) x rating; P(stronger than next) is the probability, from the fit's "
-            "covariance, that a strategy is stronger than the one listed below it."
+            "Plackett-Luce fits of the finishing orders, one per player count and rule set "
+            "(strengths need not carry over from one to another), each with its own seat term "
+            "(maximum likelihood, block-clustered standard errors), on " + sample + ". Elo = "
+            "1500 + 400/ln(10) x rating, 1500 being the mean of the strategies in that fit; "
+            "P(stronger than next) is the probability, from the fit's covariance, that a strategy "
+            "is stronger than the one listed below it."
         )
+        if "rating_pooling" in t:
+            r = t["rating_pooling"].iloc[0]
+            verdict = (
+                "rejects pooling, so no pooled ranking is given"
+                if bool(r.rejected)
+                else "does not reject pooling; the pooled ranking is shown below"
+            )
+            s.paragraphs.append(
+                f"One fit pooled over the {r.groups} groups against separate fits: likelihood "
+                f"ratio {r.lr:,.1f} on {r.df} df, p = {pval(r.p_value)} "
+                f"({count(r.n_games)} games). The test {verdict}. (Games in a block share dice, "
+                "so the test is approximate.)"
+            )
         if f.get("rating_note"):
             s.paragraphs.append("Note: " + f["rating_note"] + ".")
         s.charts += [(n, chart_titles[n]) for n in ("ratings",) if n in ch]
+        rating_columns: list[Column] = [
+            ("rule set", lambda r: str(r.ruleset)),
+            ("players", lambda r: str(r.players)),
+            ("#", lambda r: str(r.order)),
+            ("strategy", lambda r: str(r.strategy)),
+            ("games", lambda r: count(r.n_games)),
+            ("blocks", lambda r: count(r.n_blocks)),
+            ("rating [95%]", lambda r: f"{r.rating:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
+            ("Elo [95%]", lambda r: f"{r.elo:.0f} [{r.elo_lo:.0f}, {r.elo_hi:.0f}]"),
+            ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
+        ]
         s.tables.append(
-            (
-                "Ratings",
-                *rows(
-                    t["ratings"],
-                    [
-                        ("#", lambda r: str(r.order)),
-                        ("strategy", lambda r: str(r.strategy)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                        ("rating [95%]", lambda r: f"{r.rating:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
-                        ("Elo [95%]", lambda r: f"{r.elo:.0f} [{r.elo_lo:.0f}, {r.elo_hi:.0f}]"),
-                        ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
-                    ],
-                ),
-            )
+            ("Ratings per player count and rule set", *rows(t["ratings"], rating_columns))
         )
+        if "ratings_pooled" in t:
+            s.tables.append(
+                (
+                    "Pooled ratings (pooling not rejected)",
+                    *rows(t["ratings_pooled"], rating_columns[2:]),
+                )
+            )
         s.tables.append(
             (
-                "Seat effects (log-strength over seat 0)",
+                "Seat effects per rule set (log-strength over seat 0)",
                 *rows(
                     t["seat_effects"],
                     [
+                        ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
                         ("players", lambda r: str(r.players)),
                         ("seat", lambda r: str(r.seat)),
                         ("games", lambda r: count(r.n_games)),
@@ -634,8 +769,14 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
     # 6. Distributions
     s = Section("6. Distributions")
     s.paragraphs.append(
-        "Final score margins (winner minus runner-up; 0 for a shared win), game lengths, "
-        "and each seat's score (dirhams + visible squares) after every turn."
+        "Final score margins (the winner's score minus the runner-up's; 0 for a shared win), "
+        "game lengths, and each seat's score (dirhams + visible squares) after every turn. A "
+        "game whose runner-up went bankrupt (with 2 players the game ends at the first "
+        "bankruptcy) has no runner-up score and so no points margin: the margin chart shows "
+        "those games as a bar of their own at the right, and the summaries below count the "
+        "games with a points margin ('games') and those without ('no margin'). Game lengths "
+        "are drawn on a log scale: nearly every game lasts until the rugs run out, and the "
+        "log scale shows the shorter games bankruptcy ends."
     )
     s.charts += [
         (n, chart_titles[n]) for n in ("dist_margin", "dist_turns", "score_over_turns") if n in ch
@@ -649,6 +790,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("rule set", lambda r: str(r.ruleset)),
                     ("metric", lambda r: str(r.metric)),
                     ("games", lambda r: count(r.n)),
+                    ("no margin", lambda r: count(getattr(r, "n_missing", 0))),
                     ("mean", lambda r: num(r.mean, 4)),
                     ("sd", lambda r: num(r.sd, 3)),
                     (
@@ -721,39 +863,66 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
             )
         )
     secs.append(s)
-    return secs
+    return _findings_first(rt, secs)
+
+
+def _findings_first(rt: ReportTables, secs: list[Section]) -> list[Section]:
+    """Summary first, the analysis sections renumbered, the data (provenance) as appendix."""
+    table = rt.tables.get("findings")
+    summary = Section("Summary")
+    summary.paragraphs.append(findings.player_model(rt))
+    if table is not None and len(table):
+        counts = findings.verdict_counts(table)
+        summary.paragraphs.append(
+            f"{len(table)} questions: {counts['shown']} shown, {counts['not shown']} not shown "
+            f"(an effect of {findings.MATTERS_PP:g} pp or more ruled out), "
+            f"{counts['undecided']} undecided."
+        )
+        summary.items += findings.summary_lines(table)
+    data, rest = secs[0], secs[1:]
+    for i, sec in enumerate(rest, start=1):
+        sec.title = f"{i}. " + sec.title.split(". ", 1)[-1]
+    data.title = "Appendix: the data (runs, digests, rule sets, line-ups, faults)"
+    return [summary, *rest, data]
 
 
 # ---------------------------------------------------------------- output files
 
 HTML_TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }}</title>
 <style>
 body { font-family: system-ui, sans-serif; max-width: 75em; margin: 2em auto;
-       padding: 0 1em; color: #111; }
+       padding: 0 1em; color: #111; line-height: 1.4; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #999; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
 th { background: #eee; }
-figure { margin: 1em 0; } img { max-width: 100%; }
+.scroll { max-width: 100%; overflow-x: auto; }
+figure { margin: 1em 0; max-width: 100%; }
+figure svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-style: italic; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 .meta { color: #444; }
+.findings li { margin: 0.4em 0; }
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="meta">{{ subtitle }}</p>
-<nav><ol>{% for s in sections %}
-<li><a href="#s{{ loop.index }}">{{ s.title }}</a></li>{% endfor %}</ol></nav>
+<nav><ul>{% for s in sections %}
+<li><a href="#s{{ loop.index }}">{{ s.title }}</a></li>{% endfor %}</ul></nav>
 {% for s in sections %}
 <section id="s{{ loop.index }}"><h2>{{ s.title }}</h2>
 {% for p in s.paragraphs %}<p>{{ p }}</p>{% endfor %}
-{% for name, caption in s.charts %}<figure>
-<img alt="{{ caption }}" src="data:image/png;base64,{{ images[name] }}">
+{% if s.items %}<ul class="findings">{% for item in s.items %}
+<li>{{ item }}</li>{% endfor %}</ul>{% endif %}
+{% for name, caption in s.charts %}<figure role="img" aria-label="{{ caption }}">
+{{ images[name] | safe }}
 <figcaption>{{ caption }}</figcaption></figure>{% endfor %}
-{% for caption, header, body in s.tables %}<table><caption>{{ caption }}</caption>
+{% for caption, header, body in s.tables %}<div class="scroll"><table>
+<caption>{{ caption }}</caption>
 <thead><tr>{% for h in header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>{% for row in body %}
-<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
 {% endfor %}</section>
 {% endfor %}
 </body></html>
@@ -773,11 +942,15 @@ def write_html(
     title: str,
     subtitle: str,
     sections: list[Section],
-    charts: dict[str, tuple[str, bytes]],
+    charts: dict[str, tuple[str, bytes, str]],
 ) -> None:
-    """Write the self-contained HTML report."""
+    """Write the self-contained HTML report; charts are inline SVG (crisp at any zoom).
+
+    The SVG is matplotlib's, with text drawn as paths, so no name from a config reaches it
+    as markup; everything else is autoescaped.
+    """
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    images = {name: base64.b64encode(png).decode("ascii") for name, (_, png) in charts.items()}
+    images = {name: svg for name, (_, _, svg) in charts.items()}
     html = env.from_string(HTML_TEMPLATE).render(
         title=title, subtitle=subtitle, sections=sections, images=images
     )
@@ -791,6 +964,8 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
         lines += [f"## {md_escape(s.title)}", ""]
         for p in s.paragraphs:
             lines += [md_escape(p).replace("\\`", "`"), ""]
+        if s.items:
+            lines += [f"- {md_escape(item)}" for item in s.items] + [""]
         for name, caption in s.charts:
             lines += [f"![{md_escape(caption)}]({name}.png)", "", f"*{md_escape(caption)}*", ""]
         for caption, header, body in s.tables:

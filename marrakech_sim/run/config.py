@@ -258,7 +258,26 @@ def load_study(path: str | Path) -> Study:
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"study config {str(path)!r} is not valid TOML: {exc}") from exc
-    return study_from_dict(data, default_name=Path(path).stem)
+    return study_from_dict(_refs_from(Path(path).parent, data), default_name=Path(path).stem)
+
+
+def _refs_from(folder: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The config with each relative 'file.py:Class' reference resolved from ``folder``.
+
+    A strategy file named in a config is found beside the config, wherever the command
+    is run from; the resolved (absolute) path is what the run's manifest records.
+    """
+    tables = data.get("strategies")
+    if not isinstance(tables, dict):
+        return data
+    resolved = {}
+    for name, table in tables.items():
+        ref = table.get("ref") if isinstance(table, dict) else None
+        where, colon, cls = ref.rpartition(":") if isinstance(ref, str) else ("", "", "")
+        if colon and where.endswith(".py") and not Path(where).is_absolute():
+            table = {**table, "ref": f"{(folder / where).resolve()}:{cls}"}
+        resolved[name] = table
+    return {**data, "strategies": resolved}
 
 
 def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Study:

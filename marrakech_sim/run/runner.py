@@ -43,7 +43,8 @@ from marrakech_sim.run.stopping import Stopper, stopping_line
 log = logging.getLogger(__name__)
 
 
-Progress = Callable[[int, int, float], None]  # (games done, games planned, seconds)
+# (games done, games planned, seconds this session, faults this session)
+Progress = Callable[[int, int, float, int], None]
 
 
 SEED_DERIVATION = (
@@ -263,7 +264,7 @@ def _execute(
         errors += result.errors
         done.add(result.chunk)
         if progress is not None:
-            progress(played, plan.games_planned, time.perf_counter() - started)
+            progress(played, plan.games_planned, time.perf_counter() - started, errors)
         if stopper is not None:
             assert result.block_y is not None and result.block_n is not None
             return stopper.add(result.chunk, result.block_y, result.block_n)

@@ -1,23 +1,25 @@
-"""The colour of each rug colour letter: one palette for every picture of the project.
+"""The colour of each rug colour letter, from the project's one palette.
 
-Okabe and Ito's colour-blind-safe palette (Color Universal Design, 2008), chosen so
-that the letters keep their names: `r` vermillion, `b` blue, `y` yellow, `p` reddish
-purple. Letters beyond the eight colours of the palette get greys, told apart by their
-letter written on every rug half.
+The four standard colours are the seats' colours of `marrakech_sim.palette` (Okabe and
+Ito's colour-blind-safe palette): `r` vermillion, `b` blue, `y` orange, `p` reddish purple,
+so a seat has the same colour on the board as in every chart of the report. The other
+letters (variants with more colours) get the palette's remaining colours, then greys,
+told apart by their letter written on every rug half.
 """
 
 from __future__ import annotations
 
+from marrakech_sim.palette import SEAT_COLOURS
 from marrakech_sim.rules import COLOUR_LETTERS, Rules
 
 #: rug colour letter -> hex colour (RULES.md section 1 letters, seat s owns letter s first)
 COLOURS: dict[str, str] = {
-    "r": "#D55E00",  # vermillion
-    "b": "#0072B2",  # blue
-    "y": "#F0E442",  # yellow
-    "p": "#CC79A7",  # reddish purple
+    "r": SEAT_COLOURS[0],  # vermillion
+    "b": SEAT_COLOURS[1],  # blue
+    "y": SEAT_COLOURS[2],  # orange
+    "p": SEAT_COLOURS[3],  # reddish purple
     "g": "#009E73",  # bluish green
-    "o": "#E69F00",  # orange
+    "o": "#F0E442",  # yellow
     "c": "#56B4E9",  # sky blue
     "w": "#FFFFFF",
     "k": "#000000",

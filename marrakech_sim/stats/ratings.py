@@ -426,3 +426,35 @@ def _seat_table(
                 }
             )
     return pd.DataFrame.from_records(records)
+
+
+def free_parameters(fit: RatingFit) -> int:
+    """Parameters the fit estimated: every strategy and seat term, less the anchor."""
+    return len(fit.cov) - 1
+
+
+def pooling_test(separate: list[RatingFit], pooled: RatingFit) -> dict[str, float]:
+    """Likelihood-ratio test of one pooled fit against separate fits of disjoint groups.
+
+    ``separate`` are fits of disjoint subsets of the games ``pooled`` was fitted to (one
+    per player count and rule set). Under pooling (the same strategy strengths in every
+    group) the statistic 2 (sum of separate log-likelihoods - pooled) is about
+    chi-square with df = separate parameters - pooled parameters. Games in a block share
+    dice, so the games are not independent and the test is approximate; a statistic far
+    beyond its df rejects pooling however the blocks are counted.
+
+    Returns:
+        lr (the statistic), df, p_value, n_games.
+    """
+    if not separate:
+        raise StatsInputError("no separate fits to compare the pooled fit with")
+    n_games = sum(f.n_games for f in separate)
+    if n_games != pooled.n_games:
+        raise StatsInputError(
+            f"the separate fits have {n_games} games and the pooled fit {pooled.n_games}: "
+            "they must be fitted to the same games"
+        )
+    lr = max(2.0 * (sum(f.loglik for f in separate) - pooled.loglik), 0.0)
+    df = sum(free_parameters(f) for f in separate) - free_parameters(pooled)
+    p = float(sps.chi2.sf(lr, df)) if df > 0 else float("nan")
+    return {"lr": lr, "df": float(df), "p_value": p, "n_games": float(n_games)}

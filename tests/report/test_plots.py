@@ -7,7 +7,7 @@ import pytest
 from matplotlib.axes import Axes
 from synthetic_games import make_run, make_turn_scores
 
-from marrakech_sim import plots, stats
+from marrakech_sim import palette, plots, stats
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -100,3 +100,64 @@ def test_no_pyplot_imported() -> None:
     ]
     mods = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert "matplotlib.pyplot" not in names + mods and "pyplot" not in names
+
+
+def test_svg_is_deterministic_and_inline_ready(data: dict[str, pd.DataFrame]) -> None:
+    """The same chart gives the same SVG text, starting at <svg>, with no date and no comments."""
+    svgs = []
+    for _ in range(2):
+        fig = plots.new_figure()
+        plots.plot_seat_effects(data["seats"], fig.add_subplot(), "t")
+        svgs.append(plots.to_svg(fig))
+    assert svgs[0] == svgs[1]
+    assert svgs[0].startswith("<svg") and svgs[0].rstrip().endswith("</svg>")
+    assert "<dc:date>" not in svgs[0] and "<!--" not in svgs[0]
+
+
+def test_seat_colours_are_the_palette_in_every_chart(data: dict[str, pd.DataFrame]) -> None:
+    """Seat s is drawn in palette.seat_colour(s) in the seat chart and the score chart alike."""
+    from matplotlib.colors import to_hex
+
+    fig = plots.new_figure()
+    ax = plots.plot_score_over_turns(data["sot"], fig.add_subplot())
+    for line in ax.get_lines():
+        if line.get_label().startswith("seat"):
+            seat = int(line.get_label().split()[1])
+            assert to_hex(line.get_color()).upper() == palette.seat_colour(seat).upper()
+    fig = plots.new_figure()
+    ax = plots.plot_seat_effects(data["seats"], fig.add_subplot())
+    handles, labels = ax.get_legend_handles_labels()
+    for handle, label in zip(handles, labels, strict=True):
+        seat = int(label.split()[1])
+        assert to_hex(handle[0].get_color()).upper() == palette.seat_colour(seat).upper()
+
+
+def test_palette_is_distinct_and_stable() -> None:
+    """Each palette has distinct colours; names get the same colour whatever their order."""
+    for colours in (palette.SEAT_COLOURS, palette.STRATEGY_COLOURS, palette.RULESET_COLOURS):
+        assert len(set(colours)) == len(colours)
+    a = palette.strategy_colours(["greedy", "random", "mcts"])
+    b = palette.strategy_colours(["mcts", "greedy", "random", "greedy"])
+    assert a == b and len(set(a.values())) == 3
+    assert palette.seat_colour(0) == palette.SEAT_COLOURS[0] != palette.seat_colour(1)
+
+
+def test_long_titles_are_wrapped() -> None:
+    """A title longer than its axes is wrapped onto several lines instead of clipped."""
+    fig = plots.new_figure(4, 3)
+    ax = fig.add_subplot()
+    plots.set_title(ax, "a finding that is much too long to fit on one line above a small chart")
+    assert ax.get_title().count("\n") >= 1
+    assert all(len(line) < 50 for line in ax.get_title().splitlines())
+
+
+def test_distribution_shows_the_games_without_a_value(data: dict[str, pd.DataFrame]) -> None:
+    """The extra bar (e.g. a bankrupt runner-up) is drawn apart and the shares add to 100%."""
+    hist = data["hist"].loc[data["hist"]["ruleset"] == "standard"]
+    fig = plots.new_figure()
+    ax = plots.plot_distribution(
+        hist, fig.add_subplot(), "margin", "t", extra={"standard": ("runner-up\nbankrupt", 50)}
+    )
+    heights = [p.get_height() for p in ax.patches]
+    assert abs(sum(heights) - 100.0) < 1e-6
+    assert "runner-up\nbankrupt" in [t.get_text() for t in ax.get_xticklabels()]

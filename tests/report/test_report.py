@@ -232,21 +232,30 @@ def test_chunked_passes_give_the_same_tables(
 
 
 def test_ratings_and_power_present(report_tables) -> None:
-    """Ratings come with P(stronger than next); every headline claim is flagged."""
+    """Ratings per rule set come with P(stronger than next) and a pooling test; every
+    headline claim is flagged."""
     ratings = report_tables.tables["ratings"]
     assert set(ratings["strategy"]) == set(STRATEGIES)
-    assert ratings["p_above_next"].iloc[:-1].between(0, 1).all()
+    for _, part in ratings.groupby(["ruleset", "players"]):
+        part = part.sort_values("order")
+        assert part["p_above_next"].iloc[:-1].between(0, 1).all()
+        assert part["p_above_next"].iloc[-1:].isna().all()
+    assert set(ratings["ruleset"]) == set(RULESETS)
+    pooling = report_tables.tables["rating_pooling"].iloc[0]
+    assert pooling["groups"] == 3 and pooling["df"] > 0 and 0 <= pooling["p_value"] <= 1
     power = report_tables.tables["power"]
     assert {"seat advantage", "win rates", "variants"} <= set(power["section"])
     assert power["underpowered"].dtype == bool
 
 
 def test_report_has_every_section(built) -> None:
-    """HTML and Markdown have all seven sections, the charts and the CSV tables."""
+    """HTML and Markdown open with the summary, have every section and the data appendix,
+    the charts (inline SVG in HTML, PNG beside the Markdown) and the CSV tables."""
     html = built.html.read_text()
     md = built.markdown.read_text()
+    assert md.index("## Summary") < md.index("## 1. Win rates") < md.index("## Appendix: the data")
+    assert "among these strategies" in md
     for title in (
-        "The data",
         "Win rates",
         "Seat advantage",
         "Ratings",
@@ -256,7 +265,8 @@ def test_report_has_every_section(built) -> None:
     ):
         assert title in html
         assert f". {title}" in md
-    assert html.count("data:image/png;base64,") == len(built.charts) >= 8
+    assert html.count("<svg") == len(built.charts) >= 8
+    assert "<img" not in html  # (the heatmap's cells are a raster image inside its SVG)
     for name in (
         "win_rates",
         "seat_shares",
@@ -264,6 +274,7 @@ def test_report_has_every_section(built) -> None:
         "ratings",
         "variant_comparison",
         "power",
+        "findings",
     ):
         assert (built.folder / f"{name}.csv").is_file()
     for png in built.charts:
@@ -272,12 +283,13 @@ def test_report_has_every_section(built) -> None:
 
 
 def test_html_is_self_contained(built) -> None:
-    """No src or href leaves the file: only data: URIs and in-page anchors."""
+    """No src, href or url() leaves the file: only data: URIs and in-page anchors."""
     html = built.html.read_text()
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html, flags=re.IGNORECASE)
     assert refs
     assert all(r.startswith(("data:", "#")) for r in refs), [r[:40] for r in refs]
-    assert "<script" not in html.lower() and "<link" not in html.lower() and "url(" not in html
+    assert "<script" not in html.lower() and "<link" not in html.lower()
+    assert all(u.startswith("#") for u in re.findall(r"url\(([^)]*)\)", html))
 
 
 def test_user_names_escaped(built) -> None:

@@ -152,3 +152,31 @@ def test_unreadable_toml_is_a_config_error(tmp_path: Path) -> None:
     bad.write_text("seed = = 1\n")
     with pytest.raises(ConfigError, match=r"bad\.toml"):
         load_study(bad)
+
+
+def test_strategy_file_resolves_from_the_config_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 'file.py:Class' path in a config is found beside the config, from any folder."""
+    study_dir = tmp_path / "study"
+    study_dir.mkdir()
+    (study_dir / "hoard.py").write_text(
+        "from marrakech_sim.play.strategy import BaseStrategy\n\n\n"
+        "class Hoard(BaseStrategy):\n"
+        '    """Never turns; places on the first option."""\n\n'
+        "    def choose_rotation(self, view):\n        return 0\n\n"
+        "    def choose_placement(self, view, options):\n        return options[0]\n"
+    )
+    (study_dir / "hoard.toml").write_text(
+        '[rulesets.two]\nplayers = 2\n\n[strategies.hoard]\nref = "hoard.py:Hoard"\n\n'
+        "[strategies.random]\n"
+    )
+    monkeypatch.chdir(tmp_path)  # the parent folder, as a user would run it
+
+    def ref_of(path: str | Path) -> str:
+        return next(s.ref for s in load_study(path).strategies if s.label == "hoard")
+
+    ref = ref_of("study/hoard.toml")
+    assert ref == f"{(study_dir / 'hoard.py').resolve()}:Hoard"
+    monkeypatch.chdir(study_dir)
+    assert ref_of("hoard.toml") == ref

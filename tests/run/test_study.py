@@ -120,3 +120,19 @@ def test_shipped_configs_are_valid(config: Path) -> None:
     from marrakech_sim.run.plan import Plan
 
     assert Plan(load_study(config)).games_planned > 0
+
+
+def test_study_trial_with_games_and_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--games and --seed make a trial in its own folders, never the full study's run."""
+    config = tmp_path / "small.toml"
+    config.write_text(SMALL)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        main, ["study", str(config), "--games", "4", "--seed", "9", "--workers", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "runs" / "small-trial-g4-s9"
+    manifest = runfolder.read_manifest(run)
+    assert manifest["seed"] == 9 and manifest["config"]["games_per_lineup"] == 4
+    assert (tmp_path / "reports" / "small-trial-g4-s9" / "report.html").is_file()
+    assert not (tmp_path / "runs" / "small").exists()

@@ -237,3 +237,46 @@ def test_runaway_rating_is_not_converged_and_l2_tames_it() -> None:
     tamed = fit_ratings(games, seats, l2=0.1)
     assert tamed.converged
     assert tamed.ratings.iloc[0]["strategy"] == "A"
+
+
+def _two_rule_sets(second: dict[str, float], seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from synthetic_games import combine_runs
+
+    g1, s1 = make_run({"a": 0.4, "b": 0.0, "c": -0.4}, 600, players=2, ruleset="x", seed=seed)
+    g2, s2 = make_run(second, 600, players=2, ruleset="y", seed=seed + 1)
+    return combine_runs([(g1, s1), (g2, s2)])
+
+
+@pytest.mark.parametrize(
+    "second, rejected",
+    [({"a": 0.4, "b": 0.0, "c": -0.4}, False), ({"a": -0.4, "b": 0.0, "c": 0.4}, True)],
+)
+def test_pooling_test_rejects_only_a_reversal(second: dict[str, float], rejected: bool) -> None:
+    """The likelihood-ratio test keeps a pool of two rule sets with the same planted
+    strengths (p > 0.01) and rejects one where the order is reversed (p < 1e-6), with
+    df = separate minus pooled parameters."""
+    from marrakech_sim.stats.ratings import free_parameters, pooling_test
+
+    games, seats = _two_rule_sets(second, seed=40)
+    fits = []
+    for rs in ("x", "y"):
+        part = games.loc[games["ruleset"] == rs]
+        fits.append(fit_ratings(part, seats.loc[seats["game_id"].isin(part["game_id"])]))
+    pooled = fit_ratings(games, seats)
+    test = pooling_test(fits, pooled)
+    assert test["df"] == sum(free_parameters(f) for f in fits) - free_parameters(pooled) == 3
+    if rejected:
+        assert test["p_value"] < 1e-6
+    else:
+        assert test["p_value"] > 0.01
+
+
+def test_pooling_test_needs_the_same_games() -> None:
+    """Separate fits of other games than the pooled fit's are an error, not a statistic."""
+    from marrakech_sim.stats.ratings import pooling_test
+
+    games, seats = _two_rule_sets({"a": 0.0, "b": 0.0, "c": 0.0}, seed=3)
+    part = games.loc[games["ruleset"] == "x"]
+    one = fit_ratings(part, seats.loc[seats["game_id"].isin(part["game_id"])])
+    with pytest.raises(StatsInputError, match="same games"):
+        pooling_test([one], fit_ratings(games, seats))

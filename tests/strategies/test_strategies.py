@@ -272,3 +272,19 @@ def test_relative_file_reference_follows_the_working_directory(tmp_path, monkeyp
     assert spec.build().WHO == "one"
     monkeypatch.chdir(tmp_path / "two")
     assert spec.build().WHO == "two"
+
+
+def test_conformance_shows_each_distinct_fault_once_with_its_traceback() -> None:
+    """A strategy that fails the same way in every game gets one entry: the first message,
+    the strategy's file and line, its traceback, and the count."""
+    report = check_strategy(f"{EXAMPLES / 'bad.py'}:Raises", games=1)
+    assert len(report.failures) == report.games == 18
+    assert len(report.faults) == 1
+    fault = next(iter(report.faults.values()))
+    assert fault.count == 18
+    bad = str((EXAMPLES / "bad.py").resolve())
+    assert fault.location.startswith(f"{bad}:") and fault.location.split(":")[-1].isdigit()
+    assert 'raise RuntimeError("boom in choose_placement")' in fault.traceback
+    text = "\n".join(report.lines())
+    assert text.count("boom in choose_placement") == 3  # message, source line, exception
+    assert "(18 times in all)" in text and "18 problem(s), 1 distinct" in text

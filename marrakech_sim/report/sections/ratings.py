@@ -1,31 +1,102 @@
-"""Report section 4, ratings: a Plackett-Luce fit with a seat term."""
+"""Report section 4, ratings: a Plackett-Luce fit per player count and rule set.
+
+Strategy strengths need not be the same with 2, 3 or 4 players, nor under another rule
+set: one fit pooled over them can hide a reversal (one strategy ahead with 4 players,
+behind with 2). So each (rule set, players) group gets its own fit, with its own seat
+term, and a pooled fit is kept only as the alternative of a likelihood-ratio test
+(``stats.ratings.pooling_test``); the report shows the pooled ranking only when that
+test does not reject pooling.
+
+Tables: ``ratings`` (one row per group and strategy; columns ruleset, players, then
+``stats.fit_ratings``'s), ``seat_effects`` (per group and seat), ``rating_pooling`` (the
+test: lr, df, p_value, n_games, rejected, groups) and, when pooling is not rejected,
+``ratings_pooled``.
+"""
 
 from __future__ import annotations
 
 import duckdb
+import pandas as pd
 
 from marrakech_sim import stats
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
 from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.stats.ratings import RatingFit, pooling_test
+
+POOLING_ALPHA = 0.05
+
+
+def _fit(games: pd.DataFrame, seats: pd.DataFrame, level: float, notes: list[str]) -> RatingFit:
+    fit = stats.fit_ratings(games, seats, level=level)
+    if not fit.converged:
+        fit = stats.fit_ratings(games, seats, level=level, l2=1e-3)
+        notes.append("refitted with a small ridge (l2 = 0.001): the plain fit did not converge")
+    return fit
 
 
 def rating_tables(
     con: duckdb.DuckDBPyConnection, out: ReportTables, max_games: int, level: float
 ) -> None:
-    """Plackett-Luce ratings with a seat term on a whole-block sample (all games if small)."""
+    """Ratings per (rule set, players) on a whole-block sample, and the pooling test."""
     n = make_sample(con, "rating_sample", max_games, out.facts["n_games"])
     out.facts["rating_games"] = n
     out.facts["rating_sampled"] = n < out.facts["n_games"]
     games, seats = sample_frames(con, "rating_sample")
-    if (games["end_reason"] != "error").sum() == 0 or seats["strategy"].nunique() < 2:
+    ok = games.loc[games["end_reason"] != "error"]
+    if ok.empty or seats["strategy"].nunique() < 2:
         out.facts["rating_note"] = "fewer than two strategies or no games: nothing to rate"
         return
-    fit = stats.fit_ratings(games, seats, level=level)
-    if not fit.converged:
-        fit = stats.fit_ratings(games, seats, level=level, l2=1e-3)
-        out.facts["rating_note"] = (
-            "the plain fit did not converge; refitted with a small ridge (l2 = 0.001)"
+    fits: list[RatingFit] = []
+    ratings, effects = [], []
+    notes: list[str] = []
+    for (ruleset, players), part in ok.groupby(["ruleset", "players"], sort=True):
+        part_seats = seats.loc[seats["game_id"].isin(part["game_id"])]
+        if part_seats["strategy"].nunique() < 2:
+            continue
+        group_notes: list[str] = []
+        fit = _fit(part, part_seats, level, group_notes)
+        notes += [f"{ruleset}, {players} players: {t}" for t in group_notes]
+        fits.append(fit)
+        keys = {"ruleset": str(ruleset), "players": int(players)}
+        ratings.append(fit.ratings.assign(**keys))
+        effects.append(fit.seat_effects.assign(**keys))
+    if not fits:
+        out.facts["rating_note"] = "no rule set with two strategies: nothing to rate"
+        return
+    first = ["ruleset", "players"]
+
+    def front(t: pd.DataFrame) -> pd.DataFrame:
+        return t[[*first, *(c for c in t.columns if c not in first)]]
+
+    out.tables["ratings"] = front(pd.concat(ratings, ignore_index=True))
+    out.tables["seat_effects"] = front(pd.concat(effects, ignore_index=True))
+    out.rating_fit = fits[0] if len(fits) == 1 else None
+    if notes:
+        out.facts["rating_note"] = "; ".join(notes)
+    if len(fits) < 2:
+        return
+    fitted = ok.loc[
+        ok.set_index(["ruleset", "players"]).index.isin(
+            list(out.tables["ratings"][first].drop_duplicates().itertuples(index=False))
         )
-    out.rating_fit = fit
-    out.tables["ratings"] = fit.ratings
-    out.tables["seat_effects"] = fit.seat_effects
+    ]
+    fitted_seats = seats.loc[seats["game_id"].isin(fitted["game_id"])]
+    pooled = _fit(fitted, fitted_seats, level, [])
+    test = pooling_test(fits, pooled)
+    rejected = bool(test["p_value"] < POOLING_ALPHA)
+    groups = len(fits)
+    out.tables["rating_pooling"] = pd.DataFrame(
+        [
+            {
+                "groups": groups,
+                "n_games": int(test["n_games"]),
+                "lr": test["lr"],
+                "df": int(test["df"]),
+                "p_value": test["p_value"],
+                "rejected": rejected,
+            }
+        ]
+    )
+    if not rejected:
+        out.tables["ratings_pooled"] = pooled.ratings
+        out.rating_fit = pooled

@@ -1,0 +1,95 @@
+"""The one palette: colours for seats, strategies and rule sets, colour-blind safe.
+
+Every chart of the report, and any picture of the board, takes its colours from here,
+so a seat, a strategy or a rule set has the same colour wherever it is drawn.
+
+- Seats use the Okabe-Ito palette (distinguishable with every common colour-vision
+  deficiency), chosen to echo the rug colours of the notation's seat order
+  (``r``, ``b``, ``y``, ``p``: red, blue, yellow, purple), then its other colours.
+- Strategies use Paul Tol's "bright" scheme, rule sets his "muted" scheme (both
+  colour-blind safe); a report assigns them in sorted name order, so the same names
+  get the same colours in every chart of it.
+- Series differ by marker and line style too (:data:`MARKERS`, :data:`LINESTYLES`),
+  so a chart also reads in black-and-white print.
+
+Plain hex strings only: no plotting library is imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# Okabe & Ito (2008), "Color Universal Design": vermillion, blue, orange, reddish purple
+# for seats 0-3 (the rugs' red, blue, yellow, purple), then bluish green, sky blue,
+# yellow and black for larger tables.
+SEAT_COLOURS = (
+    "#D55E00",
+    "#0072B2",
+    "#E69F00",
+    "#CC79A7",
+    "#009E73",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+
+# Paul Tol, "bright" qualitative scheme (colour-blind safe), grey last.
+STRATEGY_COLOURS = (
+    "#4477AA",
+    "#EE6677",
+    "#228833",
+    "#CCBB44",
+    "#66CCEE",
+    "#AA3377",
+    "#BBBBBB",
+)
+
+# Paul Tol, "muted" qualitative scheme (colour-blind safe).
+RULESET_COLOURS = (
+    "#332288",
+    "#117733",
+    "#CC6677",
+    "#88CCEE",
+    "#999933",
+    "#882255",
+    "#44AA99",
+    "#DDCC77",
+    "#AA4499",
+)
+
+INK = "#222222"  # text, axes, the estimate of a single series
+FAIR = "#555555"  # fair-share and zero reference lines
+GRID = "#DDDDDD"
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def seat_colour(seat: int) -> str:
+    """The colour of seat ``seat`` (0 = the first player), the same in every picture."""
+    return SEAT_COLOURS[int(seat) % len(SEAT_COLOURS)]
+
+
+def _assign(names: Iterable[str], colours: tuple[str, ...]) -> dict[str, str]:
+    unique = sorted({str(n) for n in names})
+    return {n: colours[i % len(colours)] for i, n in enumerate(unique)}
+
+
+def strategy_colours(names: Iterable[str]) -> dict[str, str]:
+    """One colour per strategy name, assigned in sorted order."""
+    return _assign(names, STRATEGY_COLOURS)
+
+
+def ruleset_colours(names: Iterable[str]) -> dict[str, str]:
+    """One colour per rule set name, assigned in sorted order."""
+    return _assign(names, RULESET_COLOURS)
+
+
+def marker(i: int) -> str:
+    """The i-th series' marker."""
+    return MARKERS[i % len(MARKERS)]
+
+
+def linestyle(i: int) -> str:
+    """The i-th series' line style."""
+    return LINESTYLES[i % len(LINESTYLES)]

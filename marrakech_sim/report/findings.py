@@ -1,0 +1,359 @@
+"""The report's summary: one sentence per question the study can answer, from its tables.
+
+Questions, each answered per group the data has (never across groups):
+
+- seat advantage, per rule set and player count (tables ``seat_shares``, ``seat_tests``);
+- each variant against its baseline, per metric compared (``variant_comparison``);
+- strategy order, per rule set and player count (``ratings``, ``lineup_win_rates``).
+
+Every sentence is generated from numbers read out of :class:`ReportTables` by column
+name (nothing is re-estimated here), names its group, its effect (percentage points for
+shares), its 95% interval and its games, and ends in a verdict:
+
+- **shown**: the test rejects "no effect" (an interval that excludes zero; for variants,
+  after Holm's correction over every comparison);
+- **not shown**: the test does not reject, and the interval excludes every effect of
+  ``MATTERS_PP`` percentage points or more, so an effect that size is ruled out;
+- **undecided**: neither; the sentence gives the games that would settle it (the power
+  table's ``n_to_settle`` for that claim) when the table has it.
+
+The sentences speak of "these strategies": a seat advantage or a strategy order measured
+among scripted players need not hold for other players.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from marrakech_sim.report.tables import ReportTables
+
+MATTERS_PP = 1.0  # an effect on a win share smaller than this does not matter to a designer
+SHARE_METRICS = ("seat_advantage", "bankrupt", "tie_broken", "comeback", "winner_dirhams_share")
+METRIC_WORDS = {
+    "seat_advantage": ("the first seat's win share minus its fair share", "pp"),
+    "turns": ("the game length", "turns"),
+    "margin": ("the winning margin", "points"),
+    "bankrupt": ("the share of games with a bankruptcy", "pp"),
+    "tie_broken": ("the share of games decided by the tie-break", "pp"),
+    "winner_dirhams_share": ("the dirhams' share of the winner's score", "pp"),
+    "lead_changes": ("the number of lead changes per game", "changes"),
+    "comeback": ("the share of comebacks", "pp"),
+}
+COLUMNS = (
+    "question",
+    "ruleset",
+    "players",
+    "sentence",
+    "verdict",
+    "estimate",
+    "lo",
+    "hi",
+    "unit",
+    "n_games",
+    "games_needed",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One answered question: the sentence and the numbers it was written from."""
+
+    question: str
+    ruleset: str
+    players: int
+    sentence: str
+    verdict: str
+    estimate: float
+    lo: float
+    hi: float
+    unit: str
+    n_games: int
+    games_needed: float = math.nan
+
+
+def fmt_pp(x: float, digits: int = 1) -> str:
+    """Signed percentage points: 1.234 -> '+1.2 pp'."""
+    return f"{x:+.{digits}f} pp"
+
+
+def fmt_count(x: float) -> str:
+    """A count with thousands separators."""
+    return f"{round(float(x)):,}"
+
+
+def fmt_p(x: float) -> str:
+    """A p-value as the report's tables print it: '< 1e-300' for underflow."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return "< 1e-300" if x == 0 else f"{x:.2g}"
+
+
+def p_is(x: float) -> str:
+    """'p = 0.012' or 'p < 1e-300'."""
+    text = fmt_p(x)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def _verdict(rejected: bool, lo: float, hi: float, matters: float | None) -> str:
+    if rejected:
+        return "shown"
+    if matters is not None and -matters < lo and hi < matters:
+        return "not shown"
+    return "undecided"
+
+
+def _games_needed(power: pd.DataFrame, section: str, *words: str) -> float:
+    """The power table's games to settle the claim of ``section`` naming all ``words``."""
+    if power.empty or not {"section", "claim", "n_to_settle"} <= set(power.columns):
+        return math.nan
+    rows = power.loc[power["section"] == section]
+    for w in words:
+        rows = rows.loc[rows["claim"].astype(str).str.contains(w, regex=False)]
+    if len(rows) != 1:
+        return math.nan
+    return float(rows["n_to_settle"].iloc[0])
+
+
+def _tail(verdict: str, needed: float, what: str) -> str:
+    if verdict == "shown":
+        return "Shown."
+    if verdict == "not shown":
+        return f"Not shown: an effect of {MATTERS_PP:g} pp or more is ruled out."
+    if math.isfinite(needed):
+        return f"Undecided: about {fmt_count(needed)} games in all would settle {what}."
+    return "Undecided: more games are needed."
+
+
+def _group(ruleset: str, players: int) -> str:
+    return f"{ruleset}, {players} players"
+
+
+def seat_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
+    """One finding per (rule set, players): the first and last seat against a fair share."""
+    shares = t.get("seat_shares", pd.DataFrame())
+    tests = t.get("seat_tests", pd.DataFrame())
+    power = t.get("power", pd.DataFrame())
+    out = []
+    groups = sorted(shares.groupby(["players", "ruleset"]), key=lambda g: (-g[0][0], g[0][1]))
+    for (players, ruleset), part in groups:
+        part = part.sort_values("seat")
+        first, last = part.iloc[0], part.iloc[-1]
+        test = tests.loc[(tests["players"] == players) & (tests["ruleset"] == ruleset)]
+        p = float(test["p_block"].iloc[0]) if len(test) else math.nan
+        lo_all = float(part["effect_lo_pp"].min())
+        hi_all = float(part["effect_hi_pp"].max())
+        rejected = (not math.isnan(p) and p < 0.05) or not (
+            first.effect_lo_pp <= 0 <= first.effect_hi_pp
+        )
+        verdict = _verdict(rejected, lo_all, hi_all, MATTERS_PP)
+        needed = (
+            math.nan
+            if verdict != "undecided"
+            else _games_needed(power, "seat advantage", "seat 0", f"({ruleset}, {players} ")
+        )
+        fair = 100.0 / int(players)
+
+        def said(r: Any) -> str:
+            more = "more" if r.effect_pp >= 0 else "less"
+            return (
+                f"{abs(r.effect_pp):.1f} pp {more} [{r.effect_lo_pp:+.1f}, {r.effect_hi_pp:+.1f}]"
+            )
+
+        sentence = (
+            f"Seat advantage ({_group(ruleset, int(players))}): among these strategies, the "
+            f"first seat wins {said(first)} than a fair share of {fair:.1f}%, the last seat "
+            f"{said(last)} ({fmt_count(first.n_games)} games; test of equal shares "
+            f"{p_is(p)}). " + _tail(verdict, needed, "the first seat's advantage")
+        )
+        out.append(
+            Finding(
+                "seat advantage",
+                str(ruleset),
+                int(players),
+                sentence,
+                verdict,
+                float(first.effect_pp),
+                float(first.effect_lo_pp),
+                float(first.effect_hi_pp),
+                "pp",
+                int(first.n_games),
+                needed,
+            )
+        )
+    return out
+
+
+def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
+    """One finding per (variant, metric) against the variant's baseline rule set."""
+    comp = t.get("variant_comparison", pd.DataFrame())
+    power = t.get("power", pd.DataFrame())
+    rulesets = t.get("rulesets", pd.DataFrame())
+    players_of = (
+        dict(zip(rulesets["ruleset"].astype(str), rulesets["players"], strict=True))
+        if len(rulesets)
+        else {}
+    )
+    out = []
+    for r in comp.itertuples():
+        metric = str(r.metric)
+        noun, unit = METRIC_WORDS.get(metric, (metric, ""))
+        share = metric in SHARE_METRICS
+        scale = 100.0 if share else 1.0
+        d, lo, hi = scale * r.diff, scale * r.lo, scale * r.hi
+        verdict = _verdict(bool(r.reject_holm), lo, hi, MATTERS_PP if share else None)
+        needed = (
+            math.nan
+            if verdict != "undecided"
+            else _games_needed(power, "variants", f"{metric}:", f" {r.ruleset} minus {r.baseline}")
+        )
+        word = "higher" if d > 0 else "lower"
+        value = f"{d:+.1f} pp" if share else f"{d:+.2f} {unit}"
+        band = f"[{lo:+.1f}, {hi:+.1f}]" if share else f"[{lo:+.2f}, {hi:+.2f}]"
+        players = int(players_of.get(str(r.ruleset), 0))
+        sentence = (
+            f"{r.ruleset} against {r.baseline} ({players} players): among these strategies, "
+            f"{noun} is {word} by {value.lstrip('+-')} ({value} {band}; "
+            f"{fmt_count(r.n_games)} and {fmt_count(r.n_games_baseline)} games; Holm-corrected "
+            f"{p_is(float(r.p_holm))}). " + _tail(verdict, needed, "this difference")
+        )
+        out.append(
+            Finding(
+                f"variant: {metric}",
+                str(r.ruleset),
+                players,
+                sentence,
+                verdict,
+                d,
+                lo,
+                hi,
+                "pp" if share else unit,
+                int(r.n_games + r.n_games_baseline),
+                needed,
+            )
+        )
+    return out
+
+
+def strategy_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
+    """One finding per (rule set, players): the rating order and how sure each step is."""
+    ratings = t.get("ratings", pd.DataFrame())
+    if ratings.empty or "ruleset" not in ratings.columns:
+        return []
+    out = []
+    lineups = t.get("lineup_win_rates", pd.DataFrame())
+    groups = sorted(ratings.groupby(["ruleset", "players"]), key=lambda g: (-g[0][1], g[0][0]))
+    for (ruleset, players), part in groups:
+        part = part.sort_values("elo", ascending=False)
+        steps = []
+        for a, b in zip(part.itertuples(), part.iloc[1:].itertuples(), strict=False):
+            sure = a.p_above_next >= 0.975
+            steps.append(
+                f"{a.strategy} {'above' if sure else 'level with'} {b.strategy} "
+                f"(P(stronger) = {a.p_above_next:.2f})"
+            )
+        top, second = part.iloc[0], part.iloc[1]
+        gap = float(top.elo - second.elo)
+        sure_top = bool(top.p_above_next >= 0.975)
+        verdict = "shown" if sure_top else "undecided"
+        n_games = int(part["n_games"].max())
+        sentence = (
+            f"Strategy order ({_group(ruleset, int(players))}): among these strategies, "
+            f"{top.strategy} rates highest, {gap:.0f} Elo above {second.strategy} "
+            f"({top.strategy} {top.elo:.0f} [{top.elo_lo:.0f}, {top.elo_hi:.0f}], "
+            f"{second.strategy} {second.elo:.0f} [{second.elo_lo:.0f}, {second.elo_hi:.0f}]; "
+            f"{fmt_count(n_games)} games); order: " + ", ".join(steps) + ". "
+        )
+        duel = _duel(lineups, str(ruleset), str(top.strategy), str(second.strategy))
+        if duel:
+            sentence += duel + " "
+        sentence += (
+            "Shown: the top strategy is ahead."
+            if sure_top
+            else "Undecided: the top two are within chance of each other."
+        )
+        out.append(
+            Finding(
+                "strategy order",
+                str(ruleset),
+                int(players),
+                sentence,
+                verdict,
+                gap,
+                float("nan"),
+                float("nan"),
+                "Elo",
+                n_games,
+            )
+        )
+    return out
+
+
+def _duel(lineups: pd.DataFrame, ruleset: str, top: str, second: str) -> str:
+    """The top strategy's win share against the second alone, when a line-up is just them."""
+    need = {"ruleset", "lineup", "strategy", "rate", "lo", "hi", "n_games"}
+    if lineups.empty or not need <= set(lineups.columns):
+        return ""
+    pair = {top, second}
+    rows = lineups.loc[
+        (lineups["ruleset"].astype(str) == ruleset)
+        & (lineups["strategy"].astype(str) == top)
+        & lineups["lineup"].astype(str).map(lambda x: set(x.split("|")) == pair)
+    ]
+    if len(rows) != 1:
+        return ""
+    r = rows.iloc[0]
+    return (
+        f"Head to head, {top} wins {100 * r.rate:.1f}% of its games against {second} "
+        f"[{100 * r.lo:.1f}, {100 * r.hi:.1f}], {fmt_pp(100 * (r.rate - 0.5))} over an even "
+        f"share ({fmt_count(r.n_games)} games)."
+    )
+
+
+def player_model(rt: ReportTables) -> str:
+    """The sentence stating whom the findings hold for."""
+    names: list[str] = []
+    wr = rt.tables.get("win_rates", pd.DataFrame())
+    if "strategy" in wr:
+        names = sorted(str(s) for s in wr["strategy"].unique())
+    who = ", ".join(names) if names else "the study's strategies"
+    return (
+        f"These findings are about the scripted strategies this study played ({who}) in its "
+        "schedule; a seat advantage or a strategy order among other players (people, or "
+        "stronger programs) may differ. Intervals are 95% and computed from block totals "
+        "(games that share dice are not counted as independent)."
+    )
+
+
+def find(rt: ReportTables) -> pd.DataFrame:
+    """Every finding of the report as a table (``COLUMNS``), in the summary's order."""
+    t = rt.tables
+    found = [*seat_findings(t), *variant_findings(t), *strategy_findings(t)]
+    table = pd.DataFrame([asdict(f) for f in found], columns=list(COLUMNS))
+    table["n_games"] = table["n_games"].astype("int64")
+    return table
+
+
+def summary_lines(findings: pd.DataFrame) -> list[str]:
+    """The sentences, one per finding, in order."""
+    return [str(s) for s in findings["sentence"]]
+
+
+def verdict_counts(findings: pd.DataFrame) -> dict[str, int]:
+    """How many findings have each verdict."""
+    counts = findings["verdict"].value_counts()
+    return {v: int(counts.get(v, 0)) for v in ("shown", "not shown", "undecided")}
+
+
+__all__ = [
+    "COLUMNS",
+    "MATTERS_PP",
+    "Finding",
+    "find",
+    "player_model",
+    "summary_lines",
+    "verdict_counts",
+]
