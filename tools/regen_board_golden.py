@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "show")]
 
-from test_show import GOLDEN, fixed_scene  # noqa: E402
+from test_show import BOARD, fixed_scene  # noqa: E402
 
 from marrakech_sim.show.animate import png_bytes  # noqa: E402
 
 if __name__ == "__main__":
-    GOLDEN.write_bytes(png_bytes(fixed_scene()))
-    print(f"wrote {GOLDEN}")
+    BOARD.write_bytes(png_bytes(fixed_scene()))
+    print(f"wrote {BOARD}")
