@@ -19,6 +19,7 @@ from marrakech_sim.runfolder.folder import (
     warm_up_writer,
     write_manifest,
     write_part,
+    write_part_file,
 )
 from marrakech_sim.runfolder.parts import (
     Column,
@@ -76,4 +77,5 @@ __all__ = [
     "warm_up_writer",
     "write_manifest",
     "write_part",
+    "write_part_file",
 ]
