@@ -29,6 +29,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -187,9 +188,12 @@ def _play(
     in_flight: dict[Any, int] = {}
     finished = as_completed()
 
+    threads = [0, 0.0]  # worker threads, when counted: workers may come and go
+
     def top_up() -> None:
-        threads = sum(client.nthreads().values())
-        while pending and len(in_flight) < max(2, TASKS_PER_THREAD * threads):
+        if time.monotonic() - threads[1] > 1.0:  # a scheduler round trip, not per chunk
+            threads[:] = [sum(client.nthreads().values()), time.monotonic()]
+        while pending and len(in_flight) < max(2, TASKS_PER_THREAD * int(threads[0])):
             chunk = pending.pop()
             future = client.submit(
                 _play_task,
