@@ -9,6 +9,8 @@
      ├── RunFolderError                    a run folder that is missing, corrupt or incomplete
      ├── RunInterrupted                    a run stopped (Ctrl-C) before it finished; resumable
      ├── RecordError (ValueError)          a game record that is malformed or does not replay
+     ├── ClusterError                      a Dask cluster that cannot be reached or plays other code
+     ├── MissingDependency (ImportError)   an optional dependency a feature needs is not installed
      └── StatsInputError (ValueError)      a table or argument a statistic cannot use
 
 Messages quote the bad value and say what is allowed. The library never prints or
@@ -48,6 +50,14 @@ class RunFolderError(MarrakechError):
 
 class RunInterrupted(MarrakechError):
     """The run was stopped (Ctrl-C) before it finished; it can be resumed."""
+
+
+class ClusterError(MarrakechError):
+    """A Dask cluster that cannot be reached, keeps losing a chunk, or runs other code."""
+
+
+class MissingDependency(MarrakechError, ImportError):
+    """An optional dependency (an extra such as `marrakech_sim[dask]`) is not installed."""
 
 
 class StatsInputError(MarrakechError, ValueError):

@@ -15,6 +15,7 @@ from marrakech_sim import runfolder
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.report import ReportResult, build_report
 from marrakech_sim.run.config import Study, load_study
+from marrakech_sim.run.dask_backend import DaskBackend
 from marrakech_sim.run.provenance import check_same_code
 from marrakech_sim.run.runner import Progress, RunResult, resume_run, run_study
 
@@ -40,17 +41,19 @@ def run_and_report(
     progress: Progress | None = None,
     games: int | None = None,
     seed: int | None = None,
+    backend: DaskBackend | None = None,
 ) -> StudyResult:
     """Play `config` into `run_dir` (default runs/NAME) and report into reports/NAME.
 
     ``games`` (per line-up) and ``seed`` override the config's for a trial run; the
-    default folders are then named by :func:`study_name`.
+    default folders are then named by :func:`study_name`. backend: play the chunks as Dask
+    tasks (`run.dask_backend`), else worker processes.
     """
     study = load_study(config).replace(games_per_lineup=games, seed=seed)
     name = study_name(load_study(config), games, seed)
     runs = Path(run_dir) if run_dir is not None else Path("runs") / name
     out = Path(report_dir) if report_dir is not None else Path("reports") / name
-    action, result = _play(study, runs, workers, progress)
+    action, result = _play(study, runs, workers, progress, backend)
     return StudyResult(runs, build_report([runs], out), result, action)
 
 
@@ -63,10 +66,14 @@ def study_name(study: Study, games: int | None, seed: int | None) -> str:
 
 
 def _play(
-    study: Study, run_dir: Path, workers: int | None, progress: Progress | None
+    study: Study,
+    run_dir: Path,
+    workers: int | None,
+    progress: Progress | None,
+    backend: DaskBackend | None,
 ) -> tuple[str, RunResult | None]:
     if not (run_dir / runfolder.MANIFEST).exists():
-        return "ran", run_study(study, run_dir, workers=workers, progress=progress)
+        return "ran", run_study(study, run_dir, workers=workers, progress=progress, backend=backend)
     manifest = runfolder.read_manifest(run_dir)
     if _canonical(manifest["config"]) != _canonical(study.to_dict()):
         raise RunFolderError(
@@ -76,7 +83,7 @@ def _play(
     if manifest.get("status") in FINISHED:
         check_same_code(run_dir, manifest)  # (resume_run checks an interrupted one)
         return "reused", None
-    return "resumed", resume_run(run_dir, workers=workers, progress=progress)
+    return "resumed", resume_run(run_dir, workers=workers, progress=progress, backend=backend)
 
 
 def _canonical(config: dict[str, object]) -> str:

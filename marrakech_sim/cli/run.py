@@ -18,6 +18,51 @@ from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
 from marrakech_sim.errors import ConfigError
 
 START_METHODS = ["fork", "spawn", "forkserver"]
+BACKENDS = ["processes", "dask"]
+
+
+def backend_options(func: Any) -> Any:
+    """--backend, --scheduler and --parts, shared by `run` and `study`."""
+    options = [
+        click.option(
+            "--backend",
+            type=click.Choice(BACKENDS),
+            default="processes",
+            show_default=True,
+            help="Where the chunks run: worker processes here, or Dask tasks "
+            "(pip install 'marrakech_sim[dask]'; docs/cluster.md).",
+        ),
+        click.option(
+            "--scheduler",
+            metavar="tcp://HOST:PORT",
+            help="With --backend dask: a running Dask scheduler (default: a LocalCluster "
+            "of --workers processes on 127.0.0.1).",
+        ),
+        click.option(
+            "--parts",
+            type=click.Choice(["client", "workers"]),
+            help="With --backend dask: who writes the part files [default: client]; "
+            "'workers' needs the run folder on a file system every worker shares.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _backend(backend: str, scheduler: str | None, parts: str | None, workers: int | None) -> Any:
+    """The DaskBackend the options ask for, or None for worker processes."""
+    if backend != "dask":
+        if scheduler is not None or parts is not None:
+            raise click.UsageError("--scheduler and --parts need --backend dask")
+        return None
+    if scheduler is not None and workers is not None:
+        raise click.UsageError(
+            "--workers sizes the LocalCluster; a cluster at --scheduler has its own workers"
+        )
+    from marrakech_sim.run.dask_backend import DaskBackend
+
+    return DaskBackend(scheduler=scheduler, parts=parts or "client")
 
 
 class _Progress:
@@ -168,6 +213,7 @@ def _interval(lo: float, hi: float) -> str:
     show_default=True,
     help="Parquet writer of the parts: 'encoder' (the project's, fast) or 'pyarrow' (same tables).",
 )
+@backend_options
 @click.option("-v", "--verbose", is_flag=True, help="Show per-chunk log records on stderr.")
 @click.option("--no-summary", is_flag=True, help="Do not print the win-share summary.")
 @library_errors
@@ -180,6 +226,9 @@ def run_command(
     resume_dir: str | None,
     start_method: str | None,
     writer: str,
+    backend: str,
+    scheduler: str | None,
+    parts: str | None,
     verbose: bool,
     no_summary: bool,
 ) -> None:
@@ -194,6 +243,7 @@ def run_command(
         raise click.UsageError("give a CONFIG file or --resume RUN_DIR (one of them)")
     if resume_dir is not None and (out or games or seed is not None):
         raise click.UsageError("--out, --games and --seed do not apply to --resume")
+    dask = _backend(backend, scheduler, parts, workers)
     if resume_dir is not None:
         run_dir = Path(resume_dir)
     else:
@@ -208,7 +258,11 @@ def run_command(
         with run_logging(run_dir, console_level=level), _progress() as progress:
             if resume_dir is not None:
                 result = resume_run(
-                    run_dir, workers=workers, start_method=start_method, progress=progress
+                    run_dir,
+                    workers=workers,
+                    start_method=start_method,
+                    progress=progress,
+                    backend=dask,
                 )
             else:
                 result = run_study(
@@ -218,6 +272,7 @@ def run_command(
                     start_method=start_method,
                     progress=progress,
                     writer=writer,
+                    backend=dask,
                 )
     except RunInterrupted as exc:
         click.echo("", err=True)
@@ -344,6 +399,7 @@ def bench_command(
     help="Games per line-up, for a quick trial (rounded up to blocks; folders NAME-trial-...).",
 )
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="The run's root seed.")
+@backend_options
 @library_errors
 def study_command(
     config: str,
@@ -352,6 +408,9 @@ def study_command(
     workers: int | None,
     games: int | None,
     seed: int | None,
+    backend: str,
+    scheduler: str | None,
+    parts: str | None,
 ) -> None:
     """Play the study in CONFIG and write its report: the main job, in one command.
 
@@ -365,6 +424,7 @@ def study_command(
     from marrakech_sim.run.pool import run_logging
     from marrakech_sim.study import run_and_report, study_name
 
+    dask = _backend(backend, scheduler, parts, workers)
     name = study_name(load_study(config), games, seed)
     runs = Path(run_dir) if run_dir else Path("runs") / name
     click.echo(f"run folder: {runs}", err=True)
@@ -378,6 +438,7 @@ def study_command(
                 progress=progress,
                 games=games,
                 seed=seed,
+                backend=dask,
             )
     except RunInterrupted as exc:
         click.echo("", err=True)

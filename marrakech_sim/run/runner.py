@@ -35,6 +35,7 @@ from marrakech_sim.run.chunk import (
     write_chunk,
 )
 from marrakech_sim.run.config import Study, study_from_dict
+from marrakech_sim.run.dask_backend import DaskBackend, dask_chunks
 from marrakech_sim.run.plan import Plan
 from marrakech_sim.run.pool import default_start_method, log_chunk, worker_pool
 from marrakech_sim.run.provenance import check_same_code, code_digest
@@ -118,12 +119,15 @@ def run_study(
     start_method: str | None = None,
     progress: Progress | None = None,
     writer: str = "encoder",
+    backend: DaskBackend | None = None,
 ) -> RunResult:
     """Play a study into a new run folder `out_dir`.
 
     workers: processes (default: CPU count); 0 plays in this process. writer: the Parquet
-    writer of the parts (`runfolder.WRITERS`; the tables are the same). Raises
-    RunFolderError when `out_dir` already holds something, RunInterrupted on Ctrl-C.
+    writer of the parts (`runfolder.WRITERS`; the tables are the same). backend: play
+    the chunks as Dask tasks instead (`run.dask_backend`; `workers` then sizes its
+    LocalCluster). Raises RunFolderError when `out_dir` already holds something,
+    RunInterrupted on Ctrl-C.
     """
     runfolder.check_writer(writer)
     run_dir = Path(out_dir)
@@ -138,7 +142,7 @@ def run_study(
         manifest = _manifest(study, prep.plan, prep, run_dir.name)
         manifest["writer"] = writer
         runfolder.write_manifest(run_dir, manifest)
-        return _execute(run_dir, manifest, prep, workers, start_method, progress)
+        return _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
 
 
 def resume_run(
@@ -147,6 +151,7 @@ def resume_run(
     workers: int | None = None,
     start_method: str | None = None,
     progress: Progress | None = None,
+    backend: DaskBackend | None = None,
 ) -> RunResult:
     """Finish a run that was interrupted: play exactly the chunks that are not on disk.
 
@@ -174,7 +179,7 @@ def resume_run(
         if parts.damaged:
             log.info("run %s: replaying %s", run_dir, parts.describe(most=len(parts.damaged)))
             runfolder.remove_chunks(run_dir, sorted(parts.damaged))
-        result = _execute(run_dir, manifest, prep, workers, start_method, progress)
+        result = _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
         return dataclasses.replace(result, replayed=parts.damaged)
 
 
@@ -215,6 +220,7 @@ def _execute(
     workers: int | None,
     start_method: str | None,
     progress: Progress | None,
+    backend: DaskBackend | None = None,
 ) -> RunResult:
     study, plan = prep.study, prep.plan
     if workers is None:
@@ -238,6 +244,9 @@ def _execute(
         "start_method": (start_method or default_start_method()) if workers else "in-process",
         "chunks_to_play": len(todo),
     }
+    if backend is not None:
+        session.update(backend.describe(workers))
+        del session["start_method"]
     manifest["status"] = "running"
     manifest.setdefault("sessions", []).append(session)
     runfolder.write_manifest(run_dir, manifest)
@@ -274,7 +283,15 @@ def _execute(
         with _sigterm_as_ctrl_c():
             for warning in unreproducible(prep) if todo else []:
                 log.warning("%s", warning)
-            if todo and workers == 0:
+            if todo and backend is not None:
+                with contextlib.closing(
+                    dask_chunks(prep, run_dir, todo, backend, workers, writer)
+                ) as results:
+                    for result in results:
+                        if (found := finished(result)) is not None:
+                            stop_at = found
+                            break
+            elif todo and workers == 0:
                 for chunk in todo:
                     result, tables = play_chunk(prep, chunk, reuse_buffers=True)
                     write_chunk(run_dir, chunk, tables, writer)

@@ -28,6 +28,7 @@ from marrakech_sim.runfolder.folder import (
     warm_up_writer,
     write_manifest,
     write_part,
+    write_part_file,
 )
 from marrakech_sim.runfolder.lock import LOCK_FILE, describe_os_error, holds_a_run, locked
 from marrakech_sim.runfolder.parts import (
@@ -95,4 +96,5 @@ __all__ = [
     "warm_up_writer",
     "write_manifest",
     "write_part",
+    "write_part_file",
 ]

@@ -10,6 +10,7 @@ import contextlib
 import datetime
 import json
 import os
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -70,11 +71,18 @@ def write_part(
     run_dir: Path, table_name: str, chunk: int, table: Part | pa.Table, writer: str = "encoder"
 ) -> Path:
     """Write one part atomically (a hidden temporary file, then os.replace) by `writer`."""
-    data = parquet_file(table, writer)
+    return write_part_file(run_dir, table_name, chunk, parquet_file(table, writer))
+
+
+def write_part_file(
+    run_dir: Path, table_name: str, chunk: int, data: Sequence[bytes | pa.Buffer]
+) -> Path:
+    """Write one part's ready-made Parquet bytes (`parquet_file`) atomically."""
     folder = Path(run_dir) / table_name
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / part_name(chunk)
-    tmp = folder / f".{part_name(chunk)}.{os.getpid()}.tmp"
+    # unique per writer: on a shared file system two machines may write the same chunk
+    tmp = folder / f".{part_name(chunk)}.{uuid.uuid4().hex}.tmp"
     try:
         with open(tmp, "wb") as f:
             f.writelines(data)

@@ -1,0 +1,323 @@
+"""Playing a run's chunks as Dask tasks: a LocalCluster on this machine, or a cluster.
+
+The runner hands `dask_chunks` the chunks to play and gets their `ChunkResult`s back, as
+from its worker processes; everything else about a run (the folder, the manifest,
+resume, the stopping rule, `verify`) stays the runner's. Each chunk is one task
+(`play_chunk` on whole blocks, seeded by the plan), so the tables do not depend on which
+worker played what, nor on a worker lost mid-run: the scheduler runs its unfinished
+tasks again elsewhere, and a chunk's parts are written whole, once, under the chunk's
+own name.
+
+Who writes the part files (`DaskBackend.parts`):
+
+- "client" (default): the task encodes its chunk's three Parquet parts and returns the
+  bytes; this process writes them. No shared folder is needed, and a chunk that is not
+  wanted any more (a stopping rule decided, Ctrl-C) writes nothing.
+- "workers": the task writes its parts into the run folder itself, which every worker
+  must reach at the same path (a shared file system). Nothing but a small report
+  crosses the network: for clusters whose games outrun one client's network or disk.
+
+A task also returns the log records its chunk made; they are logged here, so worker
+records reach the run's log as with worker processes. `distributed` is imported only
+when a run uses this backend (`pip install 'marrakech_sim[dask]'`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from marrakech_sim import runfolder
+from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency
+from marrakech_sim.run.chunk import ChunkResult, Prepared, play_chunk, write_chunk
+from marrakech_sim.run.config import Study
+from marrakech_sim.run.pool import log_chunk
+from marrakech_sim.run.provenance import code_digest
+
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster
+
+log = logging.getLogger(__name__)
+
+PARTS = ("client", "workers")
+INSTALL_HINT = "pip install 'marrakech_sim[dask]'"
+CONNECT_TIMEOUT_S = 30
+# tasks queued per worker thread: enough to keep every thread busy between two results,
+# few enough that a stopping rule or Ctrl-C leaves little unwanted work behind
+TASKS_PER_THREAD = 2
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DaskBackend:
+    """Run the chunks as Dask tasks.
+
+    scheduler: a running scheduler's address (`tcp://HOST:PORT`); None starts a
+    LocalCluster on 127.0.0.1 with the run's worker count (one thread per worker
+    process). parts: who writes the part files, "client" or "workers" (module docstring).
+    """
+
+    scheduler: str | None = None
+    parts: str = "client"
+
+    def __post_init__(self) -> None:
+        require_distributed()
+        if self.parts not in PARTS:
+            raise ConfigError(
+                f"parts written by {self.parts!r}; allowed: {', '.join(map(repr, PARTS))}"
+            )
+        if self.scheduler is not None and "://" not in self.scheduler:
+            raise ConfigError(
+                f"scheduler address {self.scheduler!r}; give it with its protocol, "
+                "as in 'tcp://HOST:8786'"
+            )
+
+    def describe(self, workers: int) -> dict[str, Any]:
+        """The session's backend, for the manifest."""
+        return {
+            "backend": "dask",
+            "scheduler": self.scheduler or "a LocalCluster on 127.0.0.1",
+            "workers": workers if self.scheduler is None else "the cluster's",
+            "parts_written_by": self.parts,
+        }
+
+
+def require_distributed() -> None:
+    """Raise MissingDependency (saying how to install it) unless `distributed` imports."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise MissingDependency(
+            f"the dask backend needs Dask's distributed scheduler: {INSTALL_HINT}"
+        ) from None
+
+
+def dask_chunks(
+    prep: Prepared,
+    run_dir: Path,
+    todo: list[int],
+    backend: DaskBackend,
+    workers: int,
+    writer: str,
+) -> Generator[ChunkResult, None, None]:
+    """Play the chunks `todo` on Dask; yield each one's result once its parts are on disk.
+
+    Results come in the order chunks finish. Close the generator to stop early: with
+    parts="workers" that waits for the chunks already running (their parts must land
+    before the runner tidies the folder); otherwise they are cancelled.
+    """
+    if backend.scheduler is None and workers < 1:
+        raise ConfigError(f"workers {workers}: a LocalCluster needs at least 1 worker")
+    with _client(backend.scheduler, workers) as client:
+        yield from _play(client, prep, run_dir, todo, backend, writer)
+
+
+def local_cluster(workers: int) -> LocalCluster:
+    """A LocalCluster of `workers` single-thread worker processes, on 127.0.0.1 only.
+
+    Every port it opens (scheduler, nannies, workers, dashboard) is on the loopback
+    address, so nothing outside this machine can reach it. Close it (a context manager).
+    """
+    require_distributed()
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        scheduler_port=0,
+        dashboard_address="127.0.0.1:0",  # a free port: 8787 may be another cluster's
+        silence_logs=logging.ERROR,
+    )
+
+
+@contextlib.contextmanager
+def _client(scheduler: str | None, workers: int) -> Iterator[Client]:
+    from distributed import Client
+
+    if scheduler is None:
+        with local_cluster(workers) as cluster, Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, ValueError) as exc:
+        raise ClusterError(
+            f"no Dask scheduler answers at {scheduler!r} ({type(exc).__name__}: {exc}); "
+            "start one with `dask scheduler` (docs/cluster.md)"
+        ) from None
+    with client:
+        yield client
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Done:
+    """What a task sends back: the chunk's report, its parts' bytes, its log records."""
+
+    result: ChunkResult
+    parts: tuple[bytes, bytes, bytes] | None  # (games, seats, moves); None: written there
+    records: list[logging.LogRecord]
+    code_digest: str
+    worker: str
+
+
+def _play(
+    client: Client,
+    prep: Prepared,
+    run_dir: Path,
+    todo: list[int],
+    backend: DaskBackend,
+    writer: str,
+) -> Generator[ChunkResult, None, None]:
+    from distributed import KilledWorker, as_completed, wait
+
+    study = prep.study  # small; in every task, so no worker holds data others need
+    study_key = f"{prep.study.name}-{uuid.uuid4().hex[:8]}"  # this session's study
+    level = logging.getLogger("marrakech_sim").getEffectiveLevel()
+    folder = str(run_dir) if backend.parts == "workers" else None
+    digest = code_digest()
+    pending = list(reversed(todo))  # popped from the end: chunks go out in order
+    in_flight: dict[Any, int] = {}
+    finished = as_completed()
+
+    threads = [0, 0.0]  # worker threads, when counted: workers may come and go
+
+    def top_up() -> None:
+        if time.monotonic() - threads[1] > 1.0:  # a scheduler round trip, not per chunk
+            threads[:] = [sum(client.nthreads().values()), time.monotonic()]
+        while pending and len(in_flight) < max(2, TASKS_PER_THREAD * int(threads[0])):
+            chunk = pending.pop()
+            future = client.submit(
+                _play_task,
+                study,
+                study_key,
+                chunk,
+                folder,
+                writer,
+                level,
+                key=f"marrakech-chunk-{chunk:06d}-{study_key}",
+                pure=False,
+            )
+            in_flight[future] = chunk
+            finished.add(future)
+
+    try:
+        top_up()
+        for future in finished:
+            chunk = in_flight.pop(future)
+            try:
+                done: _Done = future.result()
+            except KilledWorker as exc:
+                raise ClusterError(
+                    f"chunk {chunk} was lost with every worker that tried it ({exc}); "
+                    "is a worker running out of memory?"
+                ) from None
+            future.release()
+            if done.code_digest != digest:
+                raise ClusterError(
+                    f"worker {done.worker} runs other marrakech_sim code (code digest "
+                    f"{done.code_digest}; here {digest}), which may play other games: "
+                    "install the same version on every worker"
+                )
+            for record in done.records:
+                _forward(record)
+            if done.parts is not None:
+                # as write_chunk: moves and seats first, a chunk is done once games exists
+                for name, data in zip(("moves", "seats", "games"), done.parts[::-1], strict=True):
+                    runfolder.write_part_file(run_dir, name, chunk, [data])
+            top_up()
+            yield done.result
+    finally:
+        if backend.parts == "workers":
+            wait(list(in_flight))
+        else:
+            client.cancel(list(in_flight))
+
+
+def _forward(record: logging.LogRecord) -> None:
+    """Hand a worker's record to this process's logger of the same name."""
+    logger = logging.getLogger(record.name)
+    if logger.isEnabledFor(record.levelno):
+        logger.handle(record)
+
+
+# ---- on the worker -------------------------------------------------------------------
+
+_LOCAL = threading.local()  # per worker thread: play_chunk reuses its Prepared's buffers
+
+
+def _play_task(
+    study: Study, study_key: str, chunk: int, run_dir: str | None, writer: str, level: int
+) -> _Done:
+    """One chunk on a worker: play it, write or encode its parts, keep its log records."""
+    prep = getattr(_LOCAL, "prepared", None)
+    if prep is None or _LOCAL.study_key != study_key:
+        prep = _LOCAL.prepared = Prepared(study)  # one study at a time per thread
+        _LOCAL.study_key = study_key
+    with _records(level) as records:
+        result, tables = play_chunk(prep, chunk, reuse_buffers=True)
+        parts = None
+        if run_dir is not None:
+            write_chunk(Path(run_dir), chunk, tables, writer)
+        else:
+            parts = (
+                _file(tables[0], writer),
+                _file(tables[1], writer),
+                _file(tables[2], writer),
+            )
+        log_chunk(result)
+    return _Done(result, parts, records, code_digest(), _worker_name())
+
+
+def _file(table: runfolder.Part, writer: str) -> bytes:
+    return b"".join(runfolder.parquet_file(table, writer))
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except ValueError:  # not inside a worker (tests calling the task directly)
+        return f"pid {os.getpid()}"
+
+
+class _Keep(logging.Handler):
+    """Keep this thread's records, made plain so they pickle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+        self.thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self.thread:
+            return
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        record.msg, record.args = record.getMessage(), None
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def _records(level: int) -> Iterator[list[logging.LogRecord]]:
+    """Collect the 'marrakech_sim' records this thread makes (at `level` and above)."""
+    logger = logging.getLogger("marrakech_sim")
+    keep = _Keep()
+    logger.addHandler(keep)
+    # the records travel back with the result; the worker's own log stays quiet
+    logger.setLevel(level)
+    logger.propagate = False
+    try:
+        yield keep.records
+    finally:
+        logger.removeHandler(keep)

@@ -1,0 +1,263 @@
+"""The dask backend: the same run folder as worker processes, on a real LocalCluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from test_runner import HERE, assert_same_tables, study_data
+
+from marrakech_sim import runfolder
+from marrakech_sim.cli import main
+from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency
+from marrakech_sim.run import dask_backend
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
+from marrakech_sim.run.runner import resume_run, run_study
+from marrakech_sim.run.verify import verify_run
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """One LocalCluster of 2 worker processes (on 127.0.0.1) for the module's runs."""
+    with local_cluster(2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The study of test_runner played in this process (the tables every backend must give)."""
+    out = tmp_path_factory.mktemp("reference") / "run"
+    run_study(study_from_dict(study_data()), out, workers=0)
+    return out
+
+
+def sessions(run_dir: Path) -> list[dict[str, Any]]:
+    return list(runfolder.read_manifest(run_dir)["sessions"])
+
+
+@pytest.mark.parametrize("parts", ["client", "workers"])
+def test_tables_equal_the_process_backend(
+    cluster: Any, reference: Path, tmp_path: Path, parts: str
+) -> None:
+    """Same config and seed on Dask: identical tables, a complete manifest, verify passes."""
+    out = tmp_path / "run"
+    backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
+    result = run_study(study_from_dict(study_data()), out, backend=backend)
+    assert result.status == "complete" and result.games_played == result.games_planned
+    assert_same_tables(reference, out)
+    assert verify_run(out).ok
+    (session,) = sessions(out)
+    assert session["backend"] == "dask" and session["parts_written_by"] == parts
+
+
+def test_worker_records_reach_the_run_log(
+    cluster: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each chunk's log record, made on a Dask worker, is logged here as from that worker."""
+    caplog.set_level("INFO", logger="marrakech_sim")
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    result = run_study(study_from_dict(study_data()), tmp_path / "run", backend=backend)
+    pids = set(cluster_pids(cluster).values())
+    chunks = [r for r in caplog.records if r.name == "marrakech_sim.run.pool"]
+    assert sorted(int(r.getMessage().split()[1].rstrip(":")) for r in chunks) == list(
+        range(runfolder.read_manifest(tmp_path / "run")["chunks"])
+    )
+    assert {r.process for r in chunks} <= pids and result.status == "complete"
+
+
+def cluster_pids(cluster: Any) -> dict[str, int]:
+    with distributed.Client(cluster) as client:
+        return dict(client.run(os.getpid))
+
+
+def test_losing_a_worker_loses_no_game(cluster: Any, tmp_path: Path) -> None:
+    """A worker killed mid-run: its chunks run again elsewhere; every game once, same tables."""
+    data = study_data(
+        strategies={"random": {}},
+        rulesets={"four": {}},
+        schedule={"kind": "self_play"},
+        games_per_lineup=12000,
+        chunk_games=300,
+    )
+    victim = min(cluster_pids(cluster).values())
+    killed: list[int] = []
+
+    def kill_once(done: int, planned: int, seconds: float) -> None:
+        # after the first result: the victim holds chunks (2 per worker are in flight)
+        if not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(done)
+
+    out = tmp_path / "run"
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    result = run_study(study_from_dict(data), out, backend=backend, progress=kill_once)
+    assert killed and killed[0] < 12000
+    assert victim not in cluster_pids(cluster).values()
+    games = runfolder.read_table(out, "games")
+    assert result.status == "complete" and len(games) == 12000 == games["game_id"].nunique()
+    serial = tmp_path / "serial"
+    run_study(study_from_dict(data), serial, workers=0)
+    assert_same_tables(serial, out)
+
+
+def test_strategy_fault_is_a_game_not_a_failed_task(cluster: Any, tmp_path: Path) -> None:
+    """A strategy raising on a Dask worker ends its game with end_reason 'error', not the task."""
+    data = study_data(
+        strategies={"random": {}, "raiser": {"ref": f"{HERE}:Raiser"}},
+        rulesets={"four": {}},
+        schedule={"kind": "lineups", "lineups": [["raiser", "random", "random", "random"]]},
+        games_per_lineup=96,
+    )
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
+    games = runfolder.read_table(tmp_path / "run", "games")
+    bad = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 96
+    assert 0 < len(bad) == result.errors and bad["error"].str.contains("ValueError").all()
+
+
+@pytest.mark.parametrize("parts", ["client", "workers"])
+def test_stopping_rule_stops_where_the_process_backend_does(
+    cluster: Any, tmp_path: Path, parts: str
+) -> None:
+    """A stopping rule on Dask stops at the same game as in-process, with no later parts."""
+    data = study_data(
+        strategies={"random": {}},
+        rulesets={"four": {}},
+        schedule={"kind": "self_play"},
+        games_per_lineup=5000,
+        chunk_games=25,
+        stopping={"rule": "interval_width", "quantity": "seat_win_share", "seat": 0, "width": 0.2},
+    )
+    a = run_study(study_from_dict(data), tmp_path / "a", workers=0)
+    backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
+    b = run_study(study_from_dict(data), tmp_path / "b", backend=backend)
+    assert a.status == b.status == "stopped" and a.games_played == b.games_played < 5000
+    assert_same_tables(tmp_path / "a", tmp_path / "b")
+    assert (
+        max(runfolder.chunks_done(tmp_path / "b")) == len(runfolder.chunks_done(tmp_path / "a")) - 1
+    )
+
+
+def test_resume_on_dask_finishes_an_interrupted_run(
+    cluster: Any, reference: Path, tmp_path: Path
+) -> None:
+    """A run missing chunks (and holding a half-written part) is finished on Dask, the same."""
+    out = tmp_path / "run"
+    run_study(study_from_dict(study_data()), out, workers=0)
+    manifest = runfolder.read_manifest(out)
+    runfolder.remove_chunks(out, range(5, manifest["chunks"]))
+    (out / "moves" / ".part-000007.parquet.x.tmp").write_bytes(b"half")
+    manifest["status"] = "interrupted"
+    runfolder.write_manifest(out, manifest)
+    result = resume_run(out, backend=DaskBackend(scheduler=cluster.scheduler_address))
+    assert result.status == "complete" and result.games_this_session < result.games_planned
+    assert_same_tables(reference, out)
+    assert [s.get("backend") for s in sessions(out)] == [None, "dask"]
+
+
+@pytest.mark.slow  # a LocalCluster of its own: a minute under load (the others share one)
+def test_cli_run_starts_a_local_cluster_and_logs_its_workers(
+    reference: Path, tmp_path: Path
+) -> None:
+    """`marrakech run --backend dask` starts its own LocalCluster; worker records reach run.log."""
+    config = tmp_path / "study.toml"
+    config.write_text(_toml(study_data()))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        main,
+        ["run", str(config), "--out", str(out), "--backend", "dask", "--workers", "2"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert_same_tables(reference, out)
+    log = (out / "run.log").read_text()
+    assert "Dask Worker" in log and "marrakech_sim.run.pool: chunk 0:" in log
+    (session,) = sessions(out)
+    assert session["scheduler"] == "a LocalCluster on 127.0.0.1" and session["workers"] == 2
+
+
+def test_cli_study_runs_on_a_given_scheduler(cluster: Any, tmp_path: Path) -> None:
+    """`marrakech study --backend dask --scheduler ADDR` plays there, logs to run.log, reports."""
+    config = tmp_path / "small.toml"
+    data = study_data(rulesets={"four": {}}, strategies={"random": {}, "other": {"ref": "random"}})
+    config.write_text(_toml(data))
+    args = ["study", str(config), "--run-dir", str(tmp_path / "run")]
+    args += ["--report-dir", str(tmp_path / "report"), "--backend", "dask"]
+    args += ["--scheduler", cluster.scheduler_address]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "report" / "report.html").exists()
+    log = (tmp_path / "run" / "run.log").read_text()
+    assert "Dask Worker" in log and "marrakech_sim.run.pool: chunk 0:" in log
+    assert sessions(tmp_path / "run")[0]["scheduler"] == cluster.scheduler_address
+
+
+def _toml(data: dict[str, Any]) -> str:
+    """A study dict as TOML (the few shapes study_data uses)."""
+    lines = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for table in ("rulesets", "strategies"):
+        for name, values in data[table].items():
+            lines.append(f'[{table}."{name}"]')
+            lines += [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    lines.append("[schedule]")
+    lines += [f"{k} = {json.dumps(v)}" for k, v in data["schedule"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def test_without_dask_the_error_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With `distributed` not importable, --backend dask fails in one line naming the extra."""
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    with pytest.raises(MissingDependency, match=r"pip install 'marrakech_sim\[dask\]'"):
+        DaskBackend()
+    config = tmp_path / "study.toml"
+    config.write_text(_toml(study_data()))
+    args = ["run", str(config), "--out", str(tmp_path / "run"), "--backend", "dask"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: the dask backend needs Dask's distributed scheduler: "
+        "pip install 'marrakech_sim[dask]'"
+    ]
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"parts": "scheduler"}, r"parts written by 'scheduler'; allowed: 'client', 'workers'"),
+        ({"scheduler": "127.0.0.1:8786"}, r"scheduler address '127.0.0.1:8786'"),
+    ],
+)
+def test_bad_backend_options_are_config_errors(kwargs: dict[str, str], message: str) -> None:
+    """A bad --parts value or a scheduler address without protocol is named in the error."""
+    with pytest.raises(ConfigError, match=message):
+        DaskBackend(**kwargs)
+
+
+def test_unreachable_scheduler_is_a_cluster_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A scheduler address nobody answers at gives a ClusterError naming the address."""
+    monkeypatch.setattr(dask_backend, "CONNECT_TIMEOUT_S", 1)
+    backend = DaskBackend(scheduler="tcp://127.0.0.1:9")  # the discard port: nobody listens
+    with pytest.raises(ClusterError, match=r"no Dask scheduler answers at 'tcp://127.0.0.1:9'"):
+        run_study(study_from_dict(study_data()), tmp_path / "run", backend=backend)
+
+
+def test_local_cluster_needs_a_worker(tmp_path: Path) -> None:
+    """--workers 0 with a LocalCluster is refused with the value named."""
+    with pytest.raises(ConfigError, match="workers 0"):
+        run_study(study_from_dict(study_data()), tmp_path / "run", workers=0, backend=DaskBackend())
