@@ -88,7 +88,7 @@ def test_writing_into_the_view_does_not_change_the_game(name: str) -> None:
     writeable) changes only its own copy: the game is the one an honest first-option
     player plays, and its record is a normal one."""
     rules = Rules(players=2)
-    vandal = StrategySpec.of(f"{EXAMPLES}:{name}").build()
+    vandal = StrategySpec.of(f"{BAD}:{name}").build()
     honest = FirstOption()
     other = StrategySpec.of("random")
     tampered = play_game(rules, [vandal, other.build()], 4)
@@ -102,7 +102,7 @@ def test_a_tampered_game_state_is_a_fault_not_a_record() -> None:
     """A strategy that reaches the game loop's own state (through the call stack) and
     gives itself dirhams ends the game as a fault with no winner, never a normal record."""
     rules = Rules(players=2)
-    thief = StrategySpec.of(f"{EXAMPLES}:StealsState").build()
+    thief = StrategySpec.of(f"{BAD}:StealsState").build()
     record = play_game(rules, [thief, StrategySpec.of("random").build()], 8)
     assert record.end_reason == "error"
     assert record.error is not None and "tampered" in record.error
@@ -118,7 +118,7 @@ def test_a_time_budget_costs_no_signal_calls_per_decision() -> None:
 
     rules = Rules(players=2)
     plain = StrategySpec.of("random")
-    hang = StrategySpec.of(f"{EXAMPLES}:Hangs")
+    hang = StrategySpec.of(f"{BAD}:Hangs")
     with decision_watchdog([0.2]):
         timed = [play_game(rules, [plain.build()] * 2, s, time_budgets=[0.2] * 2) for s in range(4)]
         hung = play_game(rules, [hang.build(), plain.build()], 9, time_budgets=[0.2, 0.2])
