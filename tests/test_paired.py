@@ -51,7 +51,7 @@ def seeds_by_block(plan: Plan) -> pd.DataFrame:
 
 
 def test_common_seeds_share_a_seed_per_round_and_lineup() -> None:
-    """With common_seeds, round r of line-up i has one seed in every rule set, all distinct."""
+    """With common_seeds, round r of line-up i has one seed in every rule set (exact)."""
     plan = Plan(study_from_dict(study_data(common_seeds=True)))
     frame = seeds_by_block(plan)
     four = frame.loc[frame["ruleset"] != "three"]
@@ -65,7 +65,7 @@ def test_common_seeds_share_a_seed_per_round_and_lineup() -> None:
 
 
 def test_without_common_seeds_the_seeds_are_those_of_the_block_numbers() -> None:
-    """The default design is unchanged: block b plays block_seeds(seed, b)."""
+    """The default design is unchanged: block b plays block_seeds(seed, b) (exact)."""
     plan = Plan(study_from_dict(study_data()))
     frame = seeds_by_block(plan)
     expected = block_seeds(77, frame["block"].to_numpy())
@@ -88,7 +88,7 @@ def test_common_seeds_resolved_config_round_trips() -> None:
 
 
 def test_paired_run_is_the_same_whatever_the_workers(tmp_path: Path) -> None:
-    """A common_seeds study gives the same tables with 0 and 2 workers."""
+    """A common_seeds study gives the same tables with 0 and 2 workers (exact)."""
     study = study_from_dict(study_data(common_seeds=True))
     run_study(study, tmp_path / "a", workers=0)
     run_study(study, tmp_path / "b", workers=2)

@@ -417,7 +417,7 @@ def test_cli_plan_states_its_design_effect() -> None:
 
 
 def test_power_table_is_prospective(report_tables) -> None:
-    """Each claim has its 80%-power detectable effect and the games for its stated effect."""
+    """Each claim has its 80%-power detectable effect and games for its stated effect (1e-12)."""
     power = report_tables.tables["power"]
     assert {"mde", "target_effect", "n_for_power", "detectable"} <= set(power.columns)
     ok = power["se"].notna() & power["target_effect"].notna()
