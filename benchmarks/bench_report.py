@@ -2,6 +2,7 @@
 
     python benchmarks/bench_report.py --games 10000000 --moves-games 0 --dir /tmp/bench_run
     python benchmarks/bench_report.py --games 1000000 --moves-games 1000000 --dir /tmp/bench_run_m
+    python benchmarks/bench_report.py --games 10000000 --dir /tmp/bench_run --reuse --summary
 
 The run folder follows LOG_FORMAT.md: games and seats for ``--games`` games (4 players,
 two rule sets, 5 strategies with planted strengths, a planted seat advantage, seat
@@ -10,7 +11,8 @@ rotation in blocks of 4 games, a few ties and errors), and a moves table for the
 games takes longer than the report itself, so the moves-derived part is measured on a
 smaller run and scales with the moves rows scanned (the report reads whole moves only for
 its sample of ``MOVES_GAMES`` games). The report runs in a child process so its peak RSS
-(``ru_maxrss`` of the child, DuckDB included) is the report's alone.
+(``ru_maxrss`` of the child, DuckDB included) is the report's alone. ``--summary`` times
+the closing summary of ``marrakech run`` (``run.summary.summarize_run``) instead.
 """
 
 from __future__ import annotations
@@ -190,9 +192,29 @@ def main() -> None:
     parser.add_argument("--moves-games", type=int, default=0, help="games that get a moves table")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_report_run"))
     parser.add_argument("--reuse", action="store_true", help="reuse an existing run folder")
+    parser.add_argument(
+        "--summary", action="store_true", help="time the run's closing summary, not the report"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = args.dir.with_name(args.dir.name + "_report")
+    if args.child and args.summary:
+        from marrakech_sim.run.summary import summarize_run
+
+        start = time.perf_counter()
+        summary = summarize_run(args.dir)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        print(
+            json.dumps(
+                {
+                    "games": summary["games"],
+                    "summary_s": round(time.perf_counter() - start, 1),
+                    "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+                    "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                }
+            )
+        )
+        return
     if args.child:
         from marrakech_sim.report import build_report
 
@@ -228,7 +250,8 @@ def main() -> None:
     size = sum(p.stat().st_size for p in args.dir.rglob("*.parquet")) / 1e6
     print(f"run folder {args.dir}: {size:.0f} MB of Parquet")
     child = subprocess.run(
-        [sys.executable, __file__, "--dir", str(args.dir), "--child"],
+        [sys.executable, __file__, "--dir", str(args.dir), "--child"]
+        + (["--summary"] if args.summary else []),
         capture_output=True,
         text=True,
         check=True,

@@ -169,6 +169,11 @@ class _SeatArrays:
     def width(self) -> int:
         return int(self.present.shape[0])
 
+    def drop(self, *names: str) -> None:
+        """Let arrays go once they are used (each is 1-4 bytes per seat of every game)."""
+        for name in names:
+            setattr(self, name, np.empty((0, 0), getattr(self, name).dtype))
+
     def widen(self, width: int) -> None:
         extra = width - self.width
         for name, _, fill in self.FILL:
@@ -207,19 +212,20 @@ class Games:
         return len(self.block)
 
 
-_GAME_ARRAYS = (
-    "run",
-    "game_id",
-    "block",
-    "match_id",
-    "ruleset",
-    "players",
-    "turns",
-    "tie_broken",
-    "n_winners",
-    "is_error",
-    "balance",
-)
+_GAME_DTYPES = {
+    "run": "int16",
+    "game_id": "int64",
+    "block": "int64",
+    "match_id": "int64",
+    "ruleset": "int32",
+    "players": "int8",
+    "turns": "float64",
+    "tie_broken": "float64",
+    "n_winners": "int8",
+    "is_error": "bool",
+    "balance": "bool",
+}
+_GAME_ARRAYS = tuple(_GAME_DTYPES)
 GAME_COLUMNS = (
     "game_id",
     "match_id",
@@ -246,15 +252,23 @@ def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
 
 
 def load_games(runs: list[RunInfo]) -> Games:
-    """Read the games tables of ``runs`` (LOG_FORMAT.md) column-wise with pyarrow."""
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in _GAME_ARRAYS}
+    """Read the games tables of ``runs`` (LOG_FORMAT.md) column-wise with pyarrow.
+
+    The arrays are allocated once at their full length (the footers give the row counts)
+    and filled part by part, so the table is never held twice, nor in pieces.
+    """
+    total = sum(pq.read_metadata(path).num_rows for run in runs for path in run.parts["games"])
+    g = {name: np.empty(total, dtype) for name, dtype in _GAME_DTYPES.items()}
     found: dict[str, int] = {}  # rule set label -> provisional code
+    at = 0
     for run in runs:
         off = run.index * RUN_SHIFT
         for path in run.parts["games"]:
             table = pq.read_table(
                 path, columns=list(GAME_COLUMNS), read_dictionary=["ruleset", "end_reason"]
             )
+            rows = slice(at, at + table.num_rows)
+            at += table.num_rows
             index, names = _codes(table.column("ruleset"))
             if np.any(index < 0):  # a null rule set is named "None", as str() names it
                 names.append("None")
@@ -267,20 +281,19 @@ def load_games(runs: list[RunInfo]) -> Games:
                 ],
                 "int32",
             )
-            parts["ruleset"].append(to_code[index])
+            g["ruleset"][rows] = to_code[index]
             reason, reasons = _codes(table.column("end_reason"))
             error = reasons.index("error") if "error" in reasons else -2
-            parts["run"].append(np.full(table.num_rows, run.index, "int16"))
+            g["run"][rows] = run.index
             for name in ("game_id", "block", "match_id"):
-                parts[name].append(_numpy(table.column(name), "int64", 0) + off)
-            parts["players"].append(_numpy(table.column("players"), "int8", 0))
-            parts["turns"].append(_numpy(table.column("turns"), "float64", np.nan))
-            parts["tie_broken"].append(_numpy(table.column("tie_broken"), "float64", np.nan))
+                g[name][rows] = _numpy(table.column(name), "int64", 0) + off
+            g["players"][rows] = _numpy(table.column("players"), "int8", 0)
+            g["turns"][rows] = _numpy(table.column("turns"), "float64", np.nan)
+            g["tie_broken"][rows] = _numpy(table.column("tie_broken"), "float64", np.nan)
             winners = pc.list_value_length(table.column("winners"))
-            parts["n_winners"].append(_numpy(winners, "int8", 0))
-            parts["is_error"].append(reason == error)
-            parts["balance"].append((reason >= 0) & (reason != error))
-    g = {name: np.concatenate(a) for name, a in parts.items()}
+            g["n_winners"][rows] = _numpy(winners, "int8", 0)
+            g["is_error"][rows] = reason == error
+            g["balance"][rows] = (reason >= 0) & (reason != error)
     rulesets = sorted(found)  # codes in name order
     recode = np.empty(len(found), "int32")
     recode[[found[name] for name in rulesets]] = np.arange(len(rulesets), dtype="int32")
@@ -297,6 +310,7 @@ def build_per_game(games: Games, runs: list[RunInfo]) -> PerGame:
     Consumes ``games``: its arrays are reused (the balance games moved to the front) so
     that 10 million games are not held twice.
     """
+    rulesets = games.rulesets
     if games.balance.all():
         g = {name: getattr(games, name) for name in _GAME_ARRAYS}
     else:
@@ -315,7 +329,13 @@ def build_per_game(games: Games, runs: list[RunInfo]) -> PerGame:
         lookup = _Lookup(g["game_id"][mine] - run.index * RUN_SHIFT, mine, missing=n)
         for batch in _seat_batches(run.parts["seats"]):
             _scatter(batch, lookup, arrays, found)
-    return _finish(g, arrays, found, games.rulesets)
+        del lookup, mine
+    # what the metrics do not need goes before they are computed (memory stays flat-ish:
+    # about 120 bytes per game at 4 seats)
+    del games
+    for name in ("run", "game_id", "is_error", "balance"):
+        del g[name]
+    return _finish(g, arrays, found, rulesets)
 
 
 def _int16(column: pa.Array) -> np.ndarray:
@@ -377,7 +397,11 @@ def _finish(
     keep: np.ndarray | slice = slice(None, n) if has_seat.all() else np.flatnonzero(has_seat)
     present, ws = arrays.present[:, keep], arrays.win_share[:, keep]
     score, dirhams = arrays.score[:, keep], arrays.dirhams[:, keep]
-    strategy = rank_of[arrays.strategy[:, keep]]
+    if isinstance(keep, slice):  # recoded in place: no second (seats x games) array
+        strategy = arrays.strategy[:, keep]
+        strategy[...] = rank_of[strategy]
+    else:
+        strategy = rank_of[arrays.strategy[:, keep]]
     if not isinstance(keep, slice):
         g = {name: a[keep] for name, a in g.items()}
     block, players = g["block"], g["players"]
@@ -395,6 +419,8 @@ def _finish(
             {name: m[part] for name, m in metrics.items()},
             won[:, part],
         )
+    del present, ws, score, dirhams  # the metrics are made: keep only rank and strategy
+    arrays.drop("present", "win_share", "score", "dirhams")
     starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]]) if n else np.zeros(0, "int64")
     block_index = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
     return PerGame(
