@@ -57,6 +57,7 @@ RULESET_COLOURS = (
     "#AA4499",
 )
 
+DIVERGING = "PuOr"  # ColorBrewer purple-orange: a 0-100% scale centred on 50%, colour-blind safe
 INK = "#222222"  # text, axes, the estimate of a single series
 FAIR = "#555555"  # fair-share and zero reference lines
 GRID = "#DDDDDD"

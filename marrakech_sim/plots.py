@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
 from marrakech_sim import palette
@@ -166,10 +165,8 @@ def plot_head_to_head(table: pd.DataFrame, ax: Axes, title: str | None = None) -
             else ""
         )
         text[i, j] = f"{100 * r.rate:.1f}%{band}\nn={_count(r.n_games)}"
-    cmap = LinearSegmentedColormap.from_list(
-        "ahead", [palette.SEAT_COLOURS[0], "#FFFFFF", palette.SEAT_COLOURS[1]]
-    )
-    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0)
+    # ColorBrewer PuOr: diverging and colour-blind safe, and unlike any seat's colour
+    ax.imshow(np.ma.masked_invalid(grid), cmap=palette.DIVERGING, vmin=0.0, vmax=1.0)
     small = "xx-small" if len(names) > 5 else "x-small"
     for i in range(len(names)):
         for j in range(len(names)):

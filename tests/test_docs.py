@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".ipynb", ".txt", ".cfg"}
+OUTSIDE = ("../" + "shared/", "/work/" + "shared")  # spelled apart so this file passes
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
@@ -37,7 +38,7 @@ def test_nothing_points_outside_the_repository() -> None:
         if path.suffix not in TEXT_SUFFIXES or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        assert "../shared/" not in text and "/work/shared" not in text, name
+        assert not any(o in text for o in OUTSIDE), name
 
 
 def test_strategies_view_reference_is_current() -> None:

@@ -72,3 +72,16 @@ def test_bad_input_is_a_run_folder_error(tmp_path: Path, runs: list[Path]) -> No
         marrakech_sim.load_run(runs[0], engine="polars")
     with pytest.raises(RunFolderError, match="unknown table"):
         marrakech_sim.load_run(runs[0]).table("players")
+
+
+def test_sortedness_check() -> None:
+    """Rows already in key order are recognised (no sort needed); any inversion is not."""
+    import pyarrow as pa
+
+    from marrakech_sim.runfolder.load import is_sorted
+
+    table = pa.table({"game_id": [0, 0, 1, 2, 2], "turn": [0, 1, 0, 0, 1]})
+    assert is_sorted(table, ["game_id", "turn"])
+    assert not is_sorted(table.take([0, 2, 1, 3, 4]), ["game_id", "turn"])
+    assert not is_sorted(table.take([1, 0, 2, 3, 4]), ["game_id", "turn"])
+    assert not is_sorted(pa.table({"game_id": [0, 0]}), ["game_id"])  # a repeat is not sorted

@@ -8,10 +8,12 @@ Modules::
     load     open run folders (LOG_FORMAT.md) as DuckDB views, column-wise; digests
     pergame  every game and its seats in numpy arrays, read once with pyarrow
     tables   the report's tables: block totals + marrakech_sim.stats estimators
-    render   finding titles, charts (marrakech_sim.plots), HTML / Markdown writers
+    findings the summary: one sentence per question, read from the tables
+    render   chart titles, charts (marrakech_sim.plots), HTML (inline SVG) / Markdown writers
 
-Sections (issue 5): the data, win rates, seat advantage, ratings, variant comparison,
-distributions, power. Every table is also written as ``<name>.csv``.
+Sections: the summary (findings), win rates, seat advantage, ratings (per player count
+and rule set), variant comparison, distributions, power, and the data as an appendix.
+Every table is also written as ``<name>.csv`` (the findings as ``findings.csv``).
 
 The modules load pandas, scipy, DuckDB and matplotlib (about 2 s), so the package
 imports them only when one of its functions is used: a command line that does not

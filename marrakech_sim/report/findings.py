@@ -132,13 +132,19 @@ def _group(ruleset: str, players: int) -> str:
     return f"{ruleset}, {players} players"
 
 
-def seat_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
+def _order(baselines: set[str]) -> Any:
+    """Sort key for (players, ruleset): most players first, a baseline before its variants."""
+    return lambda players, ruleset: (-int(players), str(ruleset) not in baselines, str(ruleset))
+
+
+def seat_findings(t: dict[str, pd.DataFrame], baselines: set[str] = frozenset()) -> list[Finding]:
     """One finding per (rule set, players): the first and last seat against a fair share."""
     shares = t.get("seat_shares", pd.DataFrame())
     tests = t.get("seat_tests", pd.DataFrame())
     power = t.get("power", pd.DataFrame())
     out = []
-    groups = sorted(shares.groupby(["players", "ruleset"]), key=lambda g: (-g[0][0], g[0][1]))
+    key = _order(set(baselines))
+    groups = sorted(shares.groupby(["players", "ruleset"]), key=lambda g: key(*g[0]))
     for (players, ruleset), part in groups:
         part = part.sort_values("seat")
         first, last = part.iloc[0], part.iloc[-1]
@@ -238,21 +244,24 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     return out
 
 
-def strategy_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
+def strategy_findings(
+    t: dict[str, pd.DataFrame], baselines: set[str] = frozenset()
+) -> list[Finding]:
     """One finding per (rule set, players): the rating order and how sure each step is."""
     ratings = t.get("ratings", pd.DataFrame())
     if ratings.empty or "ruleset" not in ratings.columns:
         return []
     out = []
     lineups = t.get("lineup_win_rates", pd.DataFrame())
-    groups = sorted(ratings.groupby(["ruleset", "players"]), key=lambda g: (-g[0][1], g[0][0]))
+    key = _order(set(baselines))
+    groups = sorted(ratings.groupby(["ruleset", "players"]), key=lambda g: key(g[0][1], g[0][0]))
     for (ruleset, players), part in groups:
         part = part.sort_values("elo", ascending=False)
         steps = []
         for a, b in zip(part.itertuples(), part.iloc[1:].itertuples(), strict=False):
             sure = a.p_above_next >= 0.975
             steps.append(
-                f"{a.strategy} {'above' if sure else 'level with'} {b.strategy} "
+                f"{a.strategy} {'above' if sure else 'not clearly above'} {b.strategy} "
                 f"(P(stronger) = {a.p_above_next:.2f})"
             )
         top, second = part.iloc[0], part.iloc[1]
@@ -331,7 +340,8 @@ def player_model(rt: ReportTables) -> str:
 def find(rt: ReportTables) -> pd.DataFrame:
     """Every finding of the report as a table (``COLUMNS``), in the summary's order."""
     t = rt.tables
-    found = [*seat_findings(t), *variant_findings(t), *strategy_findings(t)]
+    bases = {str(b) for b in rt.facts.get("baselines", {}).values()}
+    found = [*seat_findings(t, bases), *variant_findings(t), *strategy_findings(t, bases)]
     table = pd.DataFrame([asdict(f) for f in found], columns=list(COLUMNS))
     table["n_games"] = table["n_games"].astype("int64")
     return table

@@ -107,14 +107,23 @@ def _covers_zero(lo: float, hi: float) -> bool:
     return lo <= 0.0 <= hi
 
 
-def win_rate_finding(wr: pd.DataFrame) -> str:
-    """Title for the win-rate chart."""
+def win_rate_finding(wr: pd.DataFrame, mixed: bool = False) -> str:
+    """Title for the win-rate chart.
+
+    ``mixed``: the games have several player counts, so a strategy's overall fair share
+    is an average over them, not 1/players of any game: the title says so.
+    """
     best = wr.sort_values("rate", ascending=False).iloc[0]
     if len(wr) == 1:
         return f"{best.strategy} wins {pct(best.rate)} of its games (n={count(best.n_games)})"
     clear = not (best.lo <= best.fair_share <= best.hi)
     verb = "wins most often" if clear else "wins most often, but within chance of a fair share"
     fair = pct(best.fair_share)
+    if mixed:
+        return (
+            f"{best.strategy} {verb} overall: {pct(best.rate)} of {count(best.n_games)} games "
+            f"(fair share of its mix of player counts {fair}); each rule set against 1/players"
+        )
     return f"{best.strategy} {verb}: {pct(best.rate)} vs fair {fair} (n={count(best.n_games)})"
 
 
@@ -215,6 +224,18 @@ def _panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[A
     return fig, axes[:n]
 
 
+def _metric(metric: str, x: float) -> str:
+    """A per-game metric's mean: shares in percent, others as numbers."""
+    return pct(x, 2) if metric in SHARE_METRICS else num(x, 4)
+
+
+def _diff(metric: str, x: float) -> str:
+    """A difference of a metric: shares in percentage points, others in their unit."""
+    if metric in SHARE_METRICS:
+        return pp(100 * x, 2)
+    return f"{x:+.3g} {UNITS.get(metric, '')}".strip()
+
+
 def _lineup_label(lineup: str, strategy: str) -> str:
     others = [s for s in str(lineup).split("|")]
     others.remove(strategy) if strategy in others else None
@@ -256,7 +277,7 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
                 colours=strategy_colour,
                 counts=False,
             )
-        title = win_rate_finding(t["win_rates"])
+        title = win_rate_finding(t["win_rates"], mixed=t["rulesets"]["players"].nunique() > 1)
         fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
         add("win_rates", title, fig)
     if not t["head_to_head"].empty:
@@ -497,7 +518,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("blocks", lambda r: count(r.n_blocks)),
                     ("wins", lambda r: count(r.wins)),
                     ("rate [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
-                    ("fair share", lambda r: pct(r.fair_share)),
+                    ("fair share (its mix of player counts)", lambda r: pct(r.fair_share)),
                 ],
             ),
         )
@@ -654,7 +675,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
             )
             s.paragraphs.append(
                 f"One fit pooled over the {r.groups} groups against separate fits: likelihood "
-                f"ratio {r.lr:,.1f} on {r.df} df, p = {pval(r.p_value)} "
+                f"ratio {r.lr:,.1f} on {r.df} df, p{p_is(r.p_value)} "
                 f"({count(r.n_games)} games). The test {verdict}. (Games in a block share dice, "
                 "so the test is approximate.)"
             )
@@ -734,11 +755,18 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                         ("rule set", lambda r: str(r.ruleset)),
                         ("baseline", lambda r: str(r.baseline)),
                         ("games", lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}"),
-                        ("means", lambda r: f"{num(r.mean, 4)} vs {num(r.baseline_mean, 4)}"),
+                        (
+                            "means",
+                            lambda r: (
+                                f"{_metric(r.metric, r.mean)} vs "
+                                f"{_metric(r.metric, r.baseline_mean)}"
+                            ),
+                        ),
                         (
                             "difference [95%]",
                             lambda r: (
-                                f"{num(r.diff, 3)} {interval(r.lo, r.hi, lambda x: num(x, 3))}"
+                                f"{_diff(r.metric, r.diff)} "
+                                f"{interval(r.lo, r.hi, lambda x: _diff(r.metric, x))}"
                             ),
                         ),
                         ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
