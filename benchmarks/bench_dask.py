@@ -4,9 +4,11 @@
     python benchmarks/bench_dask.py --config configs/default.toml --workers 2 --json
 
 Per-task overhead: a LocalCluster of `--workers` single-thread processes on 127.0.0.1
-runs `--tasks` empty tasks, one at a time (the round trip: submit, run, result back) and
-all at once (the scheduler's throughput), and times the `client.nthreads()` call the
-backend makes after each chunk.
+(`local_cluster`, as a run starts it) idles for 5 s (the CPU its processes burn doing
+nothing), then runs `--tasks` empty tasks one at a time (the round trip: submit, run,
+result back) and all at once (the scheduler's throughput), and times the
+`client.nthreads()` call the backend makes at most once a second. Each in wall and in
+CPU milliseconds of every process (this one, which hosts the scheduler, and the workers).
 
 Study runs (with --config): the study is played into fresh run folders by worker
 processes and by Dask (a LocalCluster the run starts itself, then an already running one
@@ -58,7 +60,11 @@ def task_overhead(workers: int, tasks: int) -> dict[str, float]:
         def cpu() -> float:  # this process (client and scheduler) and the workers
             return sum(sum(p.cpu_times()[:2]) for p in procs)
 
-        out: dict[str, float] = {}
+        c0, t0 = cpu(), time.perf_counter()
+        time.sleep(5)
+        out: dict[str, float] = {
+            "idle_cpu_s_per_s": round((cpu() - c0) / (time.perf_counter() - t0), 4)
+        }
         for name, play in (
             (
                 "round_trip",
