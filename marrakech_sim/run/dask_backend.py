@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import threading
 import time
 import uuid
@@ -149,7 +150,17 @@ def local_cluster(workers: int) -> LocalCluster:
             # a task's error reaches the run as its exception; the rest (a heartbeat
             # racing the shutdown) is noise on the run's terminal
             silence_logs=logging.CRITICAL,
+            preload=[__name__],  # dask_setup below, in every worker as it starts
         )
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook, run in a LocalCluster's workers as they start.
+
+    Ctrl-C reaches the whole process group; the run stops the cluster itself (as with
+    worker processes, `run.pool`), so the workers need not die with a traceback each.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
