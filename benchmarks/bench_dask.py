@@ -4,13 +4,16 @@
     python benchmarks/bench_dask.py --config configs/default.toml --workers 2 --json
 
 Per-task overhead: a LocalCluster of `--workers` single-thread processes on 127.0.0.1
-runs `--tasks` empty tasks, one at a time (the round trip: submit, run, result back) and
-all at once (the scheduler's throughput), and times the `client.nthreads()` call the
-backend makes after each chunk.
+(`local_cluster`, as a run starts it) idles for 5 s (the CPU its processes burn doing
+nothing), then runs `--tasks` empty tasks one at a time (the round trip: submit, run,
+result back) and all at once (the scheduler's throughput), and times the
+`client.nthreads()` call the backend makes at most once a second. Each in wall and in
+CPU milliseconds of every process (this one, which hosts the scheduler, and the workers).
 
 Study runs (with --config): the study is played into fresh run folders by worker
 processes and by Dask (a LocalCluster the run starts itself, then an already running one
-with parts written by the client and by the workers). Each line gives the wall time
+with parts written by the client and by the workers, after a small warm-up run; `--runs`
+picks some). Each line gives the wall time
 (cluster start included where the run starts it), the CPU seconds of every process
 involved (this process, which also hosts the LocalCluster's scheduler, and the workers:
 reaped children's rusage, or psutil for a running cluster's workers) and games per wall
@@ -58,7 +61,11 @@ def task_overhead(workers: int, tasks: int) -> dict[str, float]:
         def cpu() -> float:  # this process (client and scheduler) and the workers
             return sum(sum(p.cpu_times()[:2]) for p in procs)
 
-        out: dict[str, float] = {}
+        c0, t0 = cpu(), time.perf_counter()
+        time.sleep(5)
+        out: dict[str, float] = {
+            "idle_cpu_s_per_s": round((cpu() - c0) / (time.perf_counter() - t0), 4)
+        }
         for name, play in (
             (
                 "round_trip",
@@ -97,7 +104,12 @@ def _timed(play: Callable[[], Any], worker_pids: list[int] | None = None) -> dic
     }
 
 
-def study_runs(config: str, workers: int, chunk_games: int | None) -> dict[str, Any]:
+RUNS = ("processes", "local", "client", "workers")
+
+
+def study_runs(
+    config: str, workers: int, chunk_games: int | None, runs: list[str]
+) -> dict[str, Any]:
     """The study played by worker processes and by Dask, timed (see the module docstring)."""
     from distributed import Client
 
@@ -107,13 +119,22 @@ def study_runs(config: str, workers: int, chunk_games: int | None) -> dict[str, 
     root = Path(tempfile.mkdtemp(prefix="bench_dask_"))
     out: dict[str, Any] = {"chunk_games": study.chunk_games, "load_before": os.getloadavg()}
     try:
-        out["processes"] = _timed(lambda: run_study(study, root / "p", workers=workers))
-        out["dask_local_cluster"] = _timed(
-            lambda: run_study(study, root / "d", workers=workers, backend=DaskBackend())
-        )
+        if "processes" in runs:
+            out["processes"] = _timed(lambda: run_study(study, root / "p", workers=workers))
+        if "local" in runs:
+            out["dask_local_cluster"] = _timed(
+                lambda: run_study(study, root / "d", workers=workers, backend=DaskBackend())
+            )
+        if "client" not in runs and "workers" not in runs:
+            return out
         with local_cluster(workers) as cluster, Client(cluster) as client:
             pids = list(client.run(os.getpid).values())
+            # every worker loads its kernels before the timed runs (a cluster in service)
+            small = study.replace(games_per_lineup=24 * workers, chunk_games=24)
+            run_study(small, root / "warm", backend=DaskBackend(cluster.scheduler_address))
             for parts in ("client", "workers"):
+                if parts not in runs:
+                    continue
                 backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
                 out[f"dask_running_cluster_parts_{parts}"] = _timed(
                     lambda b=backend, p=parts: run_study(study, root / f"r{p}", backend=b),
@@ -131,13 +152,17 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="empty tasks (0: none)")
     parser.add_argument("--config", help="a study config to play both ways")
     parser.add_argument("--chunk-games", type=int, help="override the study's chunk_games")
+    parser.add_argument(
+        "--runs", default=",".join(RUNS), help=f"study runs to time (default: {','.join(RUNS)})"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results: dict[str, Any] = {"cpus": os.cpu_count()}
     if args.tasks:
         results["empty_tasks"] = task_overhead(args.workers, args.tasks)
     if args.config:
-        results["study"] = study_runs(args.config, args.workers, args.chunk_games)
+        runs = args.runs.split(",")
+        results["study"] = study_runs(args.config, args.workers, args.chunk_games, runs)
     if args.json:
         print(json.dumps(results, indent=2))
         return

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -38,3 +39,19 @@ def test_bench_strategies_reports_each_line():
     result = _run("bench_strategies.py")
     assert "random, compiled" in result and "mcts 30 rollouts, horizon 4" in result
     assert all(line["games_per_s"] > 0 for line in result.values())
+
+
+@pytest.mark.slow  # starts a LocalCluster and idles it 5 s
+def test_bench_dask_reports_the_cost_per_task():
+    """bench_dask.py times empty tasks on a LocalCluster and prints every figure."""
+    pytest.importorskip("distributed")
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_dask.py"), "--tasks", "20", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    tasks = json.loads(out)["empty_tasks"]
+    assert {"idle_cpu_s_per_s", "round_trip_ms", "bulk_cpu_ms"} <= set(tasks)
+    assert all(value >= 0 for value in tasks.values())

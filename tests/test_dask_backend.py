@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -35,9 +36,9 @@ def cluster() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The study of test_runner played in this process (the tables every backend must give)."""
+    """The study of test_runner played by 2 worker processes (the process backend)."""
     out = tmp_path_factory.mktemp("reference") / "run"
-    run_study(study_from_dict(study_data()), out, workers=0)
+    run_study(study_from_dict(study_data()), out, workers=2)
     return out
 
 
@@ -261,3 +262,21 @@ def test_local_cluster_needs_a_worker(tmp_path: Path) -> None:
     """--workers 0 with a LocalCluster is refused with the value named."""
     with pytest.raises(ConfigError, match="workers 0"):
         run_study(study_from_dict(study_data()), tmp_path / "run", workers=0, backend=DaskBackend())
+
+
+def test_a_worker_with_other_code_refuses_to_play(cluster: Any) -> None:
+    """A task whose worker's game code differs from the client's raises before writing."""
+    with distributed.Client(cluster) as client:
+        future = client.submit(
+            dask_backend._play_task,
+            study_from_dict(study_data()),
+            "other-code",
+            0,
+            None,
+            "encoder",
+            logging.INFO,
+            "0123456789abcdef",  # not this code's digest
+            pure=False,
+        )
+        with pytest.raises(ClusterError, match=r"runs other marrakech_sim code"):
+            future.result()

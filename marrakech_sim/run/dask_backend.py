@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import threading
 import time
 import uuid
@@ -50,6 +51,14 @@ log = logging.getLogger(__name__)
 PARTS = ("client", "workers")
 INSTALL_HINT = "pip install 'marrakech_sim[dask]'"
 CONNECT_TIMEOUT_S = 30
+# Dask's background work in every process of a LocalCluster, measured idle on 2 cores
+# (benchmarks/bench_dask.py): 0.118 CPU-seconds a second by default, 0.027 with these.
+# The workers' statistical profiler samples the busy thread every 10 ms; nobody reads it.
+QUIET_CLUSTER = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "5s",  # memory and CPU samples
+    "distributed.admin.tick.interval": "1s",  # the event-loop health check
+}
 # tasks queued per worker thread: enough to keep every thread busy between two results,
 # few enough that a stopping rule or Ctrl-C leaves little unwanted work behind
 TASKS_PER_THREAD = 2
@@ -126,17 +135,32 @@ def local_cluster(workers: int) -> LocalCluster:
     address, so nothing outside this machine can reach it. Close it (a context manager).
     """
     require_distributed()
+    import dask
     from distributed import LocalCluster
 
-    return LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address="127.0.0.1:0",  # a free port: 8787 may be another cluster's
-        silence_logs=logging.ERROR,
-    )
+    # read when the scheduler and the nannies start; the nannies hand them to the workers
+    with dask.config.set(QUIET_CLUSTER):
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address="127.0.0.1:0",  # a free port: 8787 may be another cluster's
+            # a task's error reaches the run as its exception; the rest (a heartbeat
+            # racing the shutdown) is noise on the run's terminal
+            silence_logs=logging.CRITICAL,
+            preload=[__name__],  # dask_setup below, in every worker as it starts
+        )
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook, run in a LocalCluster's workers as they start.
+
+    Ctrl-C reaches the whole process group; the run stops the cluster itself (as with
+    worker processes, `run.pool`), so the workers need not die with a traceback each.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
@@ -165,8 +189,6 @@ class _Done:
     result: ChunkResult
     parts: tuple[bytes, bytes, bytes] | None  # (games, seats, moves); None: written there
     records: list[logging.LogRecord]
-    code_digest: str
-    worker: str
 
 
 def _play(
@@ -203,6 +225,7 @@ def _play(
                 folder,
                 writer,
                 level,
+                digest,
                 key=f"marrakech-chunk-{chunk:06d}-{study_key}",
                 pure=False,
             )
@@ -221,12 +244,6 @@ def _play(
                     "is a worker running out of memory?"
                 ) from None
             future.release()
-            if done.code_digest != digest:
-                raise ClusterError(
-                    f"worker {done.worker} runs other marrakech_sim code (code digest "
-                    f"{done.code_digest}; here {digest}), which may play other games: "
-                    "install the same version on every worker"
-                )
             for record in done.records:
                 _forward(record)
             if done.parts is not None:
@@ -235,11 +252,12 @@ def _play(
                     runfolder.write_part_file(run_dir, name, chunk, [data])
             top_up()
             yield done.result
-    finally:
-        if backend.parts == "workers":
+    except GeneratorExit:  # the runner stops early
+        if backend.parts == "workers":  # a running task cannot be stopped: let it land
             wait(list(in_flight))
-        else:
-            client.cancel(list(in_flight))
+        raise
+    finally:
+        client.cancel(list(in_flight))
 
 
 def _forward(record: logging.LogRecord) -> None:
@@ -255,9 +273,21 @@ _LOCAL = threading.local()  # per worker thread: play_chunk reuses its Prepared'
 
 
 def _play_task(
-    study: Study, study_key: str, chunk: int, run_dir: str | None, writer: str, level: int
+    study: Study,
+    study_key: str,
+    chunk: int,
+    run_dir: str | None,
+    writer: str,
+    level: int,
+    digest: str,
 ) -> _Done:
     """One chunk on a worker: play it, write or encode its parts, keep its log records."""
+    if code_digest() != digest:  # before anything is written
+        raise ClusterError(
+            f"worker {_worker_name()} runs other marrakech_sim code (code digest "
+            f"{code_digest()}; the client's is {digest}), which may play other games: "
+            "install the same version on every worker"
+        )
     prep = getattr(_LOCAL, "prepared", None)
     if prep is None or _LOCAL.study_key != study_key:
         prep = _LOCAL.prepared = Prepared(study)  # one study at a time per thread
@@ -274,7 +304,7 @@ def _play_task(
                 _file(tables[2], writer),
             )
         log_chunk(result)
-    return _Done(result, parts, records, code_digest(), _worker_name())
+    return _Done(result, parts, records)
 
 
 def _file(table: runfolder.Part, writer: str) -> bytes:
