@@ -406,3 +406,71 @@ def plot_score_over_turns(
     ax.legend(fontsize="small")
     set_title(ax, title)
     return ax
+
+
+def plot_skill_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
+    """Each seat's win share minus the fair share (pp) against skill level, for one
+    (players, rule set): ``table`` has level_index, level, seat, effect_pp, effect_lo_pp,
+    effect_hi_pp. Levels run weakest to strongest from left to right."""
+    levels = table.drop_duplicates("level_index").sort_values("level_index")
+    x_of = {int(i): x for x, i in enumerate(levels["level_index"])}
+    seats = sorted(int(s) for s in table["seat"].unique())
+    width = 0.5 / max(len(seats), 1)
+    for seat in seats:
+        part = table[table["seat"] == seat].sort_values("level_index")
+        x = (
+            np.array([x_of[int(i)] for i in part["level_index"]])
+            + (seat - (len(seats) - 1) / 2) * width
+        )
+        eff = part["effect_pp"].to_numpy(dtype=float)
+        ax.errorbar(
+            x,
+            eff,
+            yerr=_errors(
+                eff,
+                part["effect_lo_pp"].to_numpy(dtype=float),
+                part["effect_hi_pp"].to_numpy(dtype=float),
+            ),
+            marker=palette.marker(seat),
+            linestyle="-",
+            color=palette.seat_colour(seat),
+            capsize=2,
+            label=f"seat {seat}",
+        )
+    ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
+    ax.set_xticks(range(len(levels)), [str(v) for v in levels["level"]], fontsize="small")
+    ax.set_xlabel("skill level (every seat plays it), weakest first")
+    ax.set_ylabel("win share minus fair share, pp")
+    ax.grid(axis="y", color=palette.GRID)
+    ax.legend(fontsize="small", ncols=min(len(seats), 4))
+    set_title(ax, title)
+    return ax
+
+
+def plot_decides(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
+    """The restricted-play measures as horizontal bars (%) with intervals; a dotted mark at
+    each win rate's fair share. ``table``: what, ruleset, players, rate, lo, hi, fair_share."""
+    rows = table.reset_index(drop=True)
+    y = np.arange(len(rows))[::-1]
+    rate = 100 * rows["rate"].to_numpy(dtype=float)
+    err = _errors(
+        rate, 100 * rows["lo"].to_numpy(dtype=float), 100 * rows["hi"].to_numpy(dtype=float)
+    )
+    ax.barh(y, rate, xerr=err, color=palette.INK, alpha=0.75, capsize=3, height=0.6)
+    for yi, fair in zip(y, rows["fair_share"].to_numpy(dtype=float), strict=True):
+        if np.isfinite(fair):  # the fair share of a win rate, across its bar
+            ax.plot([100 * fair] * 2, [yi - 0.4, yi + 0.4], color="black", linestyle=":", zorder=3)
+    ax.set_yticks(
+        y,
+        [
+            textwrap.fill(str(r.what), 30)
+            + f"\n({r.ruleset}, {r.players} players, n={_count(r.n)})"
+            for r in rows.itertuples()
+        ],
+        fontsize="small",
+    )
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of games (win rate) or of blocks (seating changes the winner)")
+    ax.grid(axis="x", color=palette.GRID)
+    set_title(ax, title)
+    return ax

@@ -20,7 +20,14 @@ from marrakech_sim.report import MOVES_GAMES, RATING_GAMES, findings
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import RunInfo, connect, open_runs
 from marrakech_sim.report.notable import notable_of_runs, notable_section
-from marrakech_sim.report.render import build_sections, make_charts, write_html, write_markdown
+from marrakech_sim.report.render import (
+    Section,
+    build_sections,
+    make_charts,
+    write_html,
+    write_markdown,
+)
+from marrakech_sim.report.skill import skill_sections
 from marrakech_sim.report.tables import ReportTables
 
 
@@ -127,7 +134,13 @@ def build_report(
         path = out / f"{n.name}.png"
         path.write_bytes(n.png)
         chart_paths.append(path)
-    sections.append(notable_section(notables, problems))
+    more, skill_charts = skill_sections(rt)
+    for name, chart in skill_charts.items():
+        charts[name] = chart
+        path = out / f"{name}.png"
+        path.write_bytes(chart[1])
+        chart_paths.append(path)
+    sections = _before_appendix(sections, [*more, notable_section(notables, problems)])
     names = ", ".join(r.run_id for r in runs)
     title = title or f"Marrakech balance report: {names}"
     created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -139,6 +152,16 @@ def build_report(
     write_html(html, title, subtitle, sections, charts)
     write_markdown(md, title, subtitle, sections)
     return ReportResult(html, md, out, csv_paths, chart_paths, dict(rt.facts))
+
+
+def _before_appendix(sections: list[Section], more: list[Section]) -> list[Section]:
+    """`more` numbered after the analysis sections, before the appendix (the data)."""
+    body, tail = sections, []
+    if sections and sections[-1].title.startswith("Appendix"):
+        body, tail = sections[:-1], sections[-1:]
+    for i, section in enumerate(more, start=len(body)):  # the summary is not numbered
+        section.title = f"{i}. {section.title}"
+    return [*body, *more, *tail]
 
 
 def plan_study(

@@ -14,6 +14,7 @@ from marrakech_sim.report.sections.data import data_tables
 from marrakech_sim.report.sections.power import power_table
 from marrakech_sim.report.sections.ratings import rating_tables
 from marrakech_sim.report.sections.seats import seat_tables
+from marrakech_sim.report.sections.skill import skill_tables
 from marrakech_sim.report.sections.variants import variant_tables
 from marrakech_sim.report.sections.winrates import win_rate_tables
 from marrakech_sim.report.tables import ReportTables
@@ -55,6 +56,7 @@ def compute_tables(
         ("win_rates", lambda: win_rate_tables(con, out, level, per_game())),
         ("seats", lambda: seat_tables(con, out, level, per_game())),
         ("variants", lambda: variant_tables(con, out, moves_games, level, per_game(), paired)),
+        ("skill", lambda: skill_tables(out, level, per_game(), strategy_order(runs))),
         ("ratings", ratings),
     )
     for name, step in steps:
@@ -64,3 +66,14 @@ def compute_tables(
     out.tables["power"] = power_table(out)
     out.facts["seconds"] = seconds
     return out
+
+
+def strategy_order(runs: list[RunInfo]) -> list[str]:
+    """Strategy names in the order the runs' study configs list them (first run first)."""
+    order: list[str] = []
+    for run in runs:
+        config = run.manifest.get("config", {})
+        strategies = config.get("strategies", {}) if isinstance(config, dict) else {}
+        names = strategies if isinstance(strategies, dict) else [s.get("name") for s in strategies]
+        order += [str(n) for n in names if str(n) not in order]
+    return order

@@ -337,11 +337,93 @@ def player_model(rt: ReportTables) -> str:
     )
 
 
+def _signed(x: float) -> str:
+    return f"{x:+.1f}"
+
+
+def span(lo: float, hi: float, fmt: Any = _signed) -> str:
+    """An interval as the summary prints it: '[+1.1, +2.3]'."""
+    return f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def fmt_pct(x: float) -> str:
+    """0.2534 -> '25.3%'."""
+    return f"{100 * x:.1f}%"
+
+
+def trend_sentence(r: Any) -> str:
+    """One sentence per (players, rule set, seat): how the seat's effect changes with skill."""
+    where = f"with {r.players} players under {r.ruleset}"
+    ends = (
+        f"{fmt_pp(r.weakest_pp)} {span(r.weakest_lo_pp, r.weakest_hi_pp)} when every seat plays "
+        f"{r.weakest}, {fmt_pp(r.strongest_pp)} {span(r.strongest_lo_pp, r.strongest_hi_pp)} "
+        f"when every seat plays {r.strongest}"
+    )
+    test = (
+        f"slope {fmt_pp(r.slope_pp, 2)} per level {span(r.slope_lo_pp, r.slope_hi_pp)}, "
+        f"{p_is(r.p)} (weighted trend over {r.levels} levels)"
+    )
+    if r.change == "no change shown":
+        return f"Seat {r.seat} {where}: no change with skill is shown ({ends}; {test})."
+    return f"Seat {r.seat}'s advantage {where} {r.change} with skill: {ends}; {test}."
+
+
+def decides_sentence(r: Any) -> str:
+    """One sentence per restricted-play measure."""
+    where = f"{r.players} players, {r.ruleset}"
+    if r.measure == "seating":
+        return (
+            f"How much the seat and the dice decide: in {fmt_pct(r.rate)} "
+            f"{span(r.lo, r.hi, fmt_pct)} of {fmt_count(r.n)} blocks of two-strategy line-ups "
+            f"({where}) the winning strategy changes when only the seating changes."
+        )
+    lead = "How much skill decides" if r.measure == "skill" else "Which decision matters more"
+    return (
+        f"{lead}: {r.what}, {fmt_pct(r.rate)} {span(r.lo, r.hi, fmt_pct)} of "
+        f"{fmt_count(r.n)} games ({where}; fair share {fmt_pct(r.fair_share)})."
+    )
+
+
+def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
+    """One finding per (players, rule set, seat) of a study with skill levels: how the seat's
+    effect changes from the weakest to the strongest level (report.sections.skill)."""
+    out = []
+    for r in t.get("skill_trends", pd.DataFrame()).itertuples():
+        if r.change != "no change shown":
+            verdict = "shown"
+        elif r.slope_lo_pp > -MATTERS_PP and r.slope_hi_pp < MATTERS_PP:
+            verdict = "not shown"
+        else:
+            verdict = "undecided"
+        out.append(
+            Finding(
+                "skill",
+                str(r.ruleset),
+                int(r.players),
+                f"{trend_sentence(r)} {verdict.capitalize()}.",
+                verdict,
+                float(r.slope_pp),
+                float(r.slope_lo_pp),
+                float(r.slope_hi_pp),
+                "pp per level",
+                0,
+            )
+        )
+    return out
+
+
 def find(rt: ReportTables) -> pd.DataFrame:
-    """Every finding of the report as a table (``COLUMNS``), in the summary's order."""
+    """Every finding of the report as a table (``COLUMNS``), in the summary's order.
+
+    In a study with skill levels (one strategy in every seat), a rule set's seat findings
+    are per level (`skill_findings`): a seat effect pooled over levels is not a finding.
+    """
     t = rt.tables
     bases = {str(b) for b in rt.facts.get("baselines", {}).values()}
-    found = [*seat_findings(t, bases), *variant_findings(t), *strategy_findings(t, bases)]
+    skill = skill_findings(t)
+    leveled = {(f.ruleset, f.players) for f in skill}
+    seats = [f for f in seat_findings(t, bases) if (f.ruleset, f.players) not in leveled]
+    found = [*seats, *skill, *variant_findings(t), *strategy_findings(t, bases)]
     table = pd.DataFrame([asdict(f) for f in found], columns=list(COLUMNS))
     table["n_games"] = table["n_games"].astype("int64")
     return table

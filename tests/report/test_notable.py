@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def test_the_report_names_the_command_that_replays_each_game(report: tuple[Path,
     run, out = report
     md = (out / "report.md").read_text(encoding="utf-8")
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert "## Notable games" in md
+    assert re.search(r"^## \d+\. Notable games$", md, re.M)
     for path in sorted((out / "notable").glob("*.txt")):
         game = path.stem.rsplit("game", 1)[1]
         assert f"marrakech replay {run} {game} --turn" in md

@@ -1,0 +1,301 @@
+"""Report sections on skill: balance per skill level, and what decides games.
+
+A *skill level* is a strategy playing itself: a match whose every seat plays it (random,
+greedy, expert at a budget, ...). Levels are ordered as the study config lists its
+strategies (weakest first). Each level's seat advantage is estimated on its own blocks;
+nothing is pooled across levels. How an effect changes with skill is the slope of a
+weighted least-squares line through the levels' effects (weights 1 / variance; the levels
+are independent samples: different blocks), tested against zero with a normal reference,
+and read as "grows", "shrinks" or "reverses" (the weakest and strongest levels' intervals
+on opposite sides of zero).
+
+What decides games (the restricted-play measures of game-balance research):
+- how much skill decides: the strongest level's win rate against each weaker strategy it
+  met in a two-strategy line-up;
+- which decision matters more: `rotation-only` (good rotations, random placements) against
+  `placement-only` (the reverse), when the study has that line-up;
+- how much the seat and the dice decide: the share of blocks of two-strategy line-ups whose
+  winning strategy changes when only the seating changes (the same dice and rug piles),
+  with a Wilson interval over blocks (blocks are independent).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from marrakech_sim.report.pergame import PerGame
+from marrakech_sim.report.tables import ReportTables, ratio_frame
+from marrakech_sim.stats import estimators
+from marrakech_sim.stats.intervals import add_rate_interval
+from marrakech_sim.stats.winrates import LINEUP_SEP
+
+SKILL_KEYS = ["players", "ruleset", "level_index", "level", "seat"]
+TREND_COLUMNS = [
+    "players",
+    "ruleset",
+    "seat",
+    "levels",
+    "weakest",
+    "strongest",
+    "weakest_pp",
+    "weakest_lo_pp",
+    "weakest_hi_pp",
+    "strongest_pp",
+    "strongest_lo_pp",
+    "strongest_hi_pp",
+    "slope_pp",
+    "slope_lo_pp",
+    "slope_hi_pp",
+    "p",
+    "change",
+]
+RESTRICTED = ("rotation-only", "placement-only")
+
+
+def level_order(pg: PerGame, order: list[str]) -> list[int]:
+    """Codes of the strategies that play themselves in some match, weakest first."""
+    players = pg.players.astype("int64")
+    first = pg.strategy[0]
+    alone = first >= 0
+    for seat in range(1, pg.seats):
+        alone &= (pg.strategy[seat] == first) | (seat >= players)
+    codes = np.unique(first[alone]).tolist()
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(codes, key=lambda c: (rank.get(pg.names[c], len(order)), pg.names[c]))
+
+
+def _self_play(pg: PerGame, code: int) -> np.ndarray:
+    """Games whose every seat plays strategy `code`."""
+    players = pg.players.astype("int64")
+    alone = pg.strategy[0] == code
+    for seat in range(1, pg.seats):
+        alone &= (pg.strategy[seat] == code) | (seat >= players)
+    return alone
+
+
+def skill_tables(
+    out: ReportTables, level: float, pg: PerGame, order: list[str], alpha: float = 0.05
+) -> None:
+    """`skill_seats` (each seat's effect per level), `skill_trends` (how it changes with
+    skill), `skill_variants` (each variant against its base, per level) and `decides`."""
+    codes = level_order(pg, order) if len(pg) else []
+    rows = []
+    for index, code in enumerate(codes):
+        games = np.flatnonzero(_self_play(pg, code))
+        for rs_code in np.unique(pg.ruleset[games]).tolist():
+            for k in np.unique(pg.players[games][pg.ruleset[games] == rs_code]).tolist():
+                part = games[(pg.ruleset[games] == rs_code) & (pg.players[games] == k)]
+                # block totals of the part: blocks hold one match, so one level and rule set
+                blocks, local = np.unique(pg.block_index[part], return_inverse=True)
+                n_b = np.bincount(local, minlength=len(blocks)).astype("float64")
+                for seat in range(int(k)):
+                    won = pg.win_value[part] * pg.win[seat, part]
+                    y_b = np.bincount(local, won, minlength=len(blocks))
+                    rows.append(
+                        ratio_frame(
+                            {
+                                "players": [int(k)],
+                                "ruleset": [pg.rulesets[rs_code]],
+                                "level_index": [index],
+                                "level": [pg.names[code]],
+                                "seat": [seat],
+                            },
+                            y_b,
+                            n_b,
+                        )
+                    )
+    if rows:
+        tab = add_rate_interval(pd.concat(rows, ignore_index=True), level)
+        fair = 1.0 / tab["players"]
+        tab["share"] = tab["estimate"]
+        tab["effect_pp"] = 100 * (tab["estimate"] - fair)
+        tab["effect_lo_pp"] = 100 * (tab["lo"] - fair)
+        tab["effect_hi_pp"] = 100 * (tab["hi"] - fair)
+        tab["se_pp"] = 100 * np.sqrt(tab["var"].to_numpy(dtype="float64"))
+        tab["n_games"] = tab["n"].astype("int64")
+        effects = ["effect_pp", "effect_lo_pp", "effect_hi_pp", "se_pp"]
+        seats = tab[[*SKILL_KEYS, "n_games", "n_blocks", "share", *effects]]
+    else:
+        seats = pd.DataFrame(columns=[*SKILL_KEYS, "n_games", "effect_pp", "se_pp"])
+    out.tables["skill_seats"] = seats.sort_values(SKILL_KEYS, ignore_index=True)
+    out.tables["skill_trends"] = _trends(out.tables["skill_seats"], level, alpha)
+    out.tables["skill_variants"] = _variants(
+        out.tables["skill_seats"], out.facts.get("baselines", {}), level
+    )
+    out.tables["decides"] = _decides(out, pg, codes, level)
+
+
+def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
+    """Per (players, rule set, seat) with two levels or more: the weighted slope of the
+    effect over the level index, its interval and p, and the change it shows."""
+    z = estimators.z_value(level)
+    out = []
+    for (k, rs, seat), part in seats.groupby(["players", "ruleset", "seat"], sort=True):
+        part = part.sort_values("level_index")
+        if len(part) < 2:
+            continue
+        x = np.arange(len(part), dtype="float64")  # rank among the levels present here
+        e = part["effect_pp"].to_numpy(dtype="float64")
+        w = 1.0 / np.maximum(part["se_pp"].to_numpy(dtype="float64"), 1e-9) ** 2
+        xbar = float(np.sum(w * x) / np.sum(w))
+        sxx = float(np.sum(w * (x - xbar) ** 2))
+        slope = float(np.sum(w * (x - xbar) * e) / sxx)
+        se = 1.0 / np.sqrt(sxx)
+        p = estimators.two_sided_p(slope, se)
+        lo, hi = part.iloc[0], part.iloc[-1]
+        if p >= alpha:
+            change = "no change shown"
+        elif (lo["effect_lo_pp"] > 0 and hi["effect_hi_pp"] < 0) or (
+            lo["effect_hi_pp"] < 0 and hi["effect_lo_pp"] > 0
+        ):
+            change = "reverses"
+        elif abs(hi["effect_pp"]) > abs(lo["effect_pp"]):
+            change = "grows"
+        else:
+            change = "shrinks"
+        out.append(
+            {
+                "players": int(k),
+                "ruleset": rs,
+                "seat": int(seat),
+                "levels": len(part),
+                "weakest": lo["level"],
+                "strongest": hi["level"],
+                "weakest_pp": lo["effect_pp"],
+                "weakest_lo_pp": lo["effect_lo_pp"],
+                "weakest_hi_pp": lo["effect_hi_pp"],
+                "strongest_pp": hi["effect_pp"],
+                "strongest_lo_pp": hi["effect_lo_pp"],
+                "strongest_hi_pp": hi["effect_hi_pp"],
+                "slope_pp": slope,
+                "slope_lo_pp": slope - z * se,
+                "slope_hi_pp": slope + z * se,
+                "p": p,
+                "change": change,
+            }
+        )
+    return pd.DataFrame(out, columns=TREND_COLUMNS)
+
+
+def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.DataFrame:
+    """Per level and seat: a variant's effect minus its base's, in pp, with a normal interval.
+
+    The two rule sets' blocks are taken as independent samples; with common seeds they are
+    positively correlated, so the interval is then conservative.
+    """
+    z = estimators.z_value(level)
+    out = []
+    keyed = seats.set_index(["players", "ruleset", "level", "seat"])
+    for (k, rs, lvl, seat), row in keyed.iterrows():
+        base = base_of.get(rs)
+        if base is None or base == rs or (k, base, lvl, seat) not in keyed.index:
+            continue
+        other = keyed.loc[(k, base, lvl, seat)]
+        diff = float(row["effect_pp"] - other["effect_pp"])
+        se = float(np.hypot(row["se_pp"], other["se_pp"]))
+        out.append(
+            {
+                "players": int(k),
+                "ruleset": rs,
+                "baseline": base,
+                "level_index": int(row["level_index"]),
+                "level": lvl,
+                "seat": int(seat),
+                "difference_pp": diff,
+                "lo_pp": diff - z * se,
+                "hi_pp": diff + z * se,
+                "p": estimators.two_sided_p(diff, se),
+                "n_games": int(row["n_games"]),
+                "n_games_baseline": int(other["n_games"]),
+            }
+        )
+    cols = ["players", "ruleset", "baseline", "level_index", "level", "seat", "difference_pp"]
+    cols += ["lo_pp", "hi_pp", "p", "n_games", "n_games_baseline"]
+    return pd.DataFrame(out, columns=cols).sort_values(
+        ["players", "ruleset", "level_index", "seat"], ignore_index=True
+    )
+
+
+def _decides(out: ReportTables, pg: PerGame, codes: list[int], level: float) -> pd.DataFrame:
+    """The restricted-play measures: one row each, with its interval and count."""
+    rows: list[dict[str, object]] = []
+    lineups = out.tables.get("lineup_win_rates", pd.DataFrame())
+    if codes and len(lineups):
+        strongest = pg.names[codes[-1]]
+        for r in lineups.itertuples():
+            names = set(str(r.lineup).split(LINEUP_SEP))
+            others = names - {strongest}
+            if r.strategy == strongest and len(names) == 2 and len(others) == 1:
+                rows.append(_measure("skill", f"{strongest} against {others.pop()}", r))
+    if len(lineups):
+        for r in lineups.itertuples():
+            if (
+                set(str(r.lineup).split(LINEUP_SEP)) == set(RESTRICTED)
+                and r.strategy == RESTRICTED[0]
+            ):
+                rows.append(_measure("decision", f"{RESTRICTED[0]} against {RESTRICTED[1]}", r))
+    rows += _seating_changes(pg, level)
+    cols = ["measure", "what", "ruleset", "players", "rate", "lo", "hi", "fair_share", "n"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _measure(kind: str, what: str, r: object) -> dict[str, object]:
+    return {
+        "measure": kind,
+        "what": what,
+        "ruleset": r.ruleset,
+        "players": len(str(r.lineup).split(LINEUP_SEP)),
+        "rate": r.rate,
+        "lo": r.lo,
+        "hi": r.hi,
+        "fair_share": r.fair_share,
+        "n": int(r.n_games),
+    }
+
+
+def _seating_changes(pg: PerGame, level: float) -> list[dict[str, object]]:
+    """Per (players, rule set): the share of blocks of two-strategy line-ups (played under
+    several seatings) whose winning strategy is not the same in every game."""
+    if not len(pg):
+        return []
+    players = pg.players.astype("int64")
+    seat_of_winner = np.argmax(pg.win, axis=0)
+    winner = np.where(
+        pg.n_winners == 1, pg.strategy[seat_of_winner, np.arange(len(pg))], -2
+    )  # -2: a shared win
+    codes = np.sort(pg.strategy, axis=0)
+    mixed = np.zeros(len(pg), bool)
+    for seat in range(1, pg.seats):
+        mixed |= (codes[seat] != codes[0]) & (codes[seat] >= 0) & (codes[0] >= 0)
+    mixed &= pg.n_winners > 0
+    rows = []
+    for rs in np.unique(pg.ruleset[mixed]).tolist():
+        for k in np.unique(players[mixed & (pg.ruleset == rs)]).tolist():
+            part = np.flatnonzero(mixed & (pg.ruleset == rs) & (players == k))
+            blocks, local = np.unique(pg.block_index[part], return_inverse=True)
+            size = np.bincount(local, minlength=len(blocks))
+            lo_w = np.full(len(blocks), np.iinfo(np.int64).max)
+            hi_w = np.full(len(blocks), np.iinfo(np.int64).min)
+            np.minimum.at(lo_w, local, winner[part])
+            np.maximum.at(hi_w, local, winner[part])
+            several = size > 1
+            if not several.any():
+                continue
+            changed = int(np.sum((lo_w != hi_w) & several))
+            n = int(np.sum(several))
+            lo, hi = estimators.wilson_interval(changed, n, level)
+            rows.append(
+                {
+                    "measure": "seating",
+                    "what": "blocks whose winning strategy changes with the seating",
+                    "ruleset": pg.rulesets[rs],
+                    "players": int(k),
+                    "rate": changed / n,
+                    "lo": lo,
+                    "hi": hi,
+                    "fair_share": float("nan"),
+                    "n": n,
+                }
+            )
+    return rows

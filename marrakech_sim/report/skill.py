@@ -1,0 +1,110 @@
+"""The report's skill sections in words and charts: balance per skill level, what decides games.
+
+Reads the tables of `report.sections.skill`; every sentence is generated from a row and
+says which players (the skill level in every seat), rule set and player count it holds for.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from marrakech_sim import plots
+from marrakech_sim.report.findings import decides_sentence, span, trend_sentence
+from marrakech_sim.report.render import Section, count, pp, pval
+from marrakech_sim.report.tables import ReportTables
+
+
+def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str, bytes, str]]]:
+    """The two sections and their charts (name -> title, PNG, SVG); none without levels."""
+    t = rt.tables
+    seats = t.get("skill_seats", pd.DataFrame())
+    sections: list[Section] = []
+    charts: dict[str, tuple[str, bytes, str]] = {}
+    levels = sorted(set(seats["level"])) if len(seats) else []
+    if len(levels) >= 2:
+        order = seats.drop_duplicates("level").sort_values("level_index")["level"].tolist()
+        s = Section("Balance per skill level")
+        s.paragraphs.append(
+            "A skill level is one strategy in every seat: "
+            + ", ".join(order)
+            + " (weakest first, as the study lists them). Each level's seat effects come from "
+            "its own games; no figure here pools levels. A seat's change with skill is the "
+            "slope of a weighted line through the levels' effects; it grows, shrinks or "
+            "reverses (the weakest and strongest levels' intervals on opposite sides of 0) "
+            "only where that slope differs from 0 at the 5% level."
+        )
+        s.paragraphs += [trend_sentence(r) for r in t["skill_trends"].itertuples()]
+        groups = list(seats.groupby(["players", "ruleset"], sort=True))
+        for (players, ruleset), part in groups:
+            name = f"skill_{players}_{ruleset}"
+            title = f"Seat effects against skill: {ruleset}, {players} players"
+            fig = plots.new_figure(7.0, 4.0)
+            plots.plot_skill_effects(part, fig.subplots(), title)
+            charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
+            s.charts.append((name, title))
+        header = ["players", "rule set", "level", "seat", "effect", "95% interval", "games"]
+        body = [
+            [
+                str(r.players),
+                str(r.ruleset),
+                str(r.level),
+                str(r.seat),
+                pp(r.effect_pp),
+                span(r.effect_lo_pp, r.effect_hi_pp),
+                count(r.n_games),
+            ]
+            for r in seats.itertuples()
+        ]
+        s.tables.append(("Win share minus the fair share per seat and skill level", header, body))
+        variants = t.get("skill_variants", pd.DataFrame())
+        if len(variants):
+            s.paragraphs.append(
+                "Each variant against its base at each level (seat effect under the variant "
+                "minus under the base, in pp; the two rule sets' games taken as independent "
+                "samples, so with common seeds the interval is conservative)."
+            )
+            s.tables.append(
+                (
+                    "Variant minus base, per skill level and seat",
+                    [
+                        "players",
+                        "variant",
+                        "base",
+                        "level",
+                        "seat",
+                        "difference",
+                        "95% interval",
+                        "p",
+                    ],
+                    [
+                        [
+                            str(r.players),
+                            str(r.ruleset),
+                            str(r.baseline),
+                            str(r.level),
+                            str(r.seat),
+                            pp(r.difference_pp),
+                            span(r.lo_pp, r.hi_pp),
+                            pval(r.p),
+                        ]
+                        for r in variants.itertuples()
+                    ],
+                )
+            )
+        sections.append(s)
+    decides = t.get("decides", pd.DataFrame())
+    if len(decides) and len(levels) >= 1:
+        s = Section("What decides games")
+        s.paragraphs.append(
+            "Restricted-play measures: how much a stronger player wins, which decision "
+            "(turning Assam or placing rugs) matters more, and how often the same dice "
+            "give another winner when only the seats change."
+        )
+        s.paragraphs += [decides_sentence(r) for r in decides.itertuples()]
+        title = "What decides games (95% intervals)"
+        fig = plots.new_figure(8.0, 0.55 * len(decides) + 1.4)
+        plots.plot_decides(decides, fig.subplots(), title)
+        charts["decides"] = (title, plots.to_png(fig), plots.to_svg(fig))
+        s.charts.append(("decides", title))
+        sections.append(s)
+    return sections, charts

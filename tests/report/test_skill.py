@@ -1,0 +1,126 @@
+"""The skill sections: seat effects per skill level, their trend, and what decides games."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from conftest import play_run
+
+from marrakech_sim import runfolder
+from marrakech_sim.report import build_report
+from marrakech_sim.report.sections.skill import _trends
+
+LEVELS = ["random", "greedy-area", "greedy"]
+
+
+@pytest.fixture(scope="module")
+def skill_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("skill")
+    lineups = [[s, s] for s in LEVELS] + [["greedy", "random"]]
+    run = play_run(
+        base / "run",
+        {
+            "seed": 11,
+            "games_per_lineup": 400,
+            "rulesets": {"two": {"players": 2}},
+            "strategies": {s: {} for s in LEVELS},
+            "schedule": {"kind": "lineups", "lineups": lineups},
+        },
+    )
+    build_report([run], base / "report", rating_games=2_000, moves_games=200)
+    return run, base / "report"
+
+
+def _games_and_seats(run: Path) -> pd.DataFrame:
+    games = runfolder.read_table(run, "games")
+    seats = runfolder.read_table(run, "seats")
+    return seats.merge(games[["game_id", "block", "end_reason", "winners"]], on="game_id")
+
+
+def test_each_level_has_its_own_seat_effects(skill_run: tuple[Path, Path]) -> None:
+    """skill_seats holds each level's seat-0 share, equal to a count over its own games."""
+    run, report = skill_run
+    table = pd.read_csv(report / "skill_seats.csv")
+    assert table.drop_duplicates("level")["level"].tolist() == LEVELS  # config order
+    rows = _games_and_seats(run)
+    rows = rows[rows["end_reason"] != "error"]
+    for level in LEVELS:
+        mine = rows[(rows["strategy"] == level)]
+        games = mine.groupby("game_id")["strategy"].transform("size") == 2
+        seat0 = mine[games & (mine["seat"] == 0)]
+        share = float(seat0["win_share"].sum()) / len(seat0)
+        got = table[(table["level"] == level) & (table["seat"] == 0)].iloc[0]
+        assert got["n_games"] == len(seat0)
+        assert got["effect_pp"] == pytest.approx(100 * (share - 0.5), abs=1e-9)
+        assert got["effect_lo_pp"] < got["effect_pp"] < got["effect_hi_pp"]
+
+
+def test_trend_is_statsmodels_weighted_least_squares() -> None:
+    """The trend's slope and standard error are statsmodels' WLS with known variances."""
+    rng = np.random.default_rng(3)
+    effect = np.array([4.0, 2.1, 0.9, 0.2]) + rng.normal(0, 0.1, 4)
+    se = np.array([0.3, 0.4, 0.5, 0.6])
+    seats = pd.DataFrame(
+        {
+            "players": 2,
+            "ruleset": "two",
+            "seat": 0,
+            "level_index": range(4),
+            "level": list("abcd"),
+            "effect_pp": effect,
+            "effect_lo_pp": effect - 1.96 * se,
+            "effect_hi_pp": effect + 1.96 * se,
+            "se_pp": se,
+            "n_games": 1000,
+        }
+    )
+    row = _trends(seats, 0.95, 0.05).iloc[0]
+    fit = sm.WLS(effect, sm.add_constant(np.arange(4.0)), weights=1 / se**2).fit(
+        cov_type="fixed scale"
+    )
+    assert row["slope_pp"] == pytest.approx(fit.params[1], rel=1e-9)
+    assert row["slope_hi_pp"] - row["slope_pp"] == pytest.approx(1.959964 * fit.bse[1], rel=1e-5)
+    assert row["change"] == "shrinks"
+    reversed_ = seats.assign(effect_pp=[3.0, 1.0, -1.0, -3.0])
+    reversed_ = reversed_.assign(
+        effect_lo_pp=reversed_["effect_pp"] - 0.5, effect_hi_pp=reversed_["effect_pp"] + 0.5
+    )
+    assert _trends(reversed_, 0.95, 0.05).iloc[0]["change"] == "reverses"
+
+
+def test_seating_changes_counted_over_blocks(skill_run: tuple[Path, Path]) -> None:
+    """The share of greedy-vs-random blocks whose winning strategy changes with the seating
+    equals a direct count over the blocks' winners."""
+    run, report = skill_run
+    decides = pd.read_csv(report / "decides.csv")
+    row = decides[decides["measure"] == "seating"].iloc[0]
+    rows = _games_and_seats(run)
+    mixed = rows.groupby("game_id")["strategy"].transform("nunique") == 2
+    won = rows[mixed & (rows["win_share"] > 0)]
+    sole = won.groupby("game_id").filter(lambda g: len(g) == 1)
+    shared = set(won["game_id"]) - set(sole["game_id"])
+    winner = sole.set_index("game_id")["strategy"].to_dict() | {g: "shared" for g in shared}
+    blocks = rows[mixed].drop_duplicates("game_id")[["game_id", "block"]]
+    blocks["winner"] = blocks["game_id"].map(winner)
+    per_block = blocks.dropna().groupby("block")["winner"].agg(["nunique", "size"])
+    per_block = per_block[per_block["size"] > 1]
+    assert row["n"] == len(per_block)
+    assert row["rate"] == pytest.approx(float((per_block["nunique"] > 1).mean()))
+
+
+def test_the_report_says_how_each_seat_changes_with_skill(skill_run: tuple[Path, Path]) -> None:
+    """report.md has the skill section with a sentence per seat naming the levels, and the
+    what-decides-games section with greedy against random."""
+    _, report = skill_run
+    md = (report / "report.md").read_text(encoding="utf-8")
+    assert re.search(r"^## \d+\. Balance per skill level$", md, re.M)
+    assert re.search(r"^## \d+\. What decides games$", md, re.M)
+    for seat in (0, 1):
+        assert f"Seat {seat}" in md
+    assert "when every seat plays random" in md and "when every seat plays greedy" in md
+    assert "greedy against random" in md
