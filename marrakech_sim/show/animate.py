@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from marrakech_sim.record import Replay
 from marrakech_sim.show.scene import Scene, board_scene, draw, to_svg
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 DPI = 100
 
@@ -35,7 +40,7 @@ def _title(replay: Replay) -> str:
     return f"{record.event}, game {record.game}"
 
 
-def _figure(scene: Scene):  # type: ignore[no-untyped-def]
+def _figure(scene: Scene) -> tuple[Figure, Axes]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(scene.width / DPI, scene.height / DPI), dpi=DPI)
