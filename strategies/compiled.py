@@ -4,7 +4,7 @@ When every seat of a game is a strategy with a compiled twin, `play_batch` plays
 games inside one compiled function. It uses the same turn steps (`marrakech_sim.play.turns`)
 and random streams as the Python game loop, and each twin draws from its seat's stream
 exactly as its Python form does, so a game is the same whichever loop plays it
-(tests/test_compiled.py checks this).
+(tests/strategies/test_compiled.py checks this).
 
 The twins themselves, selected by an integer code with a float64 parameter vector,
 are in `marrakech_sim.strategies.twins`.

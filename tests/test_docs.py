@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".ipynb", ".txt", ".cfg"}
 OUTSIDE = ("../" + "shared/", "/work/" + "shared")  # spelled apart so this file passes

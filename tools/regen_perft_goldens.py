@@ -8,7 +8,7 @@ file as notation, so they no longer depend on how they were found). Depths are c
 that each count takes the engine well under 2 s.
 
 How the counts were cross-checked: every case is also counted by `tests/reference.py`'s
-`ref_perft`, the independent plain-Python reading of RULES.md (tests/test_crosscheck.py
+`ref_perft`, the independent plain-Python reading of RULES.md (tests/rules/test_crosscheck.py
 says how it was written), at the deepest depth it finishes within --reference-seconds
 (default 20 s; at least depth 3); the engine must agree there, at every depth from 1 to
 that one. The depth and count so checked are stored with each case

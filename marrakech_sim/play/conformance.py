@@ -227,9 +227,9 @@ def check_strategy(
     report = ConformanceReport(ref, params)
     if isinstance(last, tuple):
         report.games = last[2]
-        report.failures.append(f"{last[0]}, seat {last[1]}: {how} during this game")
+        report.add_failure(f"{last[0]}, seat {last[1]}: {how} during this game")
     else:
-        report.failures.append(f"{how} before its first game")
+        report.add_failure(f"{how} before its first game")
     return report
 
 

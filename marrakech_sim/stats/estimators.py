@@ -41,7 +41,7 @@ of H1: p = p1 against H0: p = p0 is
 (with V0 = V1 = V it is (p1 - p0)(2 p - p0 - p1) / (2 V), fishtest's form). Giving each
 hypothesis its own variance matters: a win share's variance grows with the share, and the
 single plug-in V made the test accept H0 too often under H1 (beta 7-8% for a nominal 5%
-in the simulation of tests/test_stopping.py; 4.5-5% with V_j). It is checked after every
+in the simulation of tests/run/test_stopping.py; 4.5-5% with V_j). It is checked after every
 block against Wald's bounds log(beta / (1 - alpha)) and log((1 - beta) / alpha), not before
 :data:`SEQUENTIAL_MIN_BLOCKS` blocks (V rests on them), and takes no decision while p is 0
 or 1 (no design effect yet).

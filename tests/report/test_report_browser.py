@@ -8,9 +8,9 @@ package) these tests are skipped with the reason. The screenshot is kept in
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from report_runs import write_run
 from test_report import RULESETS, _tables
 
@@ -18,7 +18,7 @@ from marrakech_sim.report import build_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WIDTH = 1280
-SCREENSHOT = Path(__file__).resolve().parent.parent / ".tmp" / "report-screenshot.png"
+SCREENSHOT = ROOT / ".tmp" / "report-screenshot.png"
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium on PATH (.ci/run installs it)"

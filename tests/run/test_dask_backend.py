@@ -93,7 +93,7 @@ def test_losing_a_worker_loses_no_game(cluster: Any, tmp_path: Path) -> None:
     victim = min(cluster_pids(cluster).values())
     killed: list[int] = []
 
-    def kill_once(done: int, planned: int, seconds: float) -> None:
+    def kill_once(done: int, planned: int, seconds: float, faults: int) -> None:
         # after the first result: the victim holds chunks (2 per worker are in flight)
         if not killed:
             os.kill(victim, signal.SIGKILL)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "example.ipynb"
+NOTEBOOK = ROOT / "docs" / "example.ipynb"
 
 
 def test_notebook_is_stored_without_outputs() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import EXAMPLES
 
 from marrakech_sim import runfolder
 from marrakech_sim.cli import main
@@ -32,7 +33,6 @@ from marrakech_sim.run.plan import Plan
 from marrakech_sim.run.runner import resume_run, run_study
 from marrakech_sim.run.summary import summarize_run
 
-EXAMPLES = Path(__file__).resolve().parent / "strategies_examples"
 MARRAKECH = Path(sys.executable).parent / "marrakech"
 
 
