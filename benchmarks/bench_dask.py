@@ -23,6 +23,7 @@ second and per CPU second. On a shared machine the CPU figures are the comparabl
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -115,7 +116,7 @@ def study_runs(
 
     study = load_study(config)
     if chunk_games:
-        study = study.replace(chunk_games=chunk_games)
+        study = dataclasses.replace(study, chunk_games=chunk_games)
     root = Path(tempfile.mkdtemp(prefix="bench_dask_"))
     out: dict[str, Any] = {"chunk_games": study.chunk_games, "load_before": os.getloadavg()}
     try:
@@ -130,7 +131,7 @@ def study_runs(
         with local_cluster(workers) as cluster, Client(cluster) as client:
             pids = list(client.run(os.getpid).values())
             # every worker loads its kernels before the timed runs (a cluster in service)
-            small = study.replace(games_per_lineup=24 * workers, chunk_games=24)
+            small = dataclasses.replace(study, games_per_lineup=24 * workers, chunk_games=24)
             run_study(small, root / "warm", backend=DaskBackend(cluster.scheduler_address))
             for parts in ("client", "workers"):
                 if parts not in runs:

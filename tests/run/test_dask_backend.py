@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -280,3 +281,25 @@ def test_a_worker_with_other_code_refuses_to_play(cluster: Any) -> None:
         )
         with pytest.raises(ClusterError, match=r"runs other marrakech_sim code"):
             future.result()
+
+
+@pytest.mark.slow  # a LocalCluster of its own, in a child process
+def test_ctrl_c_on_dask_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    """SIGINT to a dask run: status interrupted, a resume hint, no worker traceback."""
+    from test_runner import _slow_config, _wait_for_parts
+
+    out = tmp_path / "run"
+    marrakech = Path(sys.executable).parent / "marrakech"
+    args = [str(marrakech), "run", str(_slow_config(tmp_path)), "--out", str(out)]
+    args += ["--backend", "dask", "--workers", "2", "--no-summary"]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    _wait_for_parts(out, proc, 2)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert f"marrakech run --resume {out}" in err.decode() and b"Traceback" not in err
+    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    result = resume_run(out, workers=0)
+    assert result.status == "complete" and len(runfolder.read_table(out, "games")) == 1200
