@@ -141,7 +141,7 @@ def play_game(
     if len(strategies) != p:
         raise ValueError(f"{len(strategies)} strategies for {p} seats")
     names = list(names) if names is not None else [type(x).__name__ for x in strategies]
-    budgets = list(time_budgets) if time_budgets is not None else [None] * p
+    budgets: list[float | None] = list(time_budgets) if time_budgets is not None else [None] * p
     with decision_watchdog(budgets) as clock:
         return _play(rules, strategies, seed, names, budgets, clock)
 

@@ -24,6 +24,7 @@ among scripted players need not hold for other players.
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -137,7 +138,9 @@ def _order(baselines: set[str]) -> Any:
     return lambda players, ruleset: (-int(players), str(ruleset) not in baselines, str(ruleset))
 
 
-def seat_findings(t: dict[str, pd.DataFrame], baselines: set[str] = frozenset()) -> list[Finding]:
+def seat_findings(
+    t: dict[str, pd.DataFrame], baselines: AbstractSet[str] = frozenset()
+) -> list[Finding]:
     """One finding per (rule set, players): the first and last seat against a fair share."""
     shares = t.get("seat_shares", pd.DataFrame())
     tests = t.get("seat_tests", pd.DataFrame())
@@ -245,7 +248,7 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
 
 
 def strategy_findings(
-    t: dict[str, pd.DataFrame], baselines: set[str] = frozenset()
+    t: dict[str, pd.DataFrame], baselines: AbstractSet[str] = frozenset()
 ) -> list[Finding]:
     """One finding per (rule set, players): the rating order and how sure each step is."""
     ratings = t.get("ratings", pd.DataFrame())

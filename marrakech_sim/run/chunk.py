@@ -505,7 +505,7 @@ def unreproducible(prep: Prepared, games: int = 2) -> list[str]:
         samples.append((name, m.ruleset, m.lineup, seeds))
     if not samples or "fork" not in multiprocessing.get_all_start_methods():
         return []
-    silence = prep.decision_seconds * 400 * games * len(samples) + 60.0
+    silence = (prep.decision_seconds or 1.0) * 400 * games * len(samples) + 60.0
     found = in_child_process(_differing, (prep, samples), silence)[0]
     return list(found) if found is not None else []
 

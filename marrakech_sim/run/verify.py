@@ -189,10 +189,10 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
     for chunk in sorted(every - expected):
         report.problems.append(f"part {runfolder.part_name(chunk)} is not part of the run")
     for chunk in sorted(expected):
-        missing = [table for table in runfolder.TABLES if chunk not in found[table]]
-        if missing:
+        absent = [table for table in runfolder.TABLES if chunk not in found[table]]
+        if absent:
             report.problems.append(
-                f"part {runfolder.part_name(chunk)} missing in {', '.join(missing)}"
+                f"part {runfolder.part_name(chunk)} missing in {', '.join(absent)}"
             )
             continue
         try:

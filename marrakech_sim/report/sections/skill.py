@@ -21,6 +21,8 @@ What decides games (the restricted-play measures of game-balance research):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -240,7 +242,7 @@ def _decides(out: ReportTables, pg: PerGame, codes: list[int], level: float) -> 
     return pd.DataFrame(rows, columns=cols)
 
 
-def _measure(kind: str, what: str, r: object) -> dict[str, object]:
+def _measure(kind: str, what: str, r: Any) -> dict[str, object]:
     return {
         "measure": kind,
         "what": what,
