@@ -148,7 +148,7 @@ def play_game(
     if len(strategies) != p:
         raise ValueError(f"{len(strategies)} strategies for {p} seats")
     names = list(names) if names is not None else [type(x).__name__ for x in strategies]
-    budgets = list(time_budgets) if time_budgets is not None else [None] * p
+    budgets: list[float | None] = list(time_budgets) if time_budgets else [None] * p
     if all(b is None for b in budgets):
         return _play(rules, strategies, seed, names, budgets, None)
     with decision_watchdog(budgets) as clock:
@@ -191,7 +191,7 @@ def _play(
     result = t.k_advance(s, streams, moves, shown) if fault is None else 0
     seat_index, orient, over = k.SEAT_, k.PHASE_ORIENT, k.PHASE_OVER  # the hot loop's names
     perf_counter = time.perf_counter
-    numbers = clock[2] if clock is not None else None
+    numbers: Any = clock[2] if clock is not None else None
     while fault is None:
         phase = result & 7
         if phase == over:

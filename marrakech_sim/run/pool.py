@@ -155,6 +155,7 @@ def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[An
         if job is None:
             return
         chunk, lost = job
+        reply: tuple[str, Any]
         try:
             reply = ("done", task(chunk, lost))
         except Exception as exc:
@@ -210,7 +211,7 @@ class ChunkPool:
         game_seconds: float | None = None,
     ) -> None:
         self.method = start_method or default_start_method()
-        self.ctx = multiprocessing.get_context(self.method)
+        self.ctx: Any = multiprocessing.get_context(self.method)
         self.task = task
         self.game_seconds = game_seconds
         logger = logging.getLogger("marrakech_sim")
