@@ -5,7 +5,9 @@
 Lines: random and greedy through the compiled loop (strategies.compiled.play_batch with
 the twins, every move recorded, buffers reused); greedy, a Python plug-in random (a user's
 file strategy, tests/strategies_examples/good.py:PlainRandom), expectimax and mcts (small
-budgets) through play_game. Issue 3's targets: compiled random >= 100,000, compiled greedy
+budgets) through play_game; the plug-in again with a study's 10 s budget per decision
+(one decision watchdog around all games, as a study's worker has around a chunk).
+Issue 3's targets: compiled random >= 100,000, compiled greedy
 >= 10,000, the plug-in >= 5,000.
 
 Each figure is the best of ten short timed rounds after a warm-up (compilation excluded),
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from bench_engine import best_rates, compiled_games, options  # (this folder is on sys.path)
 
-from marrakech_sim.play.game import play_game
+from marrakech_sim.play.game import decision_watchdog, play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
 
@@ -35,14 +37,18 @@ TARGETS = {
 }
 
 
-def python_rate(ref: str, params: dict) -> Callable[[], int]:
-    """One whole game of `ref` in every seat through play_game per call, new seeds."""
+def python_rate(ref: str, params: dict, budget: float | None = None) -> Callable[[], int]:
+    """One whole game of `ref` in every seat through play_game per call, new seeds;
+    with `budget` seconds per decision, as a study's worker plays them."""
     spec = StrategySpec.of(ref, params)
     seed = [0]
+    budgets = [budget] * RULES.players
 
     def run() -> int:
         seed[0] += 1
-        play_game(RULES, [spec.build() for _ in range(RULES.players)], seed[0])
+        play_game(
+            RULES, [spec.build() for _ in range(RULES.players)], seed[0], time_budgets=budgets
+        )
         return 1
 
     return run
@@ -55,10 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         "greedy, compiled": compiled_games(RULES, "greedy"),
         "greedy, Python": python_rate("greedy", {}),
         "plug-in random (file, Python)": python_rate(f"{PLUGIN}:PlainRandom", {}),
+        "plug-in random, 10 s budget": python_rate(f"{PLUGIN}:PlainRandom", {}, 10.0),
         "expectimax depth 2": python_rate("expectimax", {"depth": 2}),
         "mcts 30 rollouts, horizon 4": python_rate("mcts", {"rollouts": 30, "horizon": 4}),
     }
-    results = best_rates(cases, args.seconds)
+    with decision_watchdog([10.0]):  # one for all games, as around a study's chunk
+        results = best_rates(cases, args.seconds)
     if args.json:
         out = {
             name: {"games_per_s": rate, "target": TARGETS.get(name)}

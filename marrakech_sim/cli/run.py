@@ -201,6 +201,12 @@ def _interval(lo: float, hi: float) -> str:
 @click.option("--games", type=click.IntRange(1), help="Games per line-up (rounded up to blocks).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="The run's root seed.")
 @click.option(
+    "--decision-seconds",
+    type=click.FloatRange(0, 86_400, min_open=True),
+    help="Seconds a Python-loop strategy may take per decision before its game ends as a "
+    "fault (the config's decision_seconds; default 10).",
+)
+@click.option(
     "--resume",
     "resume_dir",
     type=click.Path(exists=True, file_okay=False),
@@ -223,6 +229,7 @@ def run_command(
     workers: int | None,
     games: int | None,
     seed: int | None,
+    decision_seconds: float | None,
     resume_dir: str | None,
     start_method: str | None,
     writer: str,
@@ -241,14 +248,18 @@ def run_command(
 
     if (config is None) == (resume_dir is None):
         raise click.UsageError("give a CONFIG file or --resume RUN_DIR (one of them)")
-    if resume_dir is not None and (out or games or seed is not None):
-        raise click.UsageError("--out, --games and --seed do not apply to --resume")
+    if resume_dir is not None and (out or games or seed is not None or decision_seconds):
+        raise click.UsageError(
+            "--out, --games, --seed and --decision-seconds do not apply to --resume"
+        )
     dask = _backend(backend, scheduler, parts, workers)
     if resume_dir is not None:
         run_dir = Path(resume_dir)
     else:
         assert config is not None
-        study = load_study(config).replace(games_per_lineup=games, seed=seed)
+        study = load_study(config).replace(
+            games_per_lineup=games, seed=seed, decision_seconds=decision_seconds
+        )
         run_dir = Path(out) if out else Path("runs") / new_run_id(study)
         if runfolder.holds_a_run(run_dir):  # a log (and lock) of a failed start may stay
             raise ConfigError(f"--out {str(run_dir)!r} is not empty; choose a new folder")

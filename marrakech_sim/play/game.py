@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import numbers
 import signal
 import threading
@@ -71,22 +72,23 @@ class _Overtime(BaseException):
 
 
 # the clock of the innermost decision_watchdog, and the shortest budget it serves
-_watching: tuple[list[float], float] | None = None
+_watching: tuple[list[Any], float] | None = None
 
 
 @contextlib.contextmanager
-def decision_watchdog(budgets: Sequence[float | None]) -> Iterator[list[float] | None]:
-    """A decision clock for the games played inside: [start of the running decision
-    (0: none), its budget].
+def decision_watchdog(budgets: Sequence[float | None]) -> Iterator[list[Any] | None]:
+    """A decision clock for the games played inside: [the running decision's number
+    (0: none), its budget, the numbers (an itertools.count)].
 
     One SIGALRM handler and one repeating timer (main thread, POSIX), not one per
-    decision: each decision only writes its start time. The handler interrupts a
-    decision past its budget, a sleeping one too, and restarts its clock when it does,
-    so a strategy that swallows the interruption is interrupted again a budget later.
-    play_game opens one per game; a caller playing many games (a chunk) opens one
-    around them all and saves the signal calls of every game (about 10 us a game).
-    Elsewhere (another thread, no setitimer) the clock is None and decisions are
-    checked when they return.
+    decision: a decision only writes its number, no time (a clock read costs more). The
+    timer ticks four times per (shortest) budget; the handler counts the ticks that see
+    the same decision and interrupts it once they span its budget (so at most a quarter
+    of a budget late), a sleeping decision too; a strategy that swallows the
+    interruption is interrupted again a budget later. play_game opens one per game; a
+    caller playing many games (a chunk) opens one around them all and saves the signal
+    calls of every game (about 10 us a game). Elsewhere (another thread, no setitimer)
+    the clock is None and decisions are timed when they return.
     """
     global _watching
     given = [b for b in budgets if b is not None]
@@ -100,17 +102,22 @@ def decision_watchdog(budgets: Sequence[float | None]) -> Iterator[list[float] |
         return
     shortest = min(given)
     if _watching is not None and _watching[1] <= shortest:
-        yield _watching[0]  # an enclosing watchdog checks often enough
+        yield _watching[0]  # an enclosing watchdog ticks often enough
         return
-    clock = [0.0, 0.0]
+    clock: list[Any] = [0, 0.0, itertools.count(1)]
+    interval = max(shortest / 4, 0.001)
+    seen = [0, 0]  # the decision the last tick saw, and how many ticks saw it
 
     def _alarm(signum: int, frame: Any) -> None:
-        started = clock[0]
-        if started and time.perf_counter() - started > clock[1]:
-            clock[0] = time.perf_counter()
-            raise _Overtime
+        now = clock[0]
+        if now != seen[0]:
+            seen[0], seen[1] = now, 1
+        elif now:
+            seen[1] += 1
+            if (seen[1] - 1) * interval >= clock[1]:
+                seen[1] = 1
+                raise _Overtime
 
-    interval = max(shortest / 4, 0.001)
     enclosing = _watching
     previous = signal.signal(signal.SIGALRM, _alarm)
     before = signal.setitimer(signal.ITIMER_REAL, interval, interval)
@@ -141,7 +148,9 @@ def play_game(
     if len(strategies) != p:
         raise ValueError(f"{len(strategies)} strategies for {p} seats")
     names = list(names) if names is not None else [type(x).__name__ for x in strategies]
-    budgets: list[float | None] = list(time_budgets) if time_budgets is not None else [None] * p
+    budgets: list[float | None] = list(time_budgets) if time_budgets else [None] * p
+    if all(b is None for b in budgets):
+        return _play(rules, strategies, seed, names, budgets, None)
     with decision_watchdog(budgets) as clock:
         return _play(rules, strategies, seed, names, budgets, clock)
 
@@ -152,15 +161,16 @@ def _play(
     seed: int,
     names: list[str],
     budgets: list[float | None],
-    clock: list[float] | None,
+    clock: list[Any] | None,
 ) -> GameRecord:
     """play_game's loop; `clock` is its `decision_watchdog`'s (None: checked on return)."""
     p = rules.players
     s = initial_packed(rules).copy()
     moves = t.new_moves(rules)
     streams, rngs = t.new_streams(p, seed)
-    # the strategies see a copy of the state, refreshed before each decision: what they
-    # write into it (view._s, view.packed made writeable) never reaches the game
+    # the strategies see a copy of the state, refreshed by the kernels before each
+    # decision: what they write into it (view._s, view.packed made writeable) never
+    # reaches the game
     shown = s.copy()
     views = [GameView(rules, shown, i, Rng.over(rngs[i : i + 1])) for i in range(p)]
     n = rules.board_size
@@ -178,43 +188,45 @@ def _play(
                 fault, faulty = _fault(i, names[i], f"on_game_start {problem}", seed), i
                 break
 
-    result = t.k_advance(s, streams, moves) if fault is None else 0
+    result = t.k_advance(s, streams, moves, shown) if fault is None else 0
     seat_index, orient, over = k.SEAT_, k.PHASE_ORIENT, k.PHASE_OVER  # the hot loop's names
+    perf_counter = time.perf_counter
+    numbers: Any = clock[2] if clock is not None else None
     while fault is None:
         phase = result & 7
         if phase == over:
             break
         seat = int(s[seat_index])
         budget = budgets[seat]
-        np.copyto(shown, s)
         options: tuple[Any, ...] = ROTATIONS if phase == orient else placements_of(n, result >> 3)
         choice: Any
         try:
             if budget is not None:
-                started = time.perf_counter()
                 if clock is not None:
-                    clock[0], clock[1] = started, budget
+                    clock[0], clock[1] = next(numbers), budget
+                else:
+                    started = perf_counter()
             if phase == orient:
                 choice = strategies[seat].choose_rotation(views[seat])
             else:
                 choice = strategies[seat].choose_placement(views[seat], options)
             if budget is not None:
                 if clock is not None:
-                    clock[0] = 0.0
-                if time.perf_counter() - started > budget:
+                    clock[0] = 0
+                elif perf_counter() - started > budget:
                     raise _Overtime
             code = _action_code(choice, options, codes)
         except _Overtime:
             if clock is not None:
-                clock[0] = 0.0
+                clock[0] = 0
             fault = f"exceeded its time budget of {budget} s per decision"
         except (Exception, SystemExit) as exc:  # sys.exit in a strategy ends only its game
             if clock is not None:
-                clock[0] = 0.0
+                clock[0] = 0
             fault = f"raised {exc!r}"
         else:
             if code is not None:
-                result = t.k_decide(s, code, streams, moves)
+                result = t.k_decide(s, code, streams, moves, shown)
                 if result >= 0:
                     continue
             fault = f"chose {choice!r}, not one of the legal options {list(options)!r}"
@@ -269,12 +281,12 @@ def _play(
 
 
 def _call_hook(
-    hook: Any, args: tuple[Any, ...], budget: float | None, clock: list[float] | None
+    hook: Any, args: tuple[Any, ...], budget: float | None, clock: list[Any] | None
 ) -> str | None:
     """Call a strategy's on_game_start / on_game_end under its budget; what went wrong."""
     try:
         if budget is not None and clock is not None:
-            clock[0], clock[1] = time.perf_counter(), budget
+            clock[0], clock[1] = next(clock[2]), budget
         hook(*args)
     except _Overtime:
         return f"exceeded its time budget of {budget} s"
@@ -282,7 +294,7 @@ def _call_hook(
         return f"raised {exc!r}"
     finally:
         if clock is not None:
-            clock[0] = 0.0
+            clock[0] = 0
     return None
 
 

@@ -179,34 +179,38 @@ def k_record(s, action, moves):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _advance(s, streams, moves):  # type: ignore[no-untyped-def]
+def _advance(s, streams, moves, shown):  # type: ignore[no-untyped-def]
     """k_advance's body, shared with k_decide."""
     while s[k.PHASE_] == k.PHASE_ROLL or s[k.PHASE_] == k.PHASE_DRAW:
         k_record(s, k_chance(s, streams), moves)
+    for i in range(len(s)):  # here, not from Python: a copy per decision for free
+        shown[i] = s[i]
     if s[k.PHASE_] == k.PHASE_PLACE:
         return k.PHASE_PLACE + 8 * k.legal_placement_mask(s)
     return s[k.PHASE_]
 
 
 @njit(cache=True, _nrt=False)
-def k_advance(s, streams, moves):  # type: ignore[no-untyped-def]
-    """Play the chance phases (draw, roll) up to the next decision or the end.
+def k_advance(s, streams, moves, shown):  # type: ignore[no-untyped-def]
+    """Play the chance phases (draw, roll) up to the next decision or the end, and copy
+    the state into `shown` (what the strategies see; they may write into it).
 
     Returns the phase + 8 * the legal placement mask in the place phase.
     """
-    return _advance(s, streams, moves)
+    return _advance(s, streams, moves, shown)
 
 
 @njit(cache=True, _nrt=False)
-def k_decide(s, action, streams, moves):  # type: ignore[no-untyped-def]
+def k_decide(s, action, streams, moves, shown):  # type: ignore[no-untyped-def]
     """Play a strategy's decision (rotation or placement code), then k_advance.
 
-    Returns an ERR_* code (< 0, nothing changed) for an illegal action.
+    Returns an ERR_* code (< 0, nothing changed, `shown` not refreshed) for an illegal
+    action.
     """
     err = k_record(s, action, moves)
     if err < 0:
         return err
-    return _advance(s, streams, moves)
+    return _advance(s, streams, moves, shown)
 
 
 @njit(cache=True, _nrt=False)

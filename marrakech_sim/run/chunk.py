@@ -96,7 +96,7 @@ class Prepared:
         #: Python-loop game being played, its start time]; None outside a pool
         self.marker: Any = None
         #: seconds per decision of a Python-loop strategy (study.decision_seconds)
-        self.decision_seconds: float | None = study.decision_seconds
+        self.decision_seconds: float = study.decision_seconds
         self._buffers: dict[str, np.ndarray] = {}
         self._rows: dict[str, _Rows] = {}
 

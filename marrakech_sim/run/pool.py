@@ -40,6 +40,8 @@ WORKER: dict[str, Any] = {}
 #: a chunk whose worker dies this many times outside any game (not a strategy's doing:
 #: a kill from outside, a full disk) ends the run with an error
 DEATHS_OUTSIDE_GAMES = 3
+#: seconds a worker has to end when the pool closes, before it is killed
+STOP_SECONDS = 10.0
 #: seconds between the pool's looks at its workers (deaths are seen at once; this is
 #: how late a worker stuck past its game time limit is noticed)
 WATCH_SECONDS = 0.5
@@ -56,7 +58,7 @@ def init_worker(
 ) -> None:
     # Ctrl-C goes to the whole process group; the parent stops the pool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (forked)
+    signal.signal(signal.SIGTERM, _stop)  # not the parent's handler (forked)
     if log_queue is not None:  # spawn / forkserver: records go to the parent's listener
         logger = logging.getLogger("marrakech_sim")
         logger.handlers[:] = [logging.handlers.QueueHandler(log_queue)]
@@ -143,10 +145,21 @@ def end_with_parent() -> None:
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+def _stop(signum: int, frame: Any) -> None:
+    """SIGTERM from the pool: leave the chunk; the process then ends normally, which
+    hands its last log records to the run's log (a SIGKILL would lose them)."""
+    raise KeyboardInterrupt
+
+
 def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[Any, ...]) -> None:
-    """A worker's life: play the chunks the pool sends until it sends None."""
+    """A worker's life: play the chunks the pool sends until it sends None (or SIGTERM)."""
     end_with_parent()
     init_worker(*initargs)
+    with contextlib.suppress(KeyboardInterrupt):
+        _serve(conn, task)
+
+
+def _serve(conn: Any, task: Callable[..., ChunkResult]) -> None:
     while True:
         try:
             job = conn.recv()
@@ -155,7 +168,7 @@ def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[An
         if job is None:
             return
         chunk, lost = job
-        reply: tuple[str, ChunkResult | Exception]
+        reply: tuple[str, Any]
         try:
             reply = ("done", task(chunk, lost))
         except Exception as exc:
@@ -336,18 +349,25 @@ class ChunkPool:
             log.warning("chunk %d: %s during game %d; replaying the chunk", chunk, how, game)
 
     def close(self, *, terminate: bool = False) -> None:
-        """End the workers (at once with terminate) and the log listener; once."""
+        """End the workers and the log listener; once.
+
+        terminate: stop them in their chunks (SIGTERM, their log records kept), else
+        when they are idle. A worker still there STOP_SECONDS later is killed.
+        """
         if self.closed:
             return
         self.closed = True
         for w in self.workers:
             if terminate:
-                w.process.kill()
+                w.process.terminate()
             else:
                 with contextlib.suppress(OSError):
                     w.conn.send(None)
         for w in self.workers:
-            w.process.join()
+            w.process.join(STOP_SECONDS)
+            if w.process.is_alive():  # stuck (a strategy, or a logging queue's lock)
+                w.process.kill()
+                w.process.join()
             w.conn.close()
         if self.listener is not None:
             self.listener.stop()  # drains the queue first

@@ -148,10 +148,10 @@ def _ranges(numbers: list[int], most: int = 8) -> str:
             runs[-1][1] = n
         else:
             runs.append([n, n])
-    shown = [f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:most]]
+    words = [f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:most]]
     if len(runs) > most:
-        shown.append(f"and {len(runs) - most} more runs")
-    return "chunks " + ", ".join(shown) if shown else "none"
+        words.append(f"and {len(runs) - most} more runs")
+    return "chunks " + ", ".join(words) if words else "none"
 
 
 def verify_run(run_dir: str | Path) -> VerifyReport:
@@ -181,10 +181,10 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
         # a run still playing (or stopped early) has its chunks on disk verified; the
         # manifest counts chunks only when a session ends
         expected = every & set(range(plan.chunks))
-        missing = sorted(set(range(plan.chunks)) - expected)
+        absent = sorted(set(range(plan.chunks)) - expected)
         report.problems.append(
-            f"the run is {manifest.get('status')!r}, not complete: {len(missing)} of "
-            f"{plan.chunks} chunks missing ({_ranges(missing)})"
+            f"the run is {manifest.get('status')!r}, not complete: {len(absent)} of "
+            f"{plan.chunks} chunks missing ({_ranges(absent)})"
         )
     for chunk in sorted(every - expected):
         report.problems.append(f"part {runfolder.part_name(chunk)} is not part of the run")

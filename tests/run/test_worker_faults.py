@@ -77,9 +77,7 @@ def test_a_strategy_that_ends_its_worker_ends_only_its_own_game(
 ) -> None:
     """os._exit, a SIGKILL of its own process or a segfault in one game of eight: the
     run finishes, those games are faults naming the death, every other game is kept."""
-    started = time.perf_counter()
     result = run_study(lineup_study(f"{BAD}:{name}", {"one_in": 8}), tmp_path / "run", workers=2)
-    seconds = time.perf_counter() - started
     games = read(tmp_path / "run", "games")
     bad = games[games["end_reason"] == "error"]
     assert result.status == "complete" and len(games) == 40 == games["game_id"].nunique()
@@ -88,7 +86,6 @@ def test_a_strategy_that_ends_its_worker_ends_only_its_own_game(
     assert bad["error"].str.contains("died").all()
     assert bad["error"].str.contains("game seed").all()
     assert verify_run(tmp_path / "run").ok
-    print(f"{name}: {len(bad)} dying games, run finished in {seconds:.1f} s")
 
 
 def test_games_after_dead_workers_do_not_depend_on_the_worker_count(tmp_path: Path) -> None:
