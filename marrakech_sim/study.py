@@ -19,8 +19,6 @@ from marrakech_sim.run.dask_backend import DaskBackend
 from marrakech_sim.run.provenance import check_same_code
 from marrakech_sim.run.runner import Progress, RunResult, resume_run, run_study
 
-FINISHED = ("complete", "stopped")
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class StudyResult:
@@ -80,7 +78,7 @@ def _play(
             f"{str(run_dir)!r} holds a run of a different study config; give another run "
             "folder (--run-dir) or remove it"
         )
-    if manifest.get("status") in FINISHED:
+    if manifest.get("status") in runfolder.FINISHED:
         check_same_code(run_dir, manifest)  # (resume_run checks an interrupted one)
         return "reused", None
     return "resumed", resume_run(run_dir, workers=workers, progress=progress, backend=backend)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from marrakech_sim import stats
+from marrakech_sim import runfolder, stats
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES, findings
 from marrakech_sim.report.compute import compute_tables
@@ -107,7 +107,9 @@ def build_report(
         except (duckdb.Error, pa.ArrowException, OSError) as exc:
             # a part damaged inside: its footer was whole, so the check let it through
             names = ", ".join(repr(str(r.path)) for r in runs)
-            raise RunFolderError(f"cannot read the tables of {names}: {exc}") from exc
+            raise RunFolderError(
+                f"cannot read the tables of {names}: {runfolder.one_line(exc)}"
+            ) from exc
         finally:
             con.close()
     rt.tables["plan"] = _plan_from_data(rt)

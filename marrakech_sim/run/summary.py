@@ -20,7 +20,7 @@ import pandas as pd
 from marrakech_sim import runfolder
 from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_rate_interval
 
-MEMORY_LIMIT = "1GB"  # DuckDB's share; it spills to a temporary folder beyond it
+MEMORY_LIMIT = "500MB"  # DuckDB's share; it spills to a temporary folder beyond it
 
 # per (keys, block): y = summed win share, m = seat-games, fair = summed 1/players
 _BLOCKS = """

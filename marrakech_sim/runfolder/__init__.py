@@ -14,6 +14,7 @@ from marrakech_sim.runfolder.check import (
     PartsCheck,
     check_complete,
     check_parts,
+    one_line,
     records_moves,
 )
 from marrakech_sim.runfolder.folder import (
@@ -83,6 +84,7 @@ __all__ = [
     "locked",
     "moves_part",
     "moves_schema",
+    "one_line",
     "open_dataset",
     "parquet_file",
     "part_name",

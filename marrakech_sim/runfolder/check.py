@@ -137,6 +137,12 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
     return parts
 
 
+def one_line(exc: BaseException, most: int = 200) -> str:
+    """An exception's message on one line, cut to `most` characters (pyarrow's span lines)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
 def _count(run_dir: Path, value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise RunFolderError(
@@ -179,11 +185,11 @@ def _check_chunk(
         try:
             meta[table] = pq.read_metadata(found[table][chunk])
         except (OSError, pa.ArrowException) as exc:
-            return f"{table}/{part_name(chunk)} is not a readable Parquet file ({exc})"
+            return f"{table}/{part_name(chunk)} is not a readable Parquet file ({one_line(exc)})"
     try:
         games = pq.read_table(found["games"][chunk], columns=["game_id", "players", "turns"])
     except (OSError, pa.ArrowException, KeyError) as exc:
-        return f"games/{part_name(chunk)} cannot be read ({exc})"
+        return f"games/{part_name(chunk)} cannot be read ({one_line(exc)})"
     n = games.num_rows
     if n == 0:
         return f"games/{part_name(chunk)} holds no games"

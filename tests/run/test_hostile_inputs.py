@@ -416,6 +416,9 @@ DAMAGE = {
     "run.json not UTF-8": lambda d: (d / "run.json").write_bytes(b"\xff\xfe{"),
     "run.json a list": lambda d: (d / "run.json").write_text("[1]"),
     "damage inside a part": lambda d: flip_bytes(d / "seats" / runfolder.part_name(2)),
+    "a seats part as a games part": lambda d: shutil.copy(
+        d / "seats" / runfolder.part_name(1), d / "games" / runfolder.part_name(1)
+    ),
 }
 
 
@@ -434,7 +437,8 @@ def test_report_refuses_damaged_runs_in_one_line(run_a: Path, tmp_path: Path, da
     with pytest.raises(RunFolderError):
         build_report([out], tmp_path / "report")
     result = CliRunner().invoke(main, ["report", str(out), "--out", str(tmp_path / "r2")])
-    assert "Error:" in no_traceback(result)
+    assert no_traceback(result).strip().startswith("Error:")
+    assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "report" / "report.html").exists()
 
 
