@@ -10,6 +10,10 @@ Games per second of each level: self-play (the level in every seat), thread CPU 
 
     python benchmarks/skill_ladder.py                                  # docs/STRATEGIES.md table
     python benchmarks/skill_ladder.py --budgets 1 4 --blocks 20 --players 2   # a quick look
+    python benchmarks/skill_ladder.py --against expectimax --budgets 8 --players 2 --blocks 100
+
+With --against REF (a strategy without a compiled twin, such as expectimax) each expert
+level plays REF instead, through play_game (the Python loop, one core).
 """
 
 from __future__ import annotations
@@ -26,14 +30,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ladder import rate_interval  # noqa: E402
+from ladder import block_share, rate_interval
 
-from marrakech_sim import turns  # noqa: E402
-from marrakech_sim.rules import core as k  # noqa: E402
-from marrakech_sim.rules.options import Rules  # noqa: E402
-from strategies import compiled, twins  # noqa: E402
-from strategies.expert import HORIZON  # noqa: E402
-from strategies.greedy import GreedyStrategy  # noqa: E402
+from marrakech_sim import turns
+from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.strategy import StrategySpec
+from strategies import compiled, twins
+from strategies.greedy import GreedyStrategy
 
 #: a level: (label, twin name, parameters)
 Level = tuple[str, str, dict]
@@ -41,8 +45,11 @@ Level = tuple[str, str, dict]
 
 def levels(budgets: list[int]) -> list[Level]:
     """random, greedy, then expert at each budget (in the order given)."""
-    out: list[Level] = [("random", "random", {}), ("greedy", "greedy", dict(GreedyStrategy.PARAMETERS))]
-    out += [(f"expert{{budget={b}}}", "expert", {"budget": b, "horizon": HORIZON}) for b in budgets]
+    out: list[Level] = [
+        ("random", "random", {}),
+        ("greedy", "greedy", dict(GreedyStrategy.PARAMETERS)),
+    ]
+    out += [(f"expert{{budget={b}}}", "expert", {"budget": b}) for b in budgets]
     return out
 
 
@@ -89,7 +96,9 @@ class Row:
 def match(rules: Rules, a: Level, b: Level, blocks: int, seed: int, below: bool) -> Row:
     """A against B with seat rotation: `blocks` seeds, each under all k rotations."""
     p = rules.players
-    lineups = [[a if i == seat else b for i in range(p)] for _ in range(blocks) for seat in range(p)]
+    lineups = [
+        [a if i == seat else b for i in range(p)] for _ in range(blocks) for seat in range(p)
+    ]
     seeds = np.repeat(np.arange(seed, seed + blocks, dtype=np.uint64), p)
     shares, spent = play(rules, lineups, seeds)
     own = shares[np.arange(len(lineups)), np.tile(np.arange(p), blocks)]
@@ -97,9 +106,34 @@ def match(rules: Rules, a: Level, b: Level, blocks: int, seed: int, below: bool)
     return Row(p, a[0], b[0], blocks, blocks * p, rate, low, high, len(lineups) / spent, below)
 
 
+def match_python(rules: Rules, budget: int, against: str, blocks: int, seed: int) -> Row:
+    """expert at `budget` against `against` (registered name, default parameters) with
+    seat rotation, through play_game."""
+    a, b = StrategySpec.of("expert", {"budget": budget}), StrategySpec.of(against)
+    started = time.thread_time()
+    shares = np.array([block_share(rules, a, b, seed + i) for i in range(blocks)])
+    spent = time.thread_time() - started
+    rate, low, high = rate_interval(shares)
+    p = rules.players
+    return Row(
+        p,
+        f"expert{{budget={budget}}}",
+        against,
+        blocks,
+        blocks * p,
+        rate,
+        low,
+        high,
+        blocks * p / spent,
+        False,
+    )
+
+
 def self_play_speed(rules: Rules, level: Level, games: int, seed: int) -> float:
     """Games per second (thread CPU time) of `level` in every seat."""
-    _, spent = play(rules, [[level] * rules.players] * games, np.arange(seed, seed + games, dtype=np.uint64))
+    _, spent = play(
+        rules, [[level] * rules.players] * games, np.arange(seed, seed + games, dtype=np.uint64)
+    )
     return games / spent
 
 
@@ -125,7 +159,9 @@ def chart(rows: list[Row], speeds: dict[str, dict[int, float]], path: Path) -> N
             budgets = [int(r.stronger.split("=")[1].rstrip("}")) for r in picked]
             rate = np.array([r.rate for r in picked])
             err = np.array([[r.rate - r.low for r in picked], [r.high - r.rate for r in picked]])
-            ax.errorbar(budgets, rate, yerr=err, marker=marker, capsize=3, label=f"{players} players")
+            ax.errorbar(
+                budgets, rate, yerr=err, marker=marker, capsize=3, label=f"{players} players"
+            )
             ax.axhline(1 / players, color="grey", linewidth=0.8, linestyle=":")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("expert budget (samples per option and decision)")
@@ -143,16 +179,44 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=100, help="seeds per match")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--speed-games", type=int, default=40, help="self-play games per speed line")
-    parser.add_argument("--png", type=Path, help="write the chart here (e.g. docs/img/skill_ladder.png)")
+    parser.add_argument(
+        "--speed-games", type=int, default=40, help="self-play games per speed line"
+    )
+    parser.add_argument(
+        "--png", type=Path, help="write the chart here (e.g. docs/img/skill_ladder.png)"
+    )
     parser.add_argument("--json", type=Path, help="write the rows and speeds here")
+    parser.add_argument("--against", help="play each expert level against this strategy only")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    if args.against:
+        print(
+            "| k | stronger | weaker | blocks | games | stronger's win rate | 95% interval "
+            "| games/s |"
+        )
+        print("|---|---|---|---:|---:|---:|---|---:|")
+        for players in args.players:
+            for budget in args.budgets:
+                row = match_python(
+                    Rules(players=players), budget, args.against, args.blocks, args.seed
+                )
+                print(
+                    f"| {players} | {row.stronger} | {row.weaker} | {row.blocks} | {row.games} "
+                    f"| {row.rate:.3f} | [{row.low:.3f}, {row.high:.3f}] | "
+                    f"{row.games_per_s:,.1f} |",
+                    flush=True,
+                )
+        return
     ladder = levels(args.budgets)
+    for players in args.players:  # compile (or load) the kernels before any timing
+        self_play_speed(Rules(players=players), ladder[-1], 1, args.seed)
     rows: list[Row] = []
     speeds: dict[str, dict[int, float]] = {}
-    print("| k | stronger | weaker | blocks | games | stronger's win rate | 95% interval | games/s of the match |")
+    print(
+        "| k | stronger | weaker | blocks | games | stronger's win rate | 95% interval "
+        "| games/s of the match |"
+    )
     print("|---|---|---|---:|---:|---:|---|---:|")
     for players in args.players:
         rules = Rules(players=players)
@@ -167,18 +231,23 @@ def main() -> None:
                     flush=True,
                 )
     print()
-    print("| level | " + " | ".join(f"games/s, {p} players (self-play)" for p in args.players) + " |")
+    print(
+        "| level | " + " | ".join(f"games/s, {p} players (self-play)" for p in args.players) + " |"
+    )
     print("|---|" + "---:|" * len(args.players))
     for level in ladder:
         speeds[level[0]] = {
-            p: self_play_speed(Rules(players=p), level, args.speed_games, args.seed) for p in args.players
+            p: self_play_speed(Rules(players=p), level, args.speed_games, args.seed)
+            for p in args.players
         }
         cells = " | ".join(f"{speeds[level[0]][p]:,.0f}" for p in args.players)
         print(f"| {level[0]} | {cells} |", flush=True)
     if args.png:
         chart(rows, speeds, args.png)
     if args.json:
-        args.json.write_text(json.dumps({"rows": [asdict(r) for r in rows], "speeds": speeds}, indent=1))
+        args.json.write_text(
+            json.dumps({"rows": [asdict(r) for r in rows], "speeds": speeds}, indent=1)
+        )
 
 
 if __name__ == "__main__":

@@ -1,19 +1,28 @@
-"""`expert`: greedy roll-outs over sampled dice, one compute knob (`budget`).
+"""`expert`: a shallow expectimax with greedy roll-outs over sampled dice; one compute
+knob, `budget`.
 
-Method (a one-step roll-out policy improvement over greedy, as in Bertsekas' roll-out
-algorithms, with determinized chance): at each decision, for every option (3 rotations,
-or each legal placement) the position after the option is played on `budget` times,
-each time with one sampled chance sequence (die rolls and, with two colours a seat, rug
-draws, RULES.md section 1). Every option meets the same `budget` chance sequences
-(common random numbers), so their differences are not drowned in dice noise, and the
-first roll of sample j is die face j mod 6 (shifted by one draw per decision), so with
-a budget that is a multiple of the die's six faces the next roll is expanded exactly.
-Every seat (the expert too) is played by greedy (default weights, first best) for
-HORIZON turns; the position is then valued by `leaf_value`: score (dirhams + visible
-squares) minus the best other seat's, after the walk that is about to happen is
-charged at its expectation. A finished game is valued by its final scores plus a win
-bonus. The option with the best mean is played; exact ties by one draw of the seat's
-stream.
+At each decision every option (3 rotations, or each legal placement) is valued:
+
+- The first roll after the option is expanded over the die's distinct faces, weighted
+  by their counts (RULES.md section 1: 1, 2, 2, 3, 3, 4).
+- When the option is the mover's own rotation (standard turn order), the mover's
+  placement after each roll is the best of all its legal placements (the search's
+  max node); otherwise the position after the option is played on.
+- Playing on: every seat, the expert too, is played by greedy (default weights, first
+  best) until one round (every seat's turn) after the decision's turn, `budget` times,
+  each time with one sampled chance sequence (later rolls and, with two colours a
+  seat, the rug draws). Every option and face meets the same `budget` sequences
+  (common random numbers), so their differences are not drowned in dice noise. With
+  budget 1 the position right after the turn is valued instead (nothing to sample).
+- `leaf_value` values the position reached: each seat's dirhams + visible squares;
+  the walk about to happen charged at its expectation (the walker turns Assam as
+  greedy would); and the income the seat's regions may still earn: sum(size^2) /
+  squares per walk of the others, for every rug they have left, weighted by
+  ALPHA / (P - 1)^2. Then my value minus the best other seat's. A finished game: final
+  scores plus WIN_BONUS times my win share.
+
+The option with the best value is played; exact ties by one draw of the seat's stream.
+Measured choices (horizon, ALPHA, the max node) are in docs/STRATEGIES.md.
 
 Randomness: one draw of the seat's stream seeds a decision's samples, and one more
 only when options tie, so the Python form and the compiled twin (`strategies.twins`,
@@ -46,10 +55,12 @@ from marrakech_sim.view import (
 )
 from strategies.kernels import draw_colour, greedy_placement, greedy_rotation, pick_best
 
-#: turns each sample is played on before the position is valued
-HORIZON = 2
-#: weight of a region's expected future income in leaf_value
-ALPHA = 0.25
+#: rounds (turns of every seat) each sample is played on before the position is valued
+HORIZON_ROUNDS = 1
+#: weight of a region's expected future income in leaf_value with 2 players (schedule)
+ALPHA = 0.5
+#: expert's default budget
+DEFAULT_BUDGET = 8
 #: added to a finished game's value per unit of win share (the score difference stays)
 WIN_BONUS = 10.0
 #: the value of being out of the game (and, negated, of everyone else being out)
@@ -190,29 +201,29 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy
 
 
 @njit(cache=True, _nrt=False)
-def resolve(settings):  # type: ignore[no-untyped-def]
-    """(budget, horizon, alpha, nested) from a settings vector whose zeros mean the
-    defaults: HORIZON, ALPHA, nested on."""
-    budget = int(settings[0])
-    horizon = int(settings[1]) if settings[1] > 0 else HORIZON
-    alpha = settings[2] if settings[2] > 0 else ALPHA
-    nested = settings[3] >= 0
-    return budget, horizon, alpha, nested
+def schedule(s, budget):  # type: ignore[no-untyped-def]
+    """(horizon, alpha) of a search in s at `budget`: budget 1 values the position right
+    after the turn (nothing left to sample); larger budgets play on HORIZON_ROUNDS rounds (every
+    seat's turn once) and sample its chance. The weight of the
+    regions' income is ALPHA / (P - 1)^2: per other seat, and shared among them."""
+    p = s[k.P_]
+    horizon = 1 if budget == 1 else HORIZON_ROUNDS * p
+    return horizon, ALPHA / ((p - 1) * (p - 1))
 
 
 @njit(cache=True, _nrt=True)
-def expert_values(s, settings, rng, values):  # type: ignore[no-untyped-def]
+def expert_values(s, budget, rng, values):  # type: ignore[no-untyped-def]
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
     legal placements in legal_placements order); returns the number of options.
 
     The first roll after the option is expanded over the die's distinct faces (weighted
     by their counts); when the option is the mover's own rotation, the mover's
     placement after each roll is the best of its placements (each valued by mean_value),
-    else the position after the roll is valued by mean_value. settings: (budget,
-    horizon, alpha, nested). Draws once from `rng`; s is not changed (NRT on: it
+    else the position after the roll is valued by mean_value (horizon and weights:
+    `schedule`). Draws once from `rng`; s is not changed (NRT on: it
     allocates its buffers, and is called from kernels without it).
     """
-    budget, horizon, alpha, nested = resolve(settings)
+    horizon, alpha = schedule(s, budget)
     me = s[k.SEAT_]
     p = s[k.P_]
     nf = s[k.NFACES_]
@@ -235,7 +246,7 @@ def expert_values(s, settings, rng, values):  # type: ignore[no-untyped-def]
         count = 3
         for r in range(3):
             options[r] = r - 1
-        nested = nested and k_next_walker(s) == me  # the mover walks (standard order)
+        nested = k_next_walker(s) == me  # the mover walks (standard order)
     else:
         count = k.legal_placements(s, options)
         nested = False
@@ -285,18 +296,18 @@ def expert_values(s, settings, rng, values):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=True)
-def expert_rotation(s, settings, rng):  # type: ignore[no-untyped-def]
+def expert_rotation(s, budget, rng):  # type: ignore[no-untyped-def]
     """The expert's rotation (-1, 0 or 1) in s."""
     values = np.empty(16)
-    count = expert_values(s, settings, rng, values)
+    count = expert_values(s, budget, rng, values)
     return pick_best(values, count, rng) - 1
 
 
 @njit(cache=True, _nrt=True)
-def expert_placement(s, settings, rng):  # type: ignore[no-untyped-def]
+def expert_placement(s, budget, rng):  # type: ignore[no-untyped-def]
     """The expert's placement as an index into legal_placements order."""
     values = np.empty(16)
-    count = expert_values(s, settings, rng, values)
+    count = expert_values(s, budget, rng, values)
     return pick_best(values, count, rng)
 
 
@@ -309,9 +320,7 @@ def well_rotation(s, budget, rng):  # type: ignore[no-untyped-def]
         for i in range(5):
             greedy[i] = ROLLOUT_GREEDY[i]
         return greedy_rotation(s, greedy, rng)
-    settings = np.zeros(4)
-    settings[0] = budget
-    return expert_rotation(s, settings, rng)
+    return expert_rotation(s, budget, rng)
 
 
 @njit(cache=True, _nrt=True)
@@ -323,9 +332,7 @@ def well_placement(s, budget, rng, options, count):  # type: ignore[no-untyped-d
         for i in range(5):
             greedy[i] = ROLLOUT_GREEDY[i]
         return greedy_placement(s, greedy, rng, options, count)
-    settings = np.zeros(4)
-    settings[0] = budget
-    return expert_placement(s, settings, rng)
+    return expert_placement(s, budget, rng)
 
 
 # ---------------------------------------------------------------- the Python forms
@@ -349,24 +356,19 @@ class ExpertStrategy(BaseStrategy):
     """
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
-        "budget": 24,  # chance sequences sampled per option and decision
-        "horizon": 0,  # EXPERIMENT
-        "alpha": 0,  # EXPERIMENT
-        "nested": 0,  # EXPERIMENT
+        "budget": DEFAULT_BUDGET,  # chance sequences sampled per option and decision
     }
     COMPILED: ClassVar[str | None] = "expert"
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        check_budget("expert", self.params["budget"], 1)
-        p = self.params
-        self._settings = np.array([p["budget"], p["horizon"], p["alpha"], p["nested"]], float)
+        self._budget = check_budget("expert", self.params["budget"], 1)
 
     def choose_rotation(self, view: GameView) -> int:
-        return int(expert_rotation(view.packed.copy(), self._settings, view.rng.state))
+        return int(expert_rotation(view.packed.copy(), self._budget, view.rng.state))
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        return options[int(expert_placement(view.packed.copy(), self._settings, view.rng.state))]
+        return options[int(expert_placement(view.packed.copy(), self._budget, view.rng.state))]
 
 
 class _Restricted(BaseStrategy):

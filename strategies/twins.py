@@ -48,7 +48,7 @@ CODES = {
 PARAMETER_ORDER: dict[str, tuple[str, ...]] = {
     "random": (),
     "greedy": GREEDY_PARAMETERS,
-    "expert": ("budget", "horizon", "alpha", "nested"),
+    "expert": ("budget",),
     "rotation-only": ("budget",),
     "placement-only": ("budget",),
 }
@@ -76,7 +76,7 @@ def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
     if code == GREEDY:
         return greedy_rotation(s, params, rng)
     if code == EXPERT:
-        return expert_rotation(s, params, rng)
+        return expert_rotation(s, int(params[0]), rng)
     if code == ROTATION_ONLY:
         return well_rotation(s, int(params[0]), rng)
     return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
@@ -88,7 +88,7 @@ def choose_placement(code, params, s, rng, options, count):  # type: ignore[no-u
     if code == GREEDY:
         return greedy_placement(s, params, rng, options, count)
     if code == EXPERT:
-        return expert_placement(s, params, rng)
+        return expert_placement(s, int(params[0]), rng)
     if code == PLACEMENT_ONLY:
         return well_placement(s, int(params[0]), rng, options, count)
     return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
