@@ -11,6 +11,7 @@ Games per second of each level: self-play (the level in every seat), thread CPU 
     python benchmarks/skill_ladder.py                                  # docs/STRATEGIES.md table
     python benchmarks/skill_ladder.py --budgets 1 4 --blocks 20 --players 2   # a quick look
     python benchmarks/skill_ladder.py --against expectimax --budgets 8 --players 2 --blocks 100
+    python benchmarks/skill_ladder.py --restricted --blocks 2000     # which decision matters
 
 With --against REF (a strategy without a compiled twin, such as expectimax) each expert
 level plays REF instead, through play_game (the Python loop, one core).
@@ -187,9 +188,36 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write the rows and speeds here")
     parser.add_argument("--against", help="play each expert level against this strategy only")
+    parser.add_argument(
+        "--restricted",
+        action="store_true",
+        help="rotation-only and placement-only (greedy-based) against each other, random, greedy",
+    )
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    if args.restricted:
+        rotation = ("rotation-only", "rotation-only", {"budget": 0})
+        placement = ("placement-only", "placement-only", {"budget": 0})
+        random_, greedy = levels([])
+        print("| k | stronger | weaker | blocks | games | stronger's win rate | 95% interval |")
+        print("|---|---|---|---:|---:|---:|---|")
+        for players in args.players:
+            rules = Rules(players=players)
+            for a, b in [
+                (rotation, placement),
+                (rotation, random_),
+                (placement, random_),
+                (greedy, rotation),
+                (greedy, placement),
+            ]:
+                row = match(rules, a, b, args.blocks, args.seed, below=False)
+                print(
+                    f"| {players} | {row.stronger} | {row.weaker} | {row.blocks} | {row.games} "
+                    f"| {row.rate:.3f} | [{row.low:.3f}, {row.high:.3f}] |",
+                    flush=True,
+                )
+        return
     if args.against:
         print(
             "| k | stronger | weaker | blocks | games | stronger's win rate | 95% interval "
