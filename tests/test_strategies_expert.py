@@ -13,7 +13,7 @@ from marrakech_sim.game import play_game
 from marrakech_sim.rng import Rng
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import GameState
-from marrakech_sim.strategy import StrategySpec
+from marrakech_sim.strategy import StrategySpec, describe, registered
 from marrakech_sim.view import GameView
 from strategies.conformance import check_strategy
 from strategies.expert import ExpertStrategy, PlacementOnlyStrategy, RotationOnlyStrategy
@@ -140,7 +140,9 @@ def test_expert_budget_knob_is_monotone_at_small_sizes() -> None:
     assert strong.high >= weak.low, (weak, strong)
 
 
-def test_expert_parameters_default_and_label() -> None:
-    """expert has exactly one parameter, budget, and its default is what the docs state."""
-    assert list(ExpertStrategy.PARAMETERS) == ["budget"]
-    assert ExpertStrategy().params["budget"] == ExpertStrategy.PARAMETERS["budget"]
+def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> None:
+    """expert, rotation-only and placement-only are registered with a compiled twin, and
+    expert's one parameter is budget, default 8 (as docs/STRATEGIES.md states)."""
+    for name in ("expert", "rotation-only", "placement-only"):
+        assert name in registered() and describe(name)["compiled"]
+    assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8}
