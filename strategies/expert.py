@@ -202,10 +202,12 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy
 
 @njit(cache=True, _nrt=False)
 def schedule(s, budget):  # type: ignore[no-untyped-def]
-    """(horizon, alpha) of a search in s at `budget`: budget 1 values the position right
-    after the turn (nothing left to sample); larger budgets play on HORIZON_ROUNDS rounds (every
-    seat's turn once) and sample its chance. The weight of the
-    regions' income is ALPHA / (P - 1)^2: per other seat, and shared among them."""
+    """(horizon in turns, income weight) of a search in s at `budget`.
+
+    Budget 1 values the position right after the turn (nothing left to sample); larger
+    budgets play on HORIZON_ROUNDS rounds (every seat's turn once) and sample their
+    chance. The regions' income weighs ALPHA / (P - 1)^2: the others' walks are shared
+    among P - 1 seats, and so is each seat's income (measured: docs/STRATEGIES.md)."""
     p = s[k.P_]
     horizon = 1 if budget == 1 else HORIZON_ROUNDS * p
     return horizon, ALPHA / ((p - 1) * (p - 1))
