@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit, typeof, uint64
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.rng import rng_below, rng_next
@@ -340,6 +340,16 @@ def well_placement(s, budget, rng, options, count):  # type: ignore[no-untyped-d
 # ---------------------------------------------------------------- the Python forms
 
 
+def _compile(kernels: tuple[Any, ...], *args: Any) -> None:
+    """Compile (or load from the cache) each kernel for these arguments' types, without
+    running it: called from on_game_start, which has no time budget, so that a cold
+    cache's compilation is not charged to the first timed decision (check-strategy's
+    5 s budget would interrupt it, again at every decision)."""
+    signature = tuple(typeof(a) for a in args)
+    for kernel in kernels:
+        kernel.compile(signature)
+
+
 def check_budget(name: str, budget: Any, low: int) -> int:
     """`budget` as an int from `low` to MAX_BUDGET, or a ConfigError naming it."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not low <= budget <= MAX_BUDGET:
@@ -366,6 +376,11 @@ class ExpertStrategy(BaseStrategy):
         super().__init__(**params)
         self._budget = check_budget("expert", self.params["budget"], 1)
 
+    def on_game_start(self, view: GameView) -> None:
+        _compile(
+            (expert_rotation, expert_placement), view.packed.copy(), self._budget, view.rng.state
+        )
+
     def choose_rotation(self, view: GameView) -> int:
         return int(expert_rotation(view.packed.copy(), self._budget, view.rng.state))
 
@@ -385,6 +400,11 @@ class _Restricted(BaseStrategy):
         super().__init__(**params)
         self._budget = check_budget(self.NAME, self.params["budget"], 0)
         self._codes = np.empty(16, np.int64)
+
+    def on_game_start(self, view: GameView) -> None:
+        s, state = view.packed.copy(), view.rng.state
+        _compile((well_rotation,), s, self._budget, state)
+        _compile((well_placement,), s, self._budget, state, self._codes, 16)
 
     def _rotation(self, view: GameView) -> int:
         return int(well_rotation(view.packed.copy(), self._budget, view.rng.state))
