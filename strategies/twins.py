@@ -9,6 +9,12 @@ PARAMETER_ORDER.
     0     random   marrakech_sim.strategies.basic.RandomStrategy    -
     1     greedy   marrakech_sim.strategies.greedy.GreedyStrategy   area, cover, block, waste, ruin
                    (and its presets greedy-area, greedy-block)
+    2     expert   strategies.expert.ExpertStrategy   budget
+    3     rotation-only   strategies.expert.RotationOnlyStrategy   budget
+    4     placement-only  strategies.expert.PlacementOnlyStrategy  budget
+
+The expert's search allocates, so the twins call it (not inlined) with numba's runtime
+on (see marrakech_sim.rules.core on `_nrt`).
 """
 
 from __future__ import annotations
@@ -21,15 +27,36 @@ from numba import njit
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.play.rng import rng_below
+from marrakech_sim.strategies.expert import (
+    expert_placement,
+    expert_rotation,
+    well_placement,
+    well_rotation,
+)
 from marrakech_sim.strategies.kernels import GREEDY_PARAMETERS, greedy_placement, greedy_rotation
 
 RANDOM = 0
 GREEDY = 1
+EXPERT = 2
+ROTATION_ONLY = 3
+PLACEMENT_ONLY = 4
 
 #: compiled twin name (BaseStrategy.COMPILED) -> code
-CODES = {"random": RANDOM, "greedy": GREEDY}
+CODES = {
+    "random": RANDOM,
+    "greedy": GREEDY,
+    "expert": EXPERT,
+    "rotation-only": ROTATION_ONLY,
+    "placement-only": PLACEMENT_ONLY,
+}
 #: parameter order of each twin's float64 vector
-PARAMETER_ORDER: dict[str, tuple[str, ...]] = {"random": (), "greedy": GREEDY_PARAMETERS}
+PARAMETER_ORDER: dict[str, tuple[str, ...]] = {
+    "random": (),
+    "greedy": GREEDY_PARAMETERS,
+    "expert": ("budget",),
+    "rotation-only": ("budget",),
+    "placement-only": ("budget",),
+}
 MAX_PARAMETERS = 8
 
 
@@ -53,7 +80,11 @@ def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
     """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`."""
     if code == GREEDY:
         return greedy_rotation(s, params, rng)
-    return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation
+    if code == EXPERT:
+        return expert_rotation(s, int(params[0]), rng)
+    if code == ROTATION_ONLY:
+        return well_rotation(s, int(params[0]), rng)
+    return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
 
 
 @njit(cache=True, inline="always")
@@ -61,7 +92,11 @@ def choose_placement(code, params, s, rng, options, count):  # type: ignore[no-u
     """The index into options[:count] (legal_placements order) the twin chooses."""
     if code == GREEDY:
         return greedy_placement(s, params, rng, options, count)
-    return rng_below(rng, count)  # RandomStrategy.choose_placement
+    if code == EXPERT:
+        return expert_placement(s, int(params[0]), rng)
+    if code == PLACEMENT_ONLY:
+        return well_placement(s, int(params[0]), rng, options, count)
+    return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
 
 
 def compiled_twin(strategy_class: type) -> str | None:

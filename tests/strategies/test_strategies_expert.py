@@ -1,0 +1,152 @@
+"""`expert` and the restricted players: parameters, determinism, twins, conformance, the
+budget knob, and that the restricted players do what their names say."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+from test_strategies_twins import play_compiled
+
+from marrakech_sim.errors import ConfigError
+from marrakech_sim.play.conformance import check_strategy
+from marrakech_sim.play.game import play_game
+from marrakech_sim.play.rng import Rng
+from marrakech_sim.play.strategy import StrategySpec, describe, registered
+from marrakech_sim.play.view import GameView
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.state import GameState
+from marrakech_sim.strategies.expert import (
+    ExpertStrategy,
+    PlacementOnlyStrategy,
+    RotationOnlyStrategy,
+)
+from marrakech_sim.strategies.greedy import GreedyStrategy
+
+TWO = Rules(players=2)
+
+
+@pytest.mark.parametrize("budget", [0, -3, "big", 2.5, True, 10**6])
+@pytest.mark.parametrize("ref", ["expert", "rotation-only", "placement-only"])
+def test_bad_budget_is_a_config_error_naming_it(ref: str, budget: object) -> None:
+    """A budget that is not an allowed integer is a ConfigError quoting it and the range."""
+    if budget == 0 and ref != "expert":
+        StrategySpec.of(ref, {"budget": 0}).build()  # the restricted players' greedy mode
+        return
+    with pytest.raises(ConfigError, match=rf"budget {budget!r} is not allowed; it is an integer"):
+        StrategySpec.of(ref, {"budget": budget}).build()
+
+
+def test_expert_is_deterministic_by_seed() -> None:
+    """The same seed gives the same game with expert in it; another seed another game."""
+    specs = [StrategySpec.of("expert", {"budget": 2}), StrategySpec.of("greedy")]
+    games = [play_game(TWO, [s.build() for s in specs], seed) for seed in (5, 5, 6)]
+    assert all(g.error is None for g in games)
+    np.testing.assert_array_equal(games[0].moves, games[1].moves)
+    assert not np.array_equal(games[0].moves, games[2].moves)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [Rules(players=2), Rules(players=3, orient_at_end=True), Rules(board_size=9)],
+    ids=["2p", "3p-orient-at-end", "4p-board9"],
+)
+def test_compiled_twins_play_the_python_games(rules: Rules) -> None:
+    """play_batch with the expert and restricted twins plays move for move the games
+    play_game plays with their Python forms."""
+    entries = [
+        ("expert", {"budget": 1}),
+        ("rotation-only", {}),
+        ("placement-only", {"budget": 1}),
+        ("placement-only", {}),
+    ]
+    specs = [StrategySpec.of(*entries[i % len(entries)]) for i in range(rules.players)]
+    seeds = [3, 2**40 + 1]
+    moves, _, seats = play_compiled(rules, specs, seeds)
+    for g, seed in enumerate(seeds):
+        record = play_game(rules, [spec.build() for spec in specs], seed)
+        assert record.error is None
+        np.testing.assert_array_equal(moves[g, : record.turns], record.moves)
+        np.testing.assert_array_equal(seats[g], record.seats)
+
+
+def test_expert_passes_the_conformance_checker() -> None:
+    """check-strategy finds no problem with expert (every seat, 2-4 players, both orders)."""
+    report = check_strategy("expert", {"budget": 1}, games=1)
+    assert report.ok, report.lines()
+
+
+def _decision_states(rules: Rules, phase: str, count: int, seed: int) -> list[GameState]:
+    """`count` positions in `phase` from random play (one per game turn, several games)."""
+    rnd = np.random.default_rng(seed)
+    found: list[GameState] = []
+    while len(found) < count:
+        state = GameState.start(rules)
+        while not state.is_over and len(found) < count:
+            if state.phase == phase:
+                found.append(state)
+            actions = state.legal_actions()
+            state = state.apply(actions[int(rnd.integers(len(actions)))])
+    return found
+
+
+def test_rotation_only_places_uniformly_and_turns_as_greedy() -> None:
+    """rotation-only's placement is uniform over the legal options (chi-square over 12,000
+    draws, p > 0.001) and is exactly the random baseline's draw; its rotation is greedy's."""
+    player, greedy = RotationOnlyStrategy(), GreedyStrategy()
+    (state,) = _decision_states(TWO, "place", 1, seed=4)
+    options = state.legal_actions()
+    view = GameView(TWO, np.array(state.packed), state.seat, Rng(9, 1))
+    counts = np.zeros(len(options))
+    for _ in range(12_000):
+        counts[options.index(player.choose_placement(view, options))] += 1
+    assert scipy_stats.chisquare(counts).pvalue > 0.001, counts
+    for state in _decision_states(TWO, "orient", 30, seed=5):
+        mine = GameView(TWO, np.array(state.packed), state.seat, Rng(1, 2))
+        theirs = GameView(TWO, np.array(state.packed), state.seat, Rng(1, 2))
+        assert player.choose_rotation(mine) == greedy.choose_rotation(theirs)
+        assert mine.rng.getstate() == theirs.rng.getstate()
+
+
+def test_placement_only_turns_uniformly_and_places_as_greedy() -> None:
+    """placement-only's rotation is uniform over left, none, right (chi-square over 6,000
+    draws, p > 0.001); its placement is greedy's, drawing as greedy does."""
+    player, greedy = PlacementOnlyStrategy(), GreedyStrategy()
+    (state,) = _decision_states(TWO, "orient", 1, seed=6)
+    view = GameView(TWO, np.array(state.packed), state.seat, Rng(9, 1))
+    counts = np.zeros(3)
+    for _ in range(6_000):
+        counts[player.choose_rotation(view) + 1] += 1
+    assert scipy_stats.chisquare(counts).pvalue > 0.001, counts
+    for state in _decision_states(TWO, "place", 30, seed=7):
+        options = state.legal_actions()
+        mine = GameView(TWO, np.array(state.packed), state.seat, Rng(1, 2))
+        theirs = GameView(TWO, np.array(state.packed), state.seat, Rng(1, 2))
+        assert player.choose_placement(mine, options) == greedy.choose_placement(theirs, options)
+        assert mine.rng.getstate() == theirs.rng.getstate()
+
+
+def test_expert_budget_knob_is_monotone_at_small_sizes() -> None:
+    """A larger budget is not worse (ladder sense): budget 4 against budget 1 wins at
+    least half of 2-player games within the 95% block-aware interval, and its rate
+    against greedy is not below budget 1's interval (60 blocks each)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from skill_ladder import levels, match
+
+    _, greedy, low, high = levels([1, 4])
+    head = match(TWO, high, low, 60, seed=11, below=True)
+    assert head.high >= 0.5, head
+    weak = match(TWO, low, greedy, 60, seed=12, below=False)
+    strong = match(TWO, high, greedy, 60, seed=12, below=False)
+    assert strong.high >= weak.low, (weak, strong)
+
+
+def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> None:
+    """expert, rotation-only and placement-only are registered with a compiled twin, and
+    expert's one parameter is budget, default 8 (as docs/STRATEGIES.md states)."""
+    for name in ("expert", "rotation-only", "placement-only"):
+        assert name in registered() and describe(name)["compiled"]
+    assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8}
