@@ -21,7 +21,7 @@ from marrakech_sim.strategies.twins import choose_placement, choose_rotation
 
 
 @njit(cache=True, _nrt=False)
-def _play(s, codes, params, moves, streams, rngs, options):  # type: ignore[no-untyped-def]
+def _play(s, codes, params, moves, streams, rngs, options):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
 
     One call of turns._record for every phase, so the rules (inlined into it) are
@@ -47,7 +47,7 @@ def _play(s, codes, params, moves, streams, rngs, options):  # type: ignore[no-u
 
 
 @njit(cache=True)
-def play_one(s, seed, codes, params, moves):  # type: ignore[no-untyped-def]
+def play_one(s, seed, codes, params, moves):
     """Play the game from packed state `s` to the end; moves are recorded by turn."""
     p = s[k.P_]
     streams = np.empty(1 + p, np.uint64)
@@ -58,7 +58,7 @@ def play_one(s, seed, codes, params, moves):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def play_batch(init, seeds, codes, params, moves, games, seats):  # type: ignore[no-untyped-def]
+def play_batch(init, seeds, codes, params, moves, games, seats):
     """Play len(seeds) games from `init`; game g seats twins codes[g] with params[g].
 
     moves: (len(seeds) * max_turns, turns.move_columns(P)); game g's turns are written at
@@ -77,7 +77,7 @@ def play_batch(init, seeds, codes, params, moves, games, seats):  # type: ignore
 
 
 @njit(cache=True, _nrt=False)
-def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options):  # type: ignore[no-untyped-def]
+def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options):
     """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
     without reference counting (see marrakech_sim.rules.core), and so with plain loops
     where a slice assignment would need the runtime."""

@@ -82,7 +82,7 @@ _SAMPLE_MIX = uint64(0xD1B54A32D192ED03)
 
 
 @njit(cache=True, _nrt=False)
-def leaf_value(c, me, greedy, values, result, none, alpha):  # type: ignore[no-untyped-def]
+def leaf_value(c, me, greedy, values, result, none, alpha):
     """The value of position c for seat `me` (buffers: values float64[P], result
     int64[4P + 1]; none: an empty uint64 array, greedy's tie-breaking off).
 
@@ -163,7 +163,7 @@ def leaf_value(c, me, greedy, values, result, none, alpha):  # type: ignore[no-u
 
 
 @njit(cache=True, _nrt=False)
-def play_out(c, stream, first_face, horizon, start, greedy, options):  # type: ignore[no-untyped-def]
+def play_out(c, stream, first_face, horizon, start, greedy, options):
     """Play c on in place with greedy for every seat until turn start + horizon or the
     end; rolls from `stream`, except the first, which is die face index first_face."""
     faces = c[k.FACES_AT]
@@ -186,7 +186,7 @@ def play_out(c, stream, first_face, horizon, start, greedy, options):  # type: i
 
 
 @njit(cache=True, _nrt=False)
-def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy, work):  # type: ignore[no-untyped-def]
+def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy, work):
     """The mean leaf_value for `me` over `budget` sampled chance sequences of playing on
     from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
     face index first_face when >= 0. work: (options, values, result, stream, mixer)."""
@@ -206,7 +206,7 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy
 
 
 @njit(cache=True, _nrt=False)
-def schedule(s, budget):  # type: ignore[no-untyped-def]
+def schedule(s, budget):
     """(horizon in turns, income weight) of a search in s at `budget`.
 
     Budget 1 values the position right after the turn (nothing left to sample); larger
@@ -219,7 +219,7 @@ def schedule(s, budget):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=True)
-def expert_values(s, budget, rng, values):  # type: ignore[no-untyped-def]
+def expert_values(s, budget, rng, values):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
     legal placements in legal_placements order); returns the number of options.
 
@@ -303,7 +303,7 @@ def expert_values(s, budget, rng, values):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=True)
-def expert_rotation(s, budget, rng):  # type: ignore[no-untyped-def]
+def expert_rotation(s, budget, rng):
     """The expert's rotation (-1, 0 or 1) in s."""
     values = np.empty(16)
     count = expert_values(s, budget, rng, values)
@@ -311,7 +311,7 @@ def expert_rotation(s, budget, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=True)
-def expert_placement(s, budget, rng):  # type: ignore[no-untyped-def]
+def expert_placement(s, budget, rng):
     """The expert's placement as an index into legal_placements order."""
     values = np.empty(16)
     count = expert_values(s, budget, rng, values)
@@ -319,7 +319,7 @@ def expert_placement(s, budget, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=True)
-def well_rotation(s, budget, rng):  # type: ignore[no-untyped-def]
+def well_rotation(s, budget, rng):
     """The restricted players' well-chosen rotation: greedy's (default weights, ties by
     a draw) with budget 0, else the expert's at that budget."""
     if budget == 0:
@@ -331,7 +331,7 @@ def well_rotation(s, budget, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=True)
-def well_placement(s, budget, rng, options, count):  # type: ignore[no-untyped-def]
+def well_placement(s, budget, rng, options, count):
     """The restricted players' well-chosen placement (an index into options[:count], in
     legal_placements order): greedy's with budget 0, else the expert's."""
     if budget == 0:

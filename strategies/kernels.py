@@ -36,7 +36,7 @@ G_AREA, G_COVER, G_BLOCK, G_WASTE, G_RUIN = range(5)
 
 
 @njit(cache=True, inline="always")
-def _rotation_score(s, r, me, walker, ruin, rb):  # type: ignore[no-untyped-def]
+def _rotation_score(s, r, me, walker, ruin, rb):
     """The greedy score of rotation r - 1 (see greedy_rotation_scores; rb: prepare_regions)."""
     if walker == me or walker < 0:
         due, _, bankrupt = rotation_totals(s, r, me, -1, rb)
@@ -46,7 +46,7 @@ def _rotation_score(s, r, me, walker, ruin, rb):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
+def greedy_rotation_scores(s, params, out):
     """out[r + 1] = the greedy score of rotation r (higher is better).
 
     Standard order (the mover walks): -(total due over the die's faces + ruin * faces
@@ -62,7 +62,7 @@ def greedy_rotation_scores(s, params, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _placement_score(s, params, code, rb, own, stamp):  # type: ignore[no-untyped-def]
+def _placement_score(s, params, code, rb, own, stamp):
     """The greedy score of placing on `code` (see greedy_placement_scores)."""
     region, opponent, mine, largest, _ = placement_features(s, code, rb, own, stamp)
     return (
@@ -74,7 +74,7 @@ def _placement_score(s, params, code, rb, own, stamp):  # type: ignore[no-untype
 
 
 @njit(cache=True, _nrt=False)
-def greedy_placement_scores(s, params, options, count, out):  # type: ignore[no-untyped-def]
+def greedy_placement_scores(s, params, options, count, out):
     """out[i] = area * own region after + cover * opponent halves covered
     + block * largest opponent region covered into - waste * own halves covered."""
     rb = prepare_regions(s)
@@ -84,7 +84,7 @@ def greedy_placement_scores(s, params, options, count, out):  # type: ignore[no-
 
 
 @njit(cache=True, inline="always")
-def _tie(best, ties, mask, i, score):  # type: ignore[no-untyped-def]
+def _tie(best, ties, mask, i, score):
     """One step of pick_best's scan: (best, ties, bit mask of the tied indices) after
     the score of index i."""
     if score > best:
@@ -95,7 +95,7 @@ def _tie(best, ties, mask, i, score):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _pick_tied(ties, mask, rng):  # type: ignore[no-untyped-def]
+def _pick_tied(ties, mask, rng):
     """The index picked among the `ties` tied ones in `mask`: the lowest, or with a
     non-empty rng and several tied, the one chosen by one draw."""
     if ties > 1 and rng.shape[0] > 0:
@@ -108,7 +108,7 @@ def _pick_tied(ties, mask, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def pick_best(scores, count, rng):  # type: ignore[no-untyped-def]
+def pick_best(scores, count, rng):
     """Index of the best of scores[:count] (count <= 63); ties by one draw from `rng`
     (only if tied).
 
@@ -121,7 +121,7 @@ def pick_best(scores, count, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def greedy_rotation(s, params, rng):  # type: ignore[no-untyped-def]
+def greedy_rotation(s, params, rng):
     """The greedy rotation (-1, 0 or 1): pick_best of greedy_rotation_scores."""
     me = s[k.SEAT_]
     walker = k_next_walker(s)
@@ -134,7 +134,7 @@ def greedy_rotation(s, params, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def greedy_placement(s, params, rng, options, count):  # type: ignore[no-untyped-def]
+def greedy_placement(s, params, rng, options, count):
     """Index into options[:count] of the greedy placement: pick_best of
     greedy_placement_scores."""
     rb = prepare_regions(s)
@@ -150,7 +150,7 @@ def greedy_placement(s, params, rng, options, count):  # type: ignore[no-untyped
 
 
 @njit(cache=True)
-def seat_values(s, params, out):  # type: ignore[no-untyped-def]
+def seat_values(s, params, out):
     """out[seat] = dirhams + visible_w * visible + region_w * largest own region;
     -1e9 for eliminated seats. params: (visible_w, region_w)."""
     p = s[k.P_]
@@ -177,7 +177,7 @@ def seat_values(s, params, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def evaluate(s, me, params):  # type: ignore[no-untyped-def]
+def evaluate(s, me, params):
     """My value minus the best other seat's (RULES.md section 7 score as the base)."""
     p = s[k.P_]
     values = np.empty(p)
@@ -194,7 +194,7 @@ def evaluate(s, me, params):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def draw_colour(s, rng):  # type: ignore[no-untyped-def]
+def draw_colour(s, rng):
     """A uniform draw among the seat to move's remaining rugs (RULES.md section 1)."""
     seat = s[k.SEAT_]
     left = s[k.RUGS_LEFT_AT]
@@ -207,7 +207,7 @@ def draw_colour(s, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def win_share(s, me, proxy):  # type: ignore[no-untyped-def]
+def win_share(s, me, proxy):
     """My share of the win: the result when the game is over, else the share by
     `proxy` values (seat_values)."""
     p = s[k.P_]
@@ -233,7 +233,7 @@ def win_share(s, me, proxy):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def rollout(s, me, rng, policy, horizon, greedy, eval_params):  # type: ignore[no-untyped-def]
+def rollout(s, me, rng, policy, horizon, greedy, eval_params):
     """Play on from `s` (changed in place) with chance from `rng`; return my win share.
 
     policy 0: uniformly random decisions; 1: greedy (first best, `greedy` weights).

@@ -37,7 +37,7 @@ def _pick_best(view: GameView, values: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def expectimax(s, me, depth, opponent, eval_params):  # type: ignore[no-untyped-def]
+def expectimax(s, me, depth, opponent, eval_params):
     """Expected value (evaluate) of `s` for seat `me`, `depth` decisions deep.
 
     Chance nodes (draw, roll) are always expanded with their probabilities; at my
@@ -107,7 +107,7 @@ def expectimax(s, me, depth, opponent, eval_params):  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def expectimax_root(s, me, depth, opponent, eval_params, values):  # type: ignore[no-untyped-def]
+def expectimax_root(s, me, depth, opponent, eval_params, values):
     """values[i] = the value of the i-th option (rotations -1, 0, 1, or legal placements
     in legal_placements order) at the decision in `s`; returns the number of options."""
     child = np.empty_like(s)
@@ -166,7 +166,7 @@ class ExpectimaxStrategy(BaseStrategy):
 
 
 @njit(cache=True)
-def monte_carlo_root(s, me, rollouts, explore, policy, horizon, opponent, eval_params, rng, means):  # type: ignore[no-untyped-def]
+def monte_carlo_root(s, me, rollouts, explore, policy, horizon, opponent, eval_params, rng, means):
     """Share `rollouts` among the options of the decision in `s` by UCB1 and write each
     option's mean win share into `means`; returns the number of options.
 

@@ -76,7 +76,7 @@ def encode_params(twin: str, params: Mapping[str, Any]) -> np.ndarray:
 # inlined into the compiled loop, which runs without reference counting
 # (see marrakech_sim.rules.core)
 @njit(cache=True, inline="always")
-def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
+def choose_rotation(code, params, s, rng):
     """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`."""
     if code == GREEDY:
         return greedy_rotation(s, params, rng)
@@ -88,7 +88,7 @@ def choose_rotation(code, params, s, rng):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def choose_placement(code, params, s, rng, options, count):  # type: ignore[no-untyped-def]
+def choose_placement(code, params, s, rng, options, count):
     """The index into options[:count] (legal_placements order) the twin chooses."""
     if code == GREEDY:
         return greedy_placement(s, params, rng, options, count)

@@ -30,21 +30,21 @@ STREAM_STRATEGY = 64  # + seat: each seat's strategy
 
 
 @njit(cache=True, _nrt=False)
-def _mix(z):  # type: ignore[no-untyped-def]
+def _mix(z):
     z = (z ^ (z >> uint64(30))) * _MIX1
     z = (z ^ (z >> uint64(27))) * _MIX2
     return z ^ (z >> uint64(31))
 
 
 @njit(cache=True, _nrt=False)
-def rng_next(state):  # type: ignore[no-untyped-def]
+def rng_next(state):
     """The next 64 random bits of the stream in state[0] (SplitMix64)."""
     state[0] += _GOLDEN
     return _mix(state[0])
 
 
 @njit(cache=True, _nrt=False)
-def rng_below(state, n):  # type: ignore[no-untyped-def]
+def rng_below(state, n):
     """A uniform integer in [0, n), exactly uniform.
 
     Lemire's multiply-and-shift ("Fast random integer generation in an interval", 2019)
@@ -72,13 +72,13 @@ def rng_below(state, n):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def rng_random(state):  # type: ignore[no-untyped-def]
+def rng_random(state):
     """A uniform float in [0, 1) with 53 random bits."""
     return (rng_next(state) >> uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True, _nrt=False)
-def seed_of(seed, stream):  # type: ignore[no-untyped-def]
+def seed_of(seed, stream):
     return _mix(uint64(seed) ^ _mix(uint64(stream) + _GOLDEN))
 
 

@@ -70,18 +70,18 @@ def visible_after_col(seat: int, players: int) -> int:
     return MOVE_COLUMNS + players + seat
 
 
-def max_turns(rules) -> int:  # type: ignore[no-untyped-def]
+def max_turns(rules) -> int:
     """An upper bound on the turns of a game: one per rug, plus one bankrupt turn per seat."""
     return rules.colours * rules.rugs_per_colour + rules.players
 
 
-def new_moves(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
+def new_moves(rules) -> np.ndarray:
     """An empty moves buffer for one game."""
     return np.full((max_turns(rules), move_columns(rules.players)), NULL, dtype=np.int32)
 
 
 @njit(cache=True, inline="always")
-def seed_streams(seed, p, streams, rngs):  # type: ignore[no-untyped-def]
+def seed_streams(seed, p, streams, rngs):
     """A game's chance streams (dice, then each seat's pile) into `streams` and each
     seat's strategy stream into `rngs`, from the game seed (uint64); both loops use it."""
     streams[0] = seed_of(seed, STREAM_DICE)
@@ -99,7 +99,7 @@ def new_streams(players: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, inline="always")
-def k_chance(s, streams):  # type: ignore[no-untyped-def]
+def k_chance(s, streams):
     """The chance action of a draw or roll phase, from the game's streams.
 
     roll: a uniform face of the die from the dice stream (one stream per game, so the
@@ -119,7 +119,7 @@ def k_chance(s, streams):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _write_visible(s, moves, turn):  # type: ignore[no-untyped-def]
+def _write_visible(s, moves, turn):
     """visible_after of every seat into the turn's row (a placement changes several)."""
     p = s[k.P_]
     visible = s[k.VISIBLE_AT]
@@ -128,7 +128,7 @@ def _write_visible(s, moves, turn):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _record(s, action, moves):  # type: ignore[no-untyped-def]
+def _record(s, action, moves):
     """Apply `action` and record it in its turn's row; return the new phase or ERR_*."""
     phase = s[k.PHASE_]
     turn = s[k.TURN_]
@@ -172,14 +172,14 @@ def _record(s, action, moves):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_record(s, action, moves):  # type: ignore[no-untyped-def]
+def k_record(s, action, moves):
     """_record as an ordinary compiled function: the Python loop's steps call it, so
     the rules are inlined into as few functions as possible (compile time)."""
     return _record(s, action, moves)
 
 
 @njit(cache=True, inline="always")
-def _advance(s, streams, moves, shown):  # type: ignore[no-untyped-def]
+def _advance(s, streams, moves, shown):
     """k_advance's body, shared with k_decide."""
     while s[k.PHASE_] == k.PHASE_ROLL or s[k.PHASE_] == k.PHASE_DRAW:
         k_record(s, k_chance(s, streams), moves)
@@ -191,7 +191,7 @@ def _advance(s, streams, moves, shown):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_advance(s, streams, moves, shown):  # type: ignore[no-untyped-def]
+def k_advance(s, streams, moves, shown):
     """Play the chance phases (draw, roll) up to the next decision or the end, and copy
     the state into `shown` (what the strategies see; they may write into it).
 
@@ -201,7 +201,7 @@ def k_advance(s, streams, moves, shown):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_decide(s, action, streams, moves, shown):  # type: ignore[no-untyped-def]
+def k_decide(s, action, streams, moves, shown):
     """Play a strategy's decision (rotation or placement code), then k_advance.
 
     Returns an ERR_* code (< 0, nothing changed, `shown` not refreshed) for an illegal
@@ -214,7 +214,7 @@ def k_decide(s, action, streams, moves, shown):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_summary(s, seats):  # type: ignore[no-untyped-def]
+def k_summary(s, seats):
     """Fill `seats` (players x SEAT_COLUMNS) for a finished game; return tie_broken.
 
     k_result writes into the state's scratch section (free once the game is over), so

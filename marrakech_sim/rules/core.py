@@ -129,7 +129,7 @@ def state_size(board_size: int, players: int, colours_per_player: int, faces: in
 
 
 @njit(cache=True, inline="always")
-def step(x, y, f, n):  # type: ignore[no-untyped-def]
+def step(x, y, f, n):
     """One step of Assam, edge arcs included (RULES.md section 4): returns (x, y, f)."""
     if f == 0:
         if y > 0:
@@ -186,7 +186,7 @@ WALK_AT, WALK = _walk_table()
 
 
 @njit(cache=True, inline="always")
-def walk(x, y, f, steps, n):  # type: ignore[no-untyped-def]
+def walk(x, y, f, steps, n):
     """Where Assam stops after `steps` steps: (x, y, f)."""
     if n <= WALK_BOARDS:
         while steps > 0:
@@ -201,37 +201,37 @@ def walk(x, y, f, steps, n):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def dx(d):  # type: ignore[no-untyped-def]
+def dx(d):
     """Column change of direction d (0 N, 1 E, 2 S, 3 W)."""
     return (d == 1) - (d == 3)
 
 
 @njit(cache=True, inline="always")
-def dy(d):  # type: ignore[no-untyped-def]
+def dy(d):
     """Row change of direction d (0 N, 1 E, 2 S, 3 W)."""
     return (d == 2) - (d == 0)
 
 
 @njit(cache=True, inline="always")
-def offset(d, n):  # type: ignore[no-untyped-def]
+def offset(d, n):
     """Square index change of one step in direction d on an n x n board."""
     return dy(d) * n + dx(d)
 
 
 @njit(cache=True, inline="always")
-def direction(ddx, ddy):  # type: ignore[no-untyped-def]
+def direction(ddx, ddy):
     """The direction (0 N, 1 E, 2 S, 3 W) of the step (ddx, ddy) to a neighbour."""
     return (ddx == 1) + 2 * (ddy == 1) + 3 * (ddx == -1)
 
 
 @njit(cache=True, inline="always")
-def pack_placement(x1, y1, x2, y2):  # type: ignore[no-untyped-def]
+def pack_placement(x1, y1, x2, y2):
     """The integer code of placement ((x1, y1), (x2, y2))."""
     return x1 | (y1 << COORD_BITS) | (x2 << 2 * COORD_BITS) | (y2 << 3 * COORD_BITS)
 
 
 @njit(cache=True, inline="always")
-def unpack_placement(code):  # type: ignore[no-untyped-def]
+def unpack_placement(code):
     """(x1, y1, x2, y2) of a placement code."""
     return (
         code & COORD_MASK,
@@ -242,13 +242,13 @@ def unpack_placement(code):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def touching(x1, y1, x2, y2):  # type: ignore[no-untyped-def]
+def touching(x1, y1, x2, y2):
     """Whether squares (x1, y1) and (x2, y2) share an edge."""
     return abs(x1 - x2) + abs(y1 - y2) == 1
 
 
 @njit(cache=True, inline="always")
-def owner(s, colour):  # type: ignore[no-untyped-def]
+def owner(s, colour):
     """The seat owning a colour index (RULES.md section 1: seat s owns s, s+P, ...)."""
     return colour % s[P_]
 
@@ -257,7 +257,7 @@ def owner(s, colour):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def region_size(s, sq):  # type: ignore[no-untyped-def]
+def region_size(s, sq):
     """Squares in the 4-connected region of the visible colour at `sq` (RULES.md section 5).
 
     Zero for an empty square. Uses the scratch section as the queue and clears its marks.
@@ -302,7 +302,7 @@ def region_size(s, sq):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def payment_at(s, sq, seat):  # type: ignore[no-untyped-def]
+def payment_at(s, sq, seat):
     """(amount due, payee) if `seat` stopped on `sq` now; (0, -1) when nothing is due.
 
     RULES.md section 5: no payment on an empty square, on the seat's own colours, or on
@@ -318,7 +318,7 @@ def payment_at(s, sq, seat):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def protected_half(s, sq):  # type: ignore[no-untyped-def]
+def protected_half(s, sq):
     """The direction from `sq` to the other half of its rug when the mover may not cover
     both (RULES.md section 6.3), else -1.
 
@@ -333,7 +333,7 @@ def protected_half(s, sq):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
+def placement_error(s, x1, y1, x2, y2):
     """OK when a rug may go on (x1, y1) (next to Assam) and (x2, y2) now (RULES.md section 6)."""
     n = s[N_]
     if min(x1, y1, x2, y2) < 0 or max(x1, y1, x2, y2) >= n or not touching(x1, y1, x2, y2):
@@ -350,7 +350,7 @@ def placement_error(s, x1, y1, x2, y2):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def legal_placement_mask(s):  # type: ignore[no-untyped-def]
+def legal_placement_mask(s):
     """Assam's square * 65536 + a mask whose bit d1 * 4 + d2 is set when the placement
     (Assam + d1, Assam + d1 + d2) is legal.
 
@@ -381,7 +381,7 @@ def legal_placement_mask(s):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def legal_placements(s, out):  # type: ignore[no-untyped-def]
+def legal_placements(s, out):
     """Write the codes of the legal placements into `out` in candidate order; return the count."""
     return placements_of_key(s, legal_placement_mask(s), out)
 
@@ -403,7 +403,7 @@ CANDIDATE_DELTA = np.array([_candidate_delta(i) for i in range(16)], dtype=np.in
 
 
 @njit(cache=True, inline="always")
-def placements_of_key(s, key, out):  # type: ignore[no-untyped-def]
+def placements_of_key(s, key, out):
     """legal_placements from a legal_placement_mask result already at hand (no recompute).
 
     `out` needs 16 slots: every candidate's code is written at out[count] and kept only
@@ -418,19 +418,19 @@ def placements_of_key(s, key, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def visible_squares(s, seat):  # type: ignore[no-untyped-def]
+def visible_squares(s, seat):
     """Visible squares of all of a seat's colours (RULES.md section 7), from the counter."""
     return s[s[VISIBLE_AT] + seat]
 
 
 @njit(cache=True, inline="always")
-def seat_rugs_left(s, seat):  # type: ignore[no-untyped-def]
+def seat_rugs_left(s, seat):
     """Unplaced rugs of all of a seat's colours, from the counter."""
     return s[s[SEAT_LEFT_AT] + seat]
 
 
 @njit(cache=True)
-def k_recount(s):  # type: ignore[no-untyped-def]
+def k_recount(s):
     """Rebuild the kept counters (SEAT_LEFT, VISIBLE, PARTNER) from the rugs left and the board.
 
     For states built field by field (notation); the kernels keep them in step afterwards.
@@ -467,7 +467,7 @@ def k_recount(s):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _begin_turn(s, seat):  # type: ignore[no-untyped-def]
+def _begin_turn(s, seat):
     """Start `seat`'s turn: its first phase (RULES.md sections 3 and 9)."""
     s[SEAT_] = seat
     if s[C_] > 1:
@@ -479,7 +479,7 @@ def _begin_turn(s, seat):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _finish(s, reason, last):  # type: ignore[no-untyped-def]
+def _finish(s, reason, last):
     """End the game; the seat shown is the next one in the game after `last` (section 9)."""
     p = s[P_]
     out = s[OUT_AT]
@@ -495,7 +495,7 @@ def _finish(s, reason, last):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _next_turn(s):  # type: ignore[no-untyped-def]
+def _next_turn(s):
     """Pass to the next seat clockwise in the game with rugs left, or end (section 2, 7)."""
     p = s[P_]
     out = s[OUT_AT]
@@ -511,7 +511,7 @@ def _next_turn(s):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _roll(s, steps):  # type: ignore[no-untyped-def]
+def _roll(s, steps):
     """Walk, pay, and go bankrupt if need be (RULES.md sections 3.2, 3.3, 4, 5)."""
     n = s[N_]
     x, y, f = walk(s[X_], s[Y_], s[FACING_], steps, n)
@@ -550,7 +550,7 @@ def _roll(s, steps):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _place(s, a, b, d):  # type: ignore[no-untyped-def]
+def _place(s, a, b, d):
     """Lay the turn's rug on squares a and b (b is in direction d from a), then orient
     (variant) or pass the turn."""
     colour = s[COLOUR_]
@@ -595,7 +595,7 @@ def _place(s, a, b, d):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def apply_action(s, action):  # type: ignore[no-untyped-def]
+def apply_action(s, action):
     """Apply one action of the current phase in place; return the new phase or an ERR_* code.
 
     draw: a colour index; orient: -1, 0 or 1; roll: the die value; place: a placement
@@ -644,13 +644,13 @@ def apply_action(s, action):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_apply(s, action):  # type: ignore[no-untyped-def]
+def k_apply(s, action):
     """apply_action as an ordinary compiled function (see apply_action)."""
     return apply_action(s, action)
 
 
 @njit(cache=True, _nrt=False)
-def k_step(s, action):  # type: ignore[no-untyped-def]
+def k_step(s, action):
     """k_apply for the Python face: the new phase + 8 * legal_placement_mask when placing.
 
     Handing the placement mask back with the phase saves the Python API one call into
@@ -666,7 +666,7 @@ def k_step(s, action):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_result(s, out):  # type: ignore[no-untyped-def]
+def k_result(s, out):
     """Per-seat results of a finished game into `out` (RULES.md section 7).
 
     out[0:P] visible squares, out[P:2P] scores (-1 when eliminated), out[2P:3P] ranks,
@@ -723,7 +723,7 @@ def k_result(s, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def k_perft(s, depth, faces):  # type: ignore[no-untyped-def]
+def k_perft(s, depth, faces):
     """Leaves `depth` phases below `s` (RULES.md section 10); `faces` are the distinct rolls."""
     if depth == 0 or s[PHASE_] == PHASE_OVER:
         return 1
@@ -764,7 +764,7 @@ def k_perft(s, depth, faces):  # type: ignore[no-untyped-def]
 FACING_INDEX = {"N": 0, "E": 1, "S": 2, "W": 3}
 
 
-def blank_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
+def blank_state(rules) -> np.ndarray:
     """A packed array with the rule header filled in and an empty board."""
     n, p, c = rules.board_size, rules.players, rules.colours_per_player
     s = np.zeros(state_size(n, p, c, len(rules.die_faces)), dtype=np.int32)
@@ -804,7 +804,7 @@ def blank_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
     return s
 
 
-def initial_state(rules) -> np.ndarray:  # type: ignore[no-untyped-def]
+def initial_state(rules) -> np.ndarray:
     """The packed start position of a rule set (RULES.md section 2)."""
     s = blank_state(rules)
     p = rules.players

@@ -37,18 +37,18 @@ FEATURES = 5
 
 
 @intrinsic
-def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
+def _popcount(typingctx, x):
     """The number of set bits of an integer (one instruction)."""
     sig = types.int64(x)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         return builder.ctpop(context.cast(builder, args[0], signature.args[0], types.int64))
 
     return sig, codegen
 
 
 @njit(cache=True, inline="always")
-def _owner(c, p):  # type: ignore[no-untyped-def]
+def _owner(c, p):
     """c % p (the seat owning colour c, RULES.md section 1) by subtraction: colours are
     < P * C with few colours per player, and an integer division is slow in hot loops."""
     while c >= p:
@@ -57,7 +57,7 @@ def _owner(c, p):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_next_walker(s):  # type: ignore[no-untyped-def]
+def k_next_walker(s):
     """The seat who walks after the rotation now asked for; -1 when nobody will.
 
     Standard order: the mover. Variant "orient at end" (RULES.md section 3): the next
@@ -75,7 +75,7 @@ def k_next_walker(s):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_landings(s, rotation, out):  # type: ignore[no-untyped-def]
+def k_landings(s, rotation, out):
     """out[i] = (x, y, facing) where Assam stops for die face i after `rotation`."""
     n = s[k.N_]
     f = (s[k.FACING_] + rotation + 4) & 3
@@ -87,7 +87,7 @@ def k_landings(s, rotation, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped-def]
+def k_payment_totals(s, rotation, payer, payee, out):
     """Sum over the die's faces of what `payer` pays after `rotation` (RULES.md section 5).
 
     out[0]: total due (before bankruptcy), out[1]: total actually paid (capped at the
@@ -111,7 +111,7 @@ def k_payment_totals(s, rotation, payer, payee, out):  # type: ignore[no-untyped
 
 
 @njit(cache=True, inline="always")
-def _board_bits(n):  # type: ignore[no-untyped-def]
+def _board_bits(n):
     """(all squares, all but column N-1, all but column 0) as bitboards."""
     first = 0
     for y in range(n):
@@ -120,7 +120,7 @@ def _board_bits(n):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _flood(r, m, n, not_last, not_first):  # type: ignore[no-untyped-def]
+def _flood(r, m, n, not_last, not_first):
     """The squares of m 4-connected (RULES.md section 5) to r, a subset of m."""
     # a step west (>> 1) must not wrap to the row above's last column, a step east
     # (<< 1) not to the next row's first; north and south fall off the board. Most
@@ -136,7 +136,7 @@ def _flood(r, m, n, not_last, not_first):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _colour_mask(c, rb):  # type: ignore[no-untyped-def]
+def _colour_mask(c, rb):
     """The bitboard of colour c from prepare_regions' bit planes."""
     full, _, _, p0, p1, p2, p3 = rb
     v = c + 1
@@ -147,7 +147,7 @@ def _colour_mask(c, rb):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_label_regions(s):  # type: ignore[no-untyped-def]
+def k_label_regions(s):
     """Label the 4-connected regions of each colour (RULES.md section 5) in the scratch
     section: scratch[sq] = the region's root (its first square), scratch[N*N + root] = its
     size (an empty square is its own root, of size 0); scratch[2*N*N:3*N*N] is cleared
@@ -198,7 +198,7 @@ def k_label_regions(s):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def prepare_regions(s):  # type: ignore[no-untyped-def]
+def prepare_regions(s):
     """Prepare the region queries of one decision; the result is passed to them.
 
     Up to 63 squares: (all squares, edge masks, the four bit planes of colour + 1).
@@ -225,7 +225,7 @@ def prepare_regions(s):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def _region_size(s, sq, c, rb):  # type: ignore[no-untyped-def]
+def _region_size(s, sq, c, rb):
     """Squares of the region at sq, whose colour c >= 0 is given (rb from prepare_regions)."""
     full, not_last, not_first, _, _, _, _ = rb
     if full:
@@ -235,7 +235,7 @@ def _region_size(s, sq, c, rb):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def _labelled_rug_region(s, x1, y1, x2, y2, stamp):  # type: ignore[no-untyped-def]
+def _labelled_rug_region(s, x1, y1, x2, y2, stamp):
     """_rug_region on a board labelled by k_label_regions (an ordinary call: the inlined
     bitboard path stays small).
 
@@ -290,7 +290,7 @@ def _labelled_rug_region(s, x1, y1, x2, y2, stamp):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, inline="always")
-def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):  # type: ignore[no-untyped-def]
+def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):
     """Squares of the placed colour's region after placing the turn's rug on (x1, y1),
     (x2, y2) (rb from prepare_regions, own from placing_mask, stamp: see _labelled_rug_region).
 
@@ -306,13 +306,13 @@ def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, inline="always")
-def placing_mask(s, rb):  # type: ignore[no-untyped-def]
+def placing_mask(s, rb):
     """The bitboard of the colour being placed (0 on labelled boards)."""
     return _colour_mask(s[k.COLOUR_], rb) if rb[0] else 0
 
 
 @njit(cache=True, inline="always")
-def rotation_totals(s, r, payer, payee, rb):  # type: ignore[no-untyped-def]
+def rotation_totals(s, r, payer, payee, rb):
     """(due, paid, bankrupting faces) of k_payment_totals for rotation r - 1 (rb from
     prepare_regions), with one walk and one region query per distinct consecutive face."""
     n = s[k.N_]
@@ -354,7 +354,7 @@ def rotation_totals(s, r, payer, payee, rb):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_rotation_totals(s, payer, payee, out):  # type: ignore[no-untyped-def]
+def k_rotation_totals(s, payer, payee, out):
     """out[r + 1] = k_payment_totals(s, r, payer, payee) for r = -1, 0, 1, from one
     preparation of the region queries."""
     rb = prepare_regions(s)
@@ -363,7 +363,7 @@ def k_rotation_totals(s, payer, payee, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def placement_features(s, code, rb, own, stamp):  # type: ignore[no-untyped-def]
+def placement_features(s, code, rb, own, stamp):
     """The F_* features of placing the turn's rug on `code` (rb, own: prepare_regions and
     placing_mask; stamp: see _rug_region) as (region, opponent halves, own halves,
     opponent region, covered seats)."""
@@ -393,7 +393,7 @@ def placement_features(s, code, rb, own, stamp):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, _nrt=False)
-def k_placements_features(s, codes, count, out):  # type: ignore[no-untyped-def]
+def k_placements_features(s, codes, count, out):
     """What placing the turn's rug on each of codes[:count] would change (F_* columns).
 
     One row of `out` each, from one preparation of the region queries.
@@ -410,7 +410,7 @@ def k_placements_features(s, codes, count, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def k_regions(s, out):  # type: ignore[no-untyped-def]
+def k_regions(s, out):
     """out[colour] = the largest visible region of each colour (RULES.md section 5)."""
     n = s[k.N_]
     col = s[k.COLOUR_AT]

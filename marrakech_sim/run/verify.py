@@ -58,7 +58,7 @@ class VerifyReport:
 
 
 @njit(cache=True)
-def k_replay(init, seeds, first, counts, rec, out, result, seats):  # type: ignore[no-untyped-def]
+def k_replay(init, seeds, first, counts, rec, out, result, seats):
     """Replay game g from rows rec[first[g] : first[g] + counts[g]] into `out`.
 
     Chance cells (a draw's colour, a roll) in `out` are those of the game seed's streams.
@@ -181,10 +181,10 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
         # a run still playing (or stopped early) has its chunks on disk verified; the
         # manifest counts chunks only when a session ends
         expected = every & set(range(plan.chunks))
-        absent = sorted(set(range(plan.chunks)) - expected)
+        lost = sorted(set(range(plan.chunks)) - expected)
         report.problems.append(
-            f"the run is {manifest.get('status')!r}, not complete: {len(absent)} of "
-            f"{plan.chunks} chunks missing ({_ranges(absent)})"
+            f"the run is {manifest.get('status')!r}, not complete: {len(lost)} of "
+            f"{plan.chunks} chunks missing ({_ranges(lost)})"
         )
     for chunk in sorted(every - expected):
         report.problems.append(f"part {runfolder.part_name(chunk)} is not part of the run")

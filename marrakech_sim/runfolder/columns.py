@@ -20,7 +20,7 @@ _LITERAL_RUN = 8 * _MAX_LITERAL_GROUPS  # values in the longest bit-packed run
 
 
 @njit(cache=True)
-def columns_into(moves, stride, turns, first, players, head, lists, game, turn, start):  # type: ignore[no-untyped-def]
+def columns_into(moves, stride, turns, first, players, head, lists, game, turn, start):
     """Append the first turns[g] rows of each game g (rows g*stride ...) to columns.
 
     From row `start` on: head[c] the move column c (head.shape[0] of them); lists[j] the
@@ -54,7 +54,7 @@ def hybrid_bound(n: int, bit_width: int) -> int:
 
 
 @njit(cache=True)
-def rle_hybrid(values, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
+def rle_hybrid(values, lo, bit_width, out, pos):
     """Write values - lo (each in [0, 2**bit_width)) as Parquet's RLE / bit-packed hybrid.
 
     Works in groups of 8 values: where a group's 8 values are equal, a repeated run
@@ -125,7 +125,7 @@ def rle_hybrid(values, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def value_range(values, valid):  # type: ignore[no-untyped-def]
+def value_range(values, valid):
     """(lo, hi, count) of the values where valid != 0 (valid empty: all); hi < lo if none."""
     n = values.shape[0]
     if valid.shape[0] == 0:  # branch-free min and max
@@ -153,7 +153,7 @@ def value_range(values, valid):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _repeated(value, count, bit_width, out, pos):  # type: ignore[no-untyped-def]
+def _repeated(value, count, bit_width, out, pos):
     """One repeated run of `count` values `value` (count > 0)."""
     header = count << 1
     while header >= 0x80:
@@ -169,7 +169,7 @@ def _repeated(value, count, bit_width, out, pos):  # type: ignore[no-untyped-def
 
 
 @njit(cache=True)
-def _length_prefixed(out, start, end):  # type: ignore[no-untyped-def]
+def _length_prefixed(out, start, end):
     """Write the 4-byte little-endian length of out[start + 4:end] at start; return end."""
     length = end - start - 4
     for b in range(4):
@@ -178,7 +178,7 @@ def _length_prefixed(out, start, end):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def flat_levels(valid, rows, out):  # type: ignore[no-untyped-def]
+def flat_levels(valid, rows, out):
     """Definition levels of an optional flat column (1 present, 0 null), length-prefixed.
 
     valid: int8 per row (empty: no row is null). Returns the end position in out.
@@ -191,7 +191,7 @@ def flat_levels(valid, rows, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def list_levels(offsets, out):  # type: ignore[no-untyped-def]
+def list_levels(offsets, out):
     """Repetition then definition levels of a list column, each length-prefixed.
 
     The schema `required group (LIST) { repeated group list { optional element } }` with
@@ -241,7 +241,7 @@ def list_levels(offsets, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def dictionary_indices(values, valid, lo, bit_width, out, pos):  # type: ignore[no-untyped-def]
+def dictionary_indices(values, valid, lo, bit_width, out, pos):
     """An RLE_DICTIONARY page's values: the bit width, then values - lo of the valid rows.
 
     valid: int8 per value (empty: all valid). Returns the end position in out.

@@ -22,7 +22,7 @@ from marrakech_sim.run.verify import verify_run
 from marrakech_sim.strategies.basic import RandomStrategy
 
 HERE = Path(__file__).resolve()
-BAD = HERE.parent / "strategies_examples" / "bad.py"
+BAD = HERE.parents[1] / "strategies_examples" / "bad.py"  # (no conftest: workers load this file)
 MARRAKECH = Path(sys.executable).parent / "marrakech"
 
 
