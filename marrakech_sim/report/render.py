@@ -605,8 +605,11 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("games", lambda r: count(r.n_games)),
                     ("blocks", lambda r: count(r.n_blocks)),
                     (
-                        "block chi2 (df), p",
-                        lambda r: f"{num(r.chi2_block)} ({r.df_block}), p={pval(r.p_block)}",
+                        "F test on blocks: F (df1, df2), p",
+                        lambda r: (
+                            f"{num(r.f_block)} ({r.df_block}, {count(r.f_df2)}), "
+                            f"p={pval(r.p_block)}"
+                        ),
                     ),
                     ("Pearson chi2, p", lambda r: f"{num(r.chi2_pearson)}, p={pval(r.p_pearson)}"),
                     (
@@ -739,7 +742,10 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
         "comeback: a winner was behind after half the turns; winner_dirhams_share: dirhams' share "
         "of the winning score) and each rule set's difference from the baseline with the same "
         "player count (the one closest to the standard rules), with block-clustered 95% intervals "
-        "and Holm-corrected p-values over all comparisons." + moves
+        "and p-values Holm-corrected within each declared family: primary (each seat's win "
+        "share, margin, bankruptcy rate, length), secondary (tie-breaks, the winner's dirhams "
+        "share, lead changes, comebacks), with t intervals on clusters - 1 degrees of "
+        "freedom." + moves
     )
     if comp.empty:
         s.paragraphs.append("Only one rule set per player count: nothing to compare.")
@@ -751,6 +757,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                 *rows(
                     comp,
                     [
+                        ("family", lambda r: str(getattr(r, "family", ""))),
                         ("metric", lambda r: str(r.metric)),
                         ("rule set", lambda r: str(r.ruleset)),
                         ("baseline", lambda r: str(r.baseline)),
@@ -837,16 +844,19 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
     # 7. Power
     s = Section("7. Power")
     s.paragraphs.append(
-        "Each headline claim with its 95% interval. A claim is underpowered when the interval's "
-        "half-width exceeds the estimate's distance from zero (the interval still reaches the "
-        "other side); 'games to settle' is the total that would shrink the half-width to the "
-        "estimate (about even odds of a clear result if the estimate is right). "
-        "`marrakech plan` sizes a study before it is run."
+        "Each headline claim with its 95% interval, and what its data can detect: the "
+        "smallest effect found with 80% power at this size (two-sided, 5% level), and the "
+        "games needed for 80% power at the stated effect (1 pp for a share, 0.5 pp per seat "
+        "for a trend, in the claim's own unit otherwise). `marrakech plan` sizes a study "
+        "before it is run."
     )
     power = t["power"]
     if not power.empty:
-        n_under = int(power["underpowered"].sum())
-        s.paragraphs.append(f"{n_under} of {len(power)} claims are underpowered.")
+        short = int((~power["detectable"].astype(bool)).sum())
+        s.paragraphs.append(
+            f"{short} of {len(power)} claims have data too few to detect their stated effect "
+            "with 80% power."
+        )
         s.tables.append(
             (
                 "Claims",
@@ -862,15 +872,12 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                             ),
                         ),
                         ("games", lambda r: count(r.n_games)),
-                        ("underpowered", lambda r: "yes" if r.underpowered else "no"),
                         (
-                            "games to settle",
-                            lambda r: (
-                                "never (estimate is 0)"
-                                if np.isinf(r.n_to_settle)
-                                else count(r.n_to_settle)
-                            ),
+                            "detectable with 80% power",
+                            lambda r: f"{num(r.mde, 3)} {r.unit}".strip(),
                         ),
+                        ("stated effect", lambda r: f"{num(r.target_effect, 3)} {r.unit}".strip()),
+                        ("games for 80% power at it", lambda r: count(r.n_for_power)),
                     ],
                 ),
             )
@@ -883,7 +890,8 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     t["plan"],
                     [
                         ("players", lambda r: str(r.players)),
-                        ("design effect (from this data)", lambda r: num(r.design_effect, 3)),
+                        ("design effect assumed", lambda r: num(r.design_effect, 3)),
+                        ("observed", lambda r: num(r.design_effect_observed, 3)),
                         ("independent games", lambda r: count(r.n_games_independent)),
                         ("games", lambda r: count(r.n_games)),
                     ],
