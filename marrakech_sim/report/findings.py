@@ -24,6 +24,7 @@ among scripted players need not hold for other players.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -33,7 +34,6 @@ import pandas as pd
 from marrakech_sim.report.tables import ReportTables
 
 MATTERS_PP = 1.0  # an effect on a win share smaller than this does not matter to a designer
-SHARE_METRICS = ("seat_advantage", "bankrupt", "tie_broken", "comeback", "winner_dirhams_share")
 METRIC_WORDS = {
     "seat_advantage": ("the first seat's win share minus its fair share", "pp"),
     "turns": ("the game length", "turns"),
@@ -196,6 +196,15 @@ def seat_findings(
     return out
 
 
+def metric_words(metric: str) -> tuple[str, str]:
+    """A variant metric in words, and its unit ('pp' for a share): seat_2_share is seat 2's
+    win share (the primary family's per-seat metrics)."""
+    seat = re.fullmatch(r"seat_(\d+)_share", metric)
+    if seat:
+        return f"seat {seat.group(1)}'s win share", "pp"
+    return METRIC_WORDS.get(metric, (metric, ""))
+
+
 def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     """One finding per (variant, metric) against the variant's baseline rule set."""
     comp = t.get("variant_comparison", pd.DataFrame())
@@ -209,8 +218,8 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     out = []
     for r in comp.itertuples():
         metric = str(r.metric)
-        noun, unit = METRIC_WORDS.get(metric, (metric, ""))
-        share = metric in SHARE_METRICS
+        noun, unit = metric_words(metric)
+        share = unit == "pp"
         scale = 100.0 if share else 1.0
         d, lo, hi = scale * r.diff, scale * r.lo, scale * r.hi
         verdict = _verdict(bool(r.reject_holm), lo, hi, MATTERS_PP if share else None)

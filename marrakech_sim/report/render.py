@@ -174,7 +174,7 @@ def forest_finding(metric: str, part: pd.DataFrame) -> str:
     word = "higher" if diff > 0 else "lower"
     amount = (
         f"{abs(100 * diff):.1f} pp"
-        if metric in SHARE_METRICS
+        if _is_share(metric)
         else f"{abs(diff):.2f} {UNITS.get(metric, '')}".strip()
     )
     return f"{metric}: {r['ruleset']} {word} than {r['baseline']} by {amount}"
@@ -209,7 +209,9 @@ def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
     )
 
 
-SHARE_METRICS = ("seat_advantage", "bankrupt", "tie_broken", "comeback", "winner_dirhams_share")
+def _is_share(metric: str) -> bool:
+    """Whether a variant metric is a share (shown in % and pp): `findings.metric_words`."""
+    return findings.metric_words(metric)[1] == "pp"
 UNITS = {"turns": "turns", "margin": "points", "lead_changes": "lead changes"}
 
 
@@ -226,12 +228,12 @@ def _panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[A
 
 def _metric(metric: str, x: float) -> str:
     """A per-game metric's mean: shares in percent, others as numbers."""
-    return pct(x, 2) if metric in SHARE_METRICS else num(x, 4)
+    return pct(x, 2) if _is_share(metric) else num(x, 4)
 
 
 def _diff(metric: str, x: float) -> str:
     """A difference of a metric: shares in percentage points, others in their unit."""
-    if metric in SHARE_METRICS:
+    if _is_share(metric):
         return pp(100 * x, 2)
     return f"{x:+.3g} {UNITS.get(metric, '')}".strip()
 
@@ -309,7 +311,7 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
         fig, axes = _panels(len(metrics), 1, 8.0, 1.2 + 0.4 * per)
         for ax, metric in zip(axes, metrics, strict=True):
             part = comp.loc[comp["metric"] == metric]
-            share = metric in SHARE_METRICS
+            share = _is_share(metric)
             labels = [
                 f"{r.ruleset} vs {r.baseline}\nn={count(r.n_games)}/{count(r.n_games_baseline)}, "
                 f"Holm p{p_is(r.p_holm)}"
