@@ -69,7 +69,7 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
             path.write_text(format_records([record]), encoding="utf-8")
             turn = min(g.turn, len(done.turns))
             title = f"{NOUNS.get(g.kind, g.kind)}: game {g.game_id}, after turn {turn}"
-            scene = position_scene(done, turn, title)
+            scene = position_scene(done, turn, f"{NOUNS.get(g.kind, g.kind)}: game {g.game_id}")
             found.append(
                 Notable(
                     name=f"notable-{stem}",

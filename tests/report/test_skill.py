@@ -124,3 +124,33 @@ def test_the_report_says_how_each_seat_changes_with_skill(skill_run: tuple[Path,
         assert f"Seat {seat}" in md
     assert "when every seat plays random" in md and "when every seat plays greedy" in md
     assert "greedy against random" in md
+
+
+def test_seating_changes_are_found_beside_games_of_more_players(tmp_path: Path) -> None:
+    """With 4-player games in the report too (wider seat arrays), the 2-player mixed blocks
+    still give the seating measure (a seat past a game's player count is not a strategy)."""
+    two = play_run(
+        tmp_path / "two",
+        {
+            "seed": 2,
+            "games_per_lineup": 60,
+            "rulesets": {"two": {"players": 2}},
+            "strategies": {"random": {}, "greedy-area": {}},
+            "schedule": {"kind": "lineups", "lineups": [["greedy-area", "random"]]},
+        },
+    )
+    four = play_run(
+        tmp_path / "four",
+        {
+            "seed": 3,
+            "games_per_lineup": 40,
+            "rulesets": {"four": {}},
+            "strategies": {"random": {}, "greedy-area": {}},
+            "schedule": {"kind": "self_play"},
+        },
+    )
+    build_report([two, four], tmp_path / "report", rating_games=500, moves_games=50)
+    decides = pd.read_csv(tmp_path / "report" / "decides.csv")
+    seating = decides[decides["measure"] == "seating"]
+    assert seating["players"].tolist() == [2]
+    assert int(seating["n"].iloc[0]) == 30  # 60 games: 30 blocks of both seatings

@@ -266,11 +266,10 @@ def _seating_changes(pg: PerGame, level: float) -> list[dict[str, object]]:
     winner = np.where(
         pg.n_winners == 1, pg.strategy[seat_of_winner, np.arange(len(pg))], -2
     )  # -2: a shared win
-    codes = np.sort(pg.strategy, axis=0)
-    mixed = np.zeros(len(pg), bool)
-    for seat in range(1, pg.seats):
-        mixed |= (codes[seat] != codes[0]) & (codes[seat] >= 0) & (codes[0] >= 0)
-    mixed &= pg.n_winners > 0
+    seated = pg.strategy >= 0  # (seats, games): -1 past a game's player count
+    lowest = np.where(seated, pg.strategy, np.iinfo(pg.strategy.dtype).max).min(axis=0)
+    highest = np.where(seated, pg.strategy, -1).max(axis=0)
+    mixed = (lowest != highest) & (pg.n_winners > 0)
     rows = []
     for rs in np.unique(pg.ruleset[mixed]).tolist():
         for k in np.unique(players[mixed & (pg.ruleset == rs)]).tolist():
