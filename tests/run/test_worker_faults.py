@@ -24,15 +24,7 @@ from marrakech_sim.strategies.basic import RandomStrategy
 HERE = Path(__file__).resolve()
 BAD = HERE.parents[1] / "strategies_examples" / "bad.py"  # (no conftest: workers load this file)
 MARRAKECH = Path(sys.executable).parent / "marrakech"
-
-
-class SlowRandom(RandomStrategy):
-    """Random, through the Python loop, 2 ms a game: slow enough to signal a run."""
-
-    COMPILED: ClassVar[str | None] = None
-
-    def on_game_start(self, view: Any) -> None:
-        time.sleep(0.002)
+SLOW = f"{HERE.parent / 'test_runner.py'}:SlowRandom"  # random, 2 ms a game: slow enough to signal
 
 
 class BlocksTheAlarm(RandomStrategy):
@@ -152,7 +144,7 @@ def _start(tmp_path: Path, out: Path) -> subprocess.Popen[bytes]:
     config.write_text(
         "seed = 77\ngames_per_lineup = 1200\nchunk_games = 30\n"
         "[rulesets.four]\n"
-        f'[strategies.slow]\nref = "{HERE}:SlowRandom"\n'
+        f'[strategies.slow]\nref = "{SLOW}"\n'
         '[schedule]\nkind = "self_play"\n'
     )
     return subprocess.Popen(
@@ -284,5 +276,5 @@ def test_a_study_warns_when_a_strategy_plays_two_games_from_one_seed(
     assert len(warned) == 1 and "strategy 'bad'" in warned[0]
     caplog.clear()
     with caplog.at_level("WARNING", logger="marrakech_sim"):
-        run_study(lineup_study(f"{HERE}:SlowRandom", games_per_lineup=4), tmp_path / "b", workers=0)
+        run_study(lineup_study(SLOW, games_per_lineup=4), tmp_path / "b", workers=0)
     assert not [r for r in caplog.records if "cannot be reproduced" in r.getMessage()]
