@@ -24,7 +24,7 @@ from marrakech_sim.rules.queries import (
     k_placements_features,
     k_regions,
 )
-from marrakech_sim.rules.state import GameState, Placement, placement_codes
+from marrakech_sim.rules.state import GameState, Placement, placement_codes, read_only
 
 
 class PlacementEffect(NamedTuple):
@@ -64,9 +64,7 @@ class GameView:
     @property
     def packed(self) -> np.ndarray:
         """A read-only view of the packed state (marrakech_sim.rules.core) for kernels."""
-        view = self._s.view()
-        view.flags.writeable = False
-        return view
+        return read_only(self._s)
 
     @property
     def to_move(self) -> int:

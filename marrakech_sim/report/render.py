@@ -212,6 +212,8 @@ def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
 def _is_share(metric: str) -> bool:
     """Whether a variant metric is a share (shown in % and pp): `findings.metric_words`."""
     return findings.metric_words(metric)[1] == "pp"
+
+
 UNITS = {"turns": "turns", "margin": "points", "lead_changes": "lead changes"}
 
 

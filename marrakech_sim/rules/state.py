@@ -171,6 +171,13 @@ _ERRORS = {
 }
 
 
+def read_only(packed: np.ndarray) -> np.ndarray:
+    """A view of a packed state that cannot be written through (kernels may still read it)."""
+    view = packed.view()
+    view.flags.writeable = False
+    return view
+
+
 class GameState:
     """An immutable game position with its rules; `apply` returns a new state."""
 
@@ -224,9 +231,7 @@ class GameState:
     @property
     def packed(self) -> np.ndarray:
         """A read-only view of the packed array (for the compiled core)."""
-        view = self._s.view()
-        view.flags.writeable = False
-        return view
+        return read_only(self._s)
 
     @property
     def phase(self) -> str:
