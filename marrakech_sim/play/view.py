@@ -24,7 +24,14 @@ from marrakech_sim.rules.queries import (
     k_placements_features,
     k_regions,
 )
-from marrakech_sim.rules.state import GameState, Placement, placement_codes, read_only
+from marrakech_sim.rules.state import (
+    GameState,
+    Placement,
+    assam_of,
+    colour_of,
+    placement_codes,
+    read_only,
+)
 
 
 class PlacementEffect(NamedTuple):
@@ -96,13 +103,12 @@ class GameView:
     @property
     def colour(self) -> str | None:
         """The letter of the rug to place this turn (None before the draw)."""
-        c = int(self._s[k.COLOUR_])
-        return COLOUR_LETTERS[c] if c >= 0 else None
+        return colour_of(self._s)
 
     @property
     def assam(self) -> tuple[int, int, str]:
         """Assam's (x, y, facing)."""
-        return int(self._s[k.X_]), int(self._s[k.Y_]), FACINGS[self._s[k.FACING_]]
+        return assam_of(self._s)
 
     def dirhams(self, seat: int | None = None) -> int:
         """Dirhams of `seat` (default: this view's seat)."""

@@ -171,6 +171,17 @@ _ERRORS = {
 }
 
 
+def colour_of(packed: np.ndarray) -> str | None:
+    """The letter of the rug to place this turn in a packed state, None before the draw."""
+    c = int(packed[k.COLOUR_])
+    return COLOUR_LETTERS[c] if c >= 0 else None
+
+
+def assam_of(packed: np.ndarray) -> tuple[int, int, str]:
+    """Assam's (x, y, facing) in a packed state."""
+    return int(packed[k.X_]), int(packed[k.Y_]), FACINGS[packed[k.FACING_]]
+
+
 def read_only(packed: np.ndarray) -> np.ndarray:
     """A view of a packed state that cannot be written through (kernels may still read it)."""
     view = packed.view()
@@ -250,14 +261,12 @@ class GameState:
     @property
     def colour(self) -> str | None:
         """The letter of the rug to place this turn, None before the draw."""
-        c = int(self._s[k.COLOUR_])
-        return COLOUR_LETTERS[c] if c >= 0 else None
+        return colour_of(self._s)
 
     @property
     def assam(self) -> tuple[int, int, str]:
         """Assam's (x, y, facing)."""
-        s = self._s
-        return int(s[k.X_]), int(s[k.Y_]), FACINGS[s[k.FACING_]]
+        return assam_of(self._s)
 
     @property
     def dirhams(self) -> tuple[int, ...]:
