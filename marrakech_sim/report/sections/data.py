@@ -62,10 +62,10 @@ def _pair_rows(group: np.ndarray, block_start: np.ndarray, block_index: np.ndarr
     return np.asarray(first)
 
 
-def _first_rows(key: np.ndarray, block: np.ndarray, game_id: np.ndarray) -> np.ndarray:
-    """Per distinct ``key`` (ascending), the row of its least (block, game id)."""
-    order = np.lexsort((game_id, block, key))
-    return order[np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])]
+def _first_rows(key: np.ndarray) -> np.ndarray:
+    """Per distinct ``key`` (ascending), its first row: the games are sorted by block, then
+    game id (``pergame.load_games``), so the row of its least (block, game id)."""
+    return np.asarray(np.unique(key, return_index=True)[1])
 
 
 class DataTotals:
@@ -119,7 +119,7 @@ class DataTotals:
         self.rs_runs += np.bincount(rc * n_runs + run, minlength=n_rs * n_runs).reshape(
             n_rs, n_runs
         )
-        for row in _first_rows(rc, games.block, games.game_id).tolist():
+        for row in _first_rows(rc).tolist():
             r = int(rc[row])
             here = (int(games.block[row]), int(games.game_id[row]))
             if here < (int(self.rs_first[r, 0]), int(self.rs_first[r, 1])):
@@ -130,7 +130,7 @@ class DataTotals:
         n_m = len(matches)
         first = np.full(n_m, np.iinfo("int64").max)
         np.minimum.at(first, match_of, games.game_id)
-        first_row = _first_rows(match_of, games.block, games.game_id)
+        first_row = _first_rows(match_of)
         match_pairs = _pair_rows(match_of, block_start, block_index)
         mine = {
             "n_games_all": np.bincount(match_of, minlength=n_m),
@@ -178,9 +178,12 @@ class DataTotals:
             mid = np.concatenate([_int64(t.column("match_id")) for t in tabs]) + off
             block = np.concatenate([_int64(t.column("block")) for t in tabs]) + off
             del tabs
-            pair = np.unique(np.stack([mid, block], axis=1), axis=0)  # by match, then block
-            if not len(pair):
+            if not len(mid):
                 continue
+            order = np.lexsort((block, mid))  # by match, then block
+            mid, block = mid[order], block[order]
+            first = np.flatnonzero(np.r_[True, (mid[1:] != mid[:-1]) | (block[1:] != block[:-1])])
+            pair = np.stack([mid[first], block[first]], axis=1)
             m = np.searchsorted(self.match_id, pair[:, 0])
             start = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
             rank = np.arange(len(m)) - np.repeat(start, np.diff(np.r_[start, len(m)]))

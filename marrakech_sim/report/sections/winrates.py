@@ -343,10 +343,11 @@ class WinRateTotals:
                 games = m
             code = slots.code[b0 : b0 + n_bl].astype("int64")  # (blocks, slots)
             first_game = part.start + np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
-            pairs = zip(
-                pg.ruleset[first_game].tolist(), pg.match_id[first_game].tolist(), strict=True
-            )
-            group = np.array([self.groups.setdefault(p, len(self.groups)) for p in pairs])
+            n_rs = len(self.rulesets)
+            pair = pg.match_id[first_game] * n_rs + pg.ruleset[first_game]
+            pairs, pair_of = np.unique(pair, return_inverse=True)  # a few (match, rule set)
+            found = [(int(p % n_rs), int(p // n_rs)) for p in pairs]
+            group = np.array([self.groups.setdefault(p, len(self.groups)) for p in found])[pair_of]
             self.per_group.grow(len(self.groups) * n_s)
             used = np.flatnonzero(code.ravel() >= 0)
             key = (group[:, None] * n_s + code).ravel()[used]
