@@ -46,14 +46,16 @@ SEAT_COLUMNS = ("game_id", "seat", "strategy", "dirhams", "score", "rank", "win_
 
 @dataclass(frozen=True, slots=True)
 class PerGame:
-    """The balance games, sorted by block (then game id), one array entry per game.
+    """The balance games of one slice, sorted by block (then game id), one entry per game.
 
     Attributes:
-        names: strategy names in code order (sorted); every strategy seated in the runs.
+        names: strategy names in code order (sorted); every strategy seated in the runs,
+            not only in this slice (:func:`scan_names`).
         rulesets: rule set names in code order (sorted): ``Games.rulesets``, so a rule set
             may have no balance game.
         block: the game's block (run-unique).
-        block_index: 0, 1, ... numbering the distinct blocks in order; ``n_blocks`` of them.
+        block_index: 0, 1, ... numbering the slice's distinct blocks in order; ``n_blocks``
+            of them.
         match_id: run-unique match id.
         ruleset: code into ``rulesets``.
         players: seats of the game.
@@ -195,11 +197,11 @@ class _SeatArrays:
 
 @dataclass(frozen=True, slots=True)
 class Games:
-    """Every game of the runs (error games too), sorted by block then game id.
+    """Every game of one slice (error games too), sorted by block then game id.
 
     Attributes:
-        rulesets: rule set labels in code order (sorted); a name two runs use with
-            different options is ``name@run_id`` (report.load).
+        rulesets: rule set labels in code order (sorted; every run's, :func:`scan_names`); a
+            name two runs use with different options is ``name@run_id`` (report.load).
         run: the run's index; game_id, block, match_id: made unique across runs.
         ruleset: code into ``rulesets``.
         players, turns (NaN when null), tie_broken (NaN when null), n_winners (length of

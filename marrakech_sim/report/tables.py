@@ -16,11 +16,12 @@ means behind ``stats.compare_variants``. Blocks never span two slices
 (``pergame.plan_slices``), so block totals are whole; the tests check each table against
 the stats function on the same games, and against the report read in slices of one part.
 
-Memory (``benchmarks/bench_report.py``, peak RSS of the whole report): about 1 GB whatever
-the number of games (README, Performance), most of it the rating fit's sample. Two things
-still grow with the run, both small: the (match, block) pairs a sample can take, and, only
-when some run is played with ``common_seeds``, every block's totals per rule set and metric
-(its variants are compared block pair by block pair, ``estimators.clustered_difference``).
+Memory (``benchmarks/bench_report.py``, peak RSS of the whole report): 921, 944 and 936 MiB
+at 1, 10 and 30 million games (README, Performance), most of it the rating fit's sample.
+What still grows with the run: a row per match (its counts and first game), and, only when
+some run is played with ``common_seeds``, every block's totals per rule set and metric and
+every block's seed (its variants are compared block pair by block pair,
+``estimators.clustered_difference``), about 0.3 KB per block.
 
 A run whose blocks mix matches or rule sets (not written by this program's runner) is
 refused (:func:`check_block_layout`).
@@ -80,11 +81,6 @@ def block_chunks(pg: PerGame) -> list[slice]:
     cuts = np.searchsorted(pg.block_index, pg.block_index[np.arange(size, n, size)])
     edges = np.unique(np.r_[0, cuts, n])
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
-
-
-def ratio_frame(keys: dict[str, list[Any]], y: np.ndarray, m: np.ndarray) -> pd.DataFrame:
-    """A one-row block ratio table (``stats.estimators.block_ratio``) from (blocks,) totals."""
-    return pd.DataFrame({**keys, **estimators.block_ratio(y, m)})
 
 
 def sums_frame(keys: dict[str, list[Any]], sums: dict[str, Any]) -> pd.DataFrame:
