@@ -6,8 +6,8 @@ Modules::
 
     build    build_report and plan_study: the whole report, and sizing a study
     load     open run folders (LOG_FORMAT.md) as DuckDB views, column-wise; digests
-    pergame  every game and its seats in numpy arrays, read once with pyarrow
-    tables   the report's tables: block totals + marrakech_sim.stats estimators
+    pergame  the games and their seats in numpy arrays, a slice of whole blocks at a time
+    tables   the report's tables: sums of block totals + marrakech_sim.stats estimators
     findings the summary: one sentence per question, read from the tables
     render   chart titles, charts (marrakech_sim.plots), HTML (inline SVG) / Markdown writers
 

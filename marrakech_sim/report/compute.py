@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import duckdb
 
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.load import RunInfo
-from marrakech_sim.report.pergame import PerGame, build_per_game, load_games
-from marrakech_sim.report.sections.data import data_tables
+from marrakech_sim.report.pergame import build_per_game, load_games, plan_slices, scan_names
+from marrakech_sim.report.sections.data import DataTotals, data_tables
 from marrakech_sim.report.sections.power import power_table
 from marrakech_sim.report.sections.ratings import rating_tables
-from marrakech_sim.report.sections.seats import seat_tables
-from marrakech_sim.report.sections.skill import skill_tables
-from marrakech_sim.report.sections.variants import variant_tables
-from marrakech_sim.report.sections.winrates import win_rate_tables
+from marrakech_sim.report.sections.seats import SeatTotals, seat_tables
+from marrakech_sim.report.sections.skill import SkillTotals, skill_tables
+from marrakech_sim.report.sections.variants import VariantTotals, variant_tables
+from marrakech_sim.report.sections.winrates import WinRateTotals, win_rate_tables
 from marrakech_sim.report.tables import ReportTables
 from marrakech_sim.stats.intervals import (
     DEFAULT_LEVEL,
@@ -30,41 +31,64 @@ def compute_tables(
     moves_games: int = MOVES_GAMES,
     level: float = DEFAULT_LEVEL,
 ) -> ReportTables:
-    """Every table of the report, section by section."""
+    """Every table of the report, section by section.
+
+    The games are read one slice of whole blocks at a time (``pergame.plan_slices``); each
+    section adds the slice's block totals to its sums, and estimates once every slice is
+    in. Memory holds one slice's arrays, whatever the number of games.
+    """
     out = ReportTables()
-    seconds: dict[str, float] = {}
-    # games (every game) feed the data section and the per-game arrays, then go; the
-    # per-game arrays are shared by the sections and freed before the ratings' fit
-    held: dict[str, Any] = {}
+    steps = ("games", "data", "per_game", "win_rates", "seats", "variants", "skill", "ratings")
+    seconds = dict.fromkeys(steps, 0.0)
     paired = [r.index for r in runs if r.manifest.get("config", {}).get("common_seeds")]
 
-    def per_game() -> PerGame:
-        pg: PerGame = held["per_game"]
-        return pg
-
-    def build() -> None:
-        held["per_game"] = build_per_game(held.pop("games"), runs)
-
-    def ratings() -> None:
-        held.clear()  # the fit's sample is read anew; the arrays are no longer needed
-        rating_tables(con, out, rating_games, level)
-
-    steps = (
-        ("games", lambda: held.update(games=load_games(runs))),
-        ("data", lambda: data_tables(con, runs, out, held["games"])),
-        ("per_game", build),
-        ("win_rates", lambda: win_rate_tables(con, out, level, per_game())),
-        ("seats", lambda: seat_tables(con, out, level, per_game())),
-        ("variants", lambda: variant_tables(con, out, moves_games, level, per_game(), paired)),
-        ("skill", lambda: skill_tables(out, level, per_game(), strategy_order(runs))),
-        ("ratings", ratings),
-    )
-    for name, step in steps:
+    @contextmanager
+    def clock(name: str) -> Iterator[None]:
         start = time.perf_counter()
-        step()
-        seconds[name] = round(time.perf_counter() - start, 2)
+        yield
+        seconds[name] += time.perf_counter() - start
+
+    with clock("games"):
+        rulesets, names = scan_names(runs)
+        slices = plan_slices(runs)
+    data = DataTotals(runs, rulesets)
+    wins = WinRateTotals(names, rulesets)
+    seats = SeatTotals(rulesets)
+    variants = VariantTotals(rulesets, keep_blocks=bool(paired))
+    skill = SkillTotals(names, rulesets)
+    for part in slices:
+        with clock("games"):
+            games = load_games(part, rulesets)
+        with clock("data"):
+            data.add(games)
+        with clock("per_game"):
+            pg = build_per_game(games, part, names)
+        del games  # build_per_game took its arrays
+        with clock("win_rates"):
+            wins.add(pg)
+        with clock("seats"):
+            seats.add(pg)
+        with clock("variants"):
+            variants.add(pg)
+        with clock("skill"):
+            skill.add(pg)
+        del pg
+    sample_games = max(rating_games, moves_games)
+    with clock("data"):
+        data_tables(con, out, data, slices, sample_games)
+    with clock("win_rates"):
+        win_rate_tables(con, out, level, wins)
+    with clock("seats"):
+        seat_tables(out, level, seats)
+    with clock("variants"):
+        variant_tables(con, out, moves_games, level, variants, paired)
+    with clock("skill"):
+        skill_tables(out, level, skill, strategy_order(runs))
+    with clock("ratings"):
+        rating_tables(con, out, rating_games, level)
     out.tables["power"] = power_table(out)
-    out.facts["seconds"] = seconds
+    out.facts["seconds"] = {name: round(v, 2) for name, v in seconds.items()}
+    out.facts["slices"] = len(slices)
     return out
 
 

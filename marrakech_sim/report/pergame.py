@@ -1,13 +1,23 @@
-"""The games and their seats in numpy arrays, read once and shared by the report's sections.
+"""The games and their seats in numpy arrays, one slice of whole blocks at a time.
 
 A run of 10 million games has 40 million seat rows. Reducing them per game in SQL (a hash
 aggregate over every seat, then a join back to the games) took most of a 10M-game report's
-time. Here the games are read column-wise with pyarrow (:func:`load_games`, every game,
-ids made unique across runs and rule set labels as in report.load) and sorted by block, so
-every section sums per block with ``bincount``; the seats are read one batch at a time and
-scattered straight into (seats x games) arrays (:func:`build_per_game`), a game's position
-found from its id by a lookup table. Per-seat arrays are seat-major: a per-game reduction
-over the seats is a few whole-array operations, one per seat.
+time; holding them all in numpy arrays took 2.5 GB. So the report reads a run in *slices*
+(:func:`plan_slices`): a few of its parts at a time, about ``SLICE_GAMES`` games, each
+slice holding whole blocks. The runner writes a chunk of whole blocks as one games part
+and one seats part of the same number (run.plan), so the parts of a number go together;
+parts whose block ranges overlap (Parquet statistics) go into one slice, and a run whose
+games and seats parts do not pair by name is read as one slice (its memory then grows with
+it). Within a slice the games are read column-wise with pyarrow (:func:`load_games`, ids
+made unique across runs and rule set labels as in report.load) and sorted by block, so
+every section sums per block with ``bincount``; the seats are read one batch at a time
+and scattered straight into (seats x games) arrays (:func:`build_per_game`), a game's
+position found from its id by a lookup table. Per-seat arrays are seat-major: a per-game
+reduction over the seats is a few whole-array operations, one per seat. The sections add
+each slice's block totals into sums (report.tables) and estimate once at the end.
+
+Rule set and strategy codes are the same in every slice: :func:`scan_names` reads the
+names of the whole run first (one column of each table).
 
 :class:`PerGame` holds the games that count for balance statistics (``end_reason`` is not
 ``error``) and have at least one seat row - the games the SQL ``bseats`` view joins.
@@ -24,24 +34,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from marrakech_sim.errors import StatsInputError
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo
 
 MAX_STRATEGIES = 254  # codes are kept in int16 with room for "no seat"; the SQL path packs 8 bits
 SEAT_BATCH = 1 << 21  # seat rows decoded at a time
 CHUNK = 1 << 20  # games per chunk of the element-wise passes: temporaries stay a few MB
+SLICE_GAMES = 1 << 20  # games per slice (about 150 MB of arrays at 4 seats, temporaries included)
 SEAT_COLUMNS = ("game_id", "seat", "strategy", "dirhams", "score", "rank", "win_share")
 
 
 @dataclass(frozen=True, slots=True)
 class PerGame:
-    """The balance games, sorted by block (then game id), one array entry per game.
+    """The balance games of one slice, sorted by block (then game id), one entry per game.
 
     Attributes:
-        names: strategy names in code order (sorted); every strategy seated in the runs.
+        names: strategy names in code order (sorted); every strategy seated in the runs,
+            not only in this slice (:func:`scan_names`).
         rulesets: rule set names in code order (sorted): ``Games.rulesets``, so a rule set
             may have no balance game.
         block: the game's block (run-unique).
-        block_index: 0, 1, ... numbering the distinct blocks in order; ``n_blocks`` of them.
+        block_index: 0, 1, ... numbering the slice's distinct blocks in order; ``n_blocks``
+            of them.
         match_id: run-unique match id.
         ruleset: code into ``rulesets``.
         players: seats of the game.
@@ -153,7 +167,7 @@ class _SeatArrays:
 
     FILL = (
         ("present", "bool", False),
-        ("strategy", "int16", -1),  # provisional codes until sorted by name
+        ("strategy", "int16", -1),  # codes into the sorted names (scan_names)
         ("rank", "int8", 0),
         ("win_share", "float32", np.nan),
         ("score", "int16", INT16_NULL),
@@ -183,11 +197,11 @@ class _SeatArrays:
 
 @dataclass(frozen=True, slots=True)
 class Games:
-    """Every game of the runs (error games too), sorted by block then game id.
+    """Every game of one slice (error games too), sorted by block then game id.
 
     Attributes:
-        rulesets: rule set labels in code order (sorted); a name two runs use with
-            different options is ``name@run_id`` (report.load).
+        rulesets: rule set labels in code order (sorted; every run's, :func:`scan_names`); a
+            name two runs use with different options is ``name@run_id`` (report.load).
         run: the run's index; game_id, block, match_id: made unique across runs.
         ruleset: code into ``rulesets``.
         players, turns (NaN when null), tie_broken (NaN when null), n_winners (length of
@@ -251,66 +265,206 @@ def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     return _numpy(chunk.indices, "int64", -1), [str(v) for v in chunk.dictionary.to_pylist()]
 
 
-def load_games(runs: list[RunInfo]) -> Games:
-    """Read the games tables of ``runs`` (LOG_FORMAT.md) column-wise with pyarrow.
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """Parts of one run that hold whole blocks: its games, and the seats of those games.
+
+    Attributes:
+        whole_run: every part of the run (its parts could not be cut into slices); seat
+            rows of games the games parts do not have are then ignored, as SQL's join does.
+    """
+
+    run: RunInfo
+    games: list[Path]
+    seats: list[Path]
+    n_games: int
+    whole_run: bool
+
+
+def _block_range(path: Path) -> tuple[int, int | None, int | None]:
+    """Rows of a games part and its least and greatest block (None: no rows, or a null).
+
+    From the footer's statistics when every row group has them, else from the column.
+    """
+    meta = pq.read_metadata(path)
+    if not meta.num_rows:
+        return 0, None, None
+    column = meta.schema.names.index("block") if "block" in meta.schema.names else -1
+    lo: int | None = None
+    hi: int | None = None
+    for i in range(meta.num_row_groups if column >= 0 else 0):
+        st = meta.row_group(i).column(column).statistics
+        if st is None or not st.has_min_max or st.null_count:
+            break
+        lo = int(st.min) if lo is None else min(lo, int(st.min))
+        hi = int(st.max) if hi is None else max(hi, int(st.max))
+    else:
+        if column >= 0:
+            return meta.num_rows, lo, hi
+    block = pq.read_table(path, columns=["block"]).column(0)
+    if block.null_count:
+        return meta.num_rows, None, None
+    bounds = pc.min_max(block)
+    return meta.num_rows, int(bounds["min"].as_py()), int(bounds["max"].as_py())
+
+
+def plan_slices(runs: list[RunInfo], size: int | None = None) -> list[Slice]:
+    """Each run's parts in slices of whole blocks, about ``size`` games each.
+
+    A games part and the seats part of the same name go together (the runner writes a
+    chunk of whole blocks that way). Parts whose block ranges overlap are kept in one
+    slice, so no block spans two slices; a run whose parts do not pair by name, or whose
+    blocks have nulls, is one slice. A run's slices come in increasing block order.
+    """
+    size = SLICE_GAMES if size is None else size
+    out: list[Slice] = []
+    for run in runs:
+        games = {p.name: p for p in run.parts["games"]}
+        seats = {p.name: p for p in run.parts["seats"]}
+        ranges = {name: _block_range(path) for name, path in games.items()}
+        if games.keys() != seats.keys() or any(
+            rows and lo is None for rows, lo, _ in ranges.values()
+        ):
+            total = sum(rows for rows, _, _ in ranges.values())
+            out.append(Slice(run, list(games.values()), list(seats.values()), total, True))
+            continue
+        # parts in block order; overlapping ranges merge into one group
+        order = sorted(ranges, key=lambda name: (ranges[name][1] or 0, name))
+        groups: list[list[str]] = []
+        high: int | None = None
+        for name in order:
+            _, lo, hi = ranges[name]
+            if groups and (lo is None or (high is not None and lo <= high)):
+                groups[-1].append(name)
+            else:
+                groups.append([name])
+            if hi is not None:
+                high = hi if high is None else max(high, hi)
+        current: list[str] = []
+        rows = 0
+        for group in groups:
+            grows = sum(ranges[name][0] for name in group)
+            if current and rows + grows > size:
+                out.append(_slice(run, current, games, seats, rows))
+                current, rows = [], 0
+            current += group
+            rows += grows
+        if current:
+            out.append(_slice(run, current, games, seats, rows))
+    return out
+
+
+def _slice(
+    run: RunInfo, names: list[str], games: dict[str, Path], seats: dict[str, Path], rows: int
+) -> Slice:
+    whole = len(names) == len(games)
+    return Slice(run, [games[n] for n in names], [seats[n] for n in names], rows, whole)
+
+
+def _used_values(column: pa.ChunkedArray | pa.Array) -> list[str | None]:
+    """Distinct values of a column (None for null), by way of its dictionary."""
+    if isinstance(column, pa.ChunkedArray):
+        return [v for chunk in column.chunks for v in _used_values(chunk)]
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    indices = _numpy(column.indices, "int64", -1)
+    dictionary = column.dictionary.to_pylist()
+    used = np.flatnonzero(np.bincount(indices + 1, minlength=len(dictionary) + 1))
+    return [None if i == 0 else dictionary[i - 1] for i in used]
+
+
+def scan_names(runs: list[RunInfo]) -> tuple[list[str], list[str]]:
+    """The rule set labels and the strategy names of the runs, each sorted (their codes).
+
+    Rule sets: as :func:`load_games` labels them (a null rule set is ``"None"``);
+    strategies: every one seated anywhere, as ``SELECT DISTINCT strategy FROM seats``.
+    """
+    rulesets: set[str] = set()
+    strategies: set[str] = set()
+    for run in runs:
+        for path in run.parts["games"]:
+            file = pq.ParquetFile(path, read_dictionary=["ruleset"])
+            for batch in file.iter_batches(batch_size=SEAT_BATCH, columns=["ruleset"]):
+                for v in _used_values(batch.column(0)):
+                    name = "None" if v is None else str(v)
+                    rulesets.add(run.ruleset_labels.get(name, name))
+        for path in run.parts["seats"]:
+            file = pq.ParquetFile(path, read_dictionary=["strategy"])
+            for batch in file.iter_batches(batch_size=SEAT_BATCH, columns=["strategy"]):
+                strategies.update(str(v) for v in _used_values(batch.column(0)) if v is not None)
+    names = sorted(strategies)
+    if len(names) > MAX_STRATEGIES:
+        raise ValueError(
+            f"{len(names)} strategies in one report; at most {MAX_STRATEGIES} are supported"
+        )
+    return sorted(rulesets), names
+
+
+def load_games(part: Slice, rulesets: list[str]) -> Games:
+    """Read the games of one slice (LOG_FORMAT.md) column-wise with pyarrow.
 
     The arrays are allocated once at their full length (the footers give the row counts)
-    and filled part by part, so the table is never held twice, nor in pieces.
+    and filled part by part, so the table is never held twice, nor in pieces. Rule sets
+    are coded into ``rulesets`` (:func:`scan_names`).
     """
-    total = sum(pq.read_metadata(path).num_rows for run in runs for path in run.parts["games"])
+    run = part.run
+    total = sum(pq.read_metadata(path).num_rows for path in part.games)
     g = {name: np.empty(total, dtype) for name, dtype in _GAME_DTYPES.items()}
-    found: dict[str, int] = {}  # rule set label -> provisional code
+    code_of = {name: i for i, name in enumerate(rulesets)}
     at = 0
-    for run in runs:
-        off = run.index * RUN_SHIFT
-        for path in run.parts["games"]:
-            table = pq.read_table(
-                path, columns=list(GAME_COLUMNS), read_dictionary=["ruleset", "end_reason"]
-            )
-            rows = slice(at, at + table.num_rows)
-            at += table.num_rows
-            index, names = _codes(table.column("ruleset"))
-            if np.any(index < 0):  # a null rule set is named "None", as str() names it
-                names.append("None")
-                index = np.where(index < 0, len(names) - 1, index)
-            used = np.bincount(index, minlength=len(names)) > 0
-            to_code = np.array(
-                [
-                    found.setdefault(run.ruleset_labels.get(v, v), len(found)) if u else -1
-                    for v, u in zip(names, used, strict=True)
-                ],
-                "int32",
-            )
-            g["ruleset"][rows] = to_code[index]
-            reason, reasons = _codes(table.column("end_reason"))
-            error = reasons.index("error") if "error" in reasons else -2
-            g["run"][rows] = run.index
-            for name in ("game_id", "block", "match_id"):
-                g[name][rows] = _numpy(table.column(name), "int64", 0) + off
-            g["players"][rows] = _numpy(table.column("players"), "int8", 0)
-            g["turns"][rows] = _numpy(table.column("turns"), "float64", np.nan)
-            g["tie_broken"][rows] = _numpy(table.column("tie_broken"), "float64", np.nan)
-            winners = pc.list_value_length(table.column("winners"))
-            g["n_winners"][rows] = _numpy(winners, "int8", 0)
-            g["is_error"][rows] = reason == error
-            g["balance"][rows] = (reason >= 0) & (reason != error)
-    rulesets = sorted(found)  # codes in name order
-    recode = np.empty(len(found), "int32")
-    recode[[found[name] for name in rulesets]] = np.arange(len(rulesets), dtype="int32")
-    g["ruleset"] = recode[g["ruleset"]]
+    off = run.index * RUN_SHIFT
+    for path in part.games:
+        table = pq.read_table(
+            path, columns=list(GAME_COLUMNS), read_dictionary=["ruleset", "end_reason"]
+        )
+        rows = slice(at, at + table.num_rows)
+        at += table.num_rows
+        index, names = _codes(table.column("ruleset"))
+        if np.any(index < 0):  # a null rule set is named "None", as str() names it
+            names.append("None")
+            index = np.where(index < 0, len(names) - 1, index)
+        used = np.bincount(index, minlength=len(names)) > 0
+        to_code = np.array(
+            [
+                code_of[run.ruleset_labels.get(v, v)] if u else -1
+                for v, u in zip(names, used, strict=True)
+            ],
+            "int32",
+        )
+        g["ruleset"][rows] = to_code[index]
+        reason, reasons = _codes(table.column("end_reason"))
+        error = reasons.index("error") if "error" in reasons else -2
+        g["run"][rows] = run.index
+        for name in ("game_id", "block", "match_id"):
+            g[name][rows] = _numpy(table.column(name), "int64", 0) + off
+        g["players"][rows] = _numpy(table.column("players"), "int8", 0)
+        g["turns"][rows] = _numpy(table.column("turns"), "float64", np.nan)
+        g["tie_broken"][rows] = _numpy(table.column("tie_broken"), "float64", np.nan)
+        winners = pc.list_value_length(table.column("winners"))
+        g["n_winners"][rows] = _numpy(winners, "int8", 0)
+        g["is_error"][rows] = reason == error
+        g["balance"][rows] = (reason >= 0) & (reason != error)
     order = _game_order(g["block"], g["game_id"])
     if order is not None:
         g = {name: a[order] for name, a in g.items()}
     return Games(rulesets=rulesets, **g)
 
 
-def build_per_game(games: Games, runs: list[RunInfo]) -> PerGame:
-    """The balance games of ``games`` with their seats read from the runs' Parquet parts.
+def build_per_game(games: Games, part: Slice, names: list[str]) -> PerGame:
+    """The balance games of ``games`` (one slice) with their seats read from its seats parts.
 
     Consumes ``games``: its arrays are reused (the balance games moved to the front) so
-    that 10 million games are not held twice.
+    that the games are not held twice. Strategies are coded into ``names``
+    (:func:`scan_names`). Raises StatsInputError when the slice's seats parts hold rows of
+    games its games parts do not have (parts that do not pair, so blocks could be cut).
     """
     rulesets = games.rulesets
+    n = int(np.count_nonzero(games.balance))
+    # stored id -> position among the balance games; other games of the slice: n
+    positions = np.full(len(games), n, "int64")
+    positions[games.balance] = np.arange(n)
+    lookup = _Lookup(games.game_id - part.run.index * RUN_SHIFT, positions, missing=-1)
+    del positions
     if games.balance.all():
         g = {name: getattr(games, name) for name in _GAME_ARRAYS}
     else:
@@ -320,22 +474,26 @@ def build_per_game(games: Games, runs: list[RunInfo]) -> PerGame:
             column = getattr(games, name)
             column[: len(keep)] = column[keep]
             g[name] = column[: len(keep)]
-    n = len(g["block"])
     width = max(int(g["players"].max()) if n else 0, 1)
     arrays = _SeatArrays(n, width)
-    found: dict[str, int] = {}  # strategy name -> provisional code, in order of appearance
-    for run in runs:
-        mine = np.flatnonzero(g["run"] == run.index) if len(runs) > 1 else np.arange(n)
-        lookup = _Lookup(g["game_id"][mine] - run.index * RUN_SHIFT, mine, missing=n)
-        for batch in _seat_batches(run.parts["seats"]):
-            _scatter(batch, lookup, arrays, found)
-        del lookup, mine
-    # what the metrics do not need goes before they are computed (memory stays flat-ish:
-    # about 120 bytes per game at 4 seats)
+    code_of = {name: i for i, name in enumerate(names)}
+    orphans = 0
+    for batch in _seat_batches(part.seats):
+        orphans += _scatter(batch, lookup, arrays, code_of)
+    del lookup
+    if orphans and not part.whole_run:
+        raise StatsInputError(
+            f"{orphans:,} seat rows in {', '.join(p.name for p in part.seats)} of "
+            f"{str(part.run.path)!r} belong to games that are not in the games part of that "
+            "name: the report reads a run part by part, and this program's runner writes "
+            "the games and the seats of a chunk under one part name"
+        )
+    # what the metrics do not need goes before they are computed (about 120 bytes per
+    # game at 4 seats)
     del games
     for name in ("run", "game_id", "is_error", "balance"):
         del g[name]
-    return _finish(g, arrays, found, rulesets)
+    return _finish(g, arrays, names, rulesets)
 
 
 def _int16(column: pa.Array) -> np.ndarray:
@@ -346,23 +504,26 @@ def _int16(column: pa.Array) -> np.ndarray:
 
 
 def _scatter(
-    batch: pa.RecordBatch, lookup: _Lookup, arrays: _SeatArrays, found: dict[str, int]
-) -> None:
-    """Put one batch of seat rows into their games' columns of ``arrays``."""
+    batch: pa.RecordBatch, lookup: _Lookup, arrays: _SeatArrays, code_of: dict[str, int]
+) -> int:
+    """Put one batch of seat rows into their games' columns of ``arrays``.
+
+    Returns the rows whose game the lookup does not know (they are left out).
+    """
     strategy = batch.column("strategy")
     if not pa.types.is_dictionary(strategy.type):
         strategy = pc.dictionary_encode(strategy)
     indices = _numpy(strategy.indices, "int64", -1)
     dictionary = strategy.dictionary.to_pylist()
-    # every strategy seated anywhere is named, as SELECT DISTINCT strategy FROM seats does
-    used = np.flatnonzero(np.bincount(indices + 1, minlength=len(dictionary) + 1)[1:])
-    for i in used:
-        found.setdefault(str(dictionary[i]), len(found))
-    to_code = np.array([found.get(str(v), -1) for v in dictionary] + [-1], "int16")
+    to_code = np.array([code_of.get(str(v), -1) for v in dictionary] + [-1], "int16")
     pos = lookup(_numpy(batch.column("game_id"), "int64", -1))
     seat = _numpy(batch.column("seat"), "int64", -1)
     if not len(seat):
-        return
+        return 0
+    unknown = pos < 0
+    orphans = int(np.count_nonzero(unknown))
+    if orphans:
+        pos[unknown] = arrays.n
     if int(seat.max()) >= arrays.width:
         arrays.widen(int(seat.max()) + 1)
     if int(seat.min()) < 0:  # a seat without a number is not reported
@@ -375,33 +536,22 @@ def _scatter(
     arrays.win_share.ravel()[cell] = _numpy(batch.column("win_share"), "float32", np.nan)
     arrays.score.ravel()[cell] = _int16(batch.column("score"))
     arrays.dirhams.ravel()[cell] = _int16(batch.column("dirhams"))
+    return orphans
 
 
 def _finish(
     g: dict[str, np.ndarray],
     arrays: _SeatArrays,
-    found: dict[str, int],
+    names: list[str],
     rulesets: list[str],
 ) -> PerGame:
-    """Sort the strategy codes by name, drop games without seats, derive the metrics."""
-    names = sorted(found)
-    if len(names) > MAX_STRATEGIES:
-        raise ValueError(
-            f"{len(names)} strategies in one report; at most {MAX_STRATEGIES} are supported"
-        )
+    """Drop games without seats, derive the metrics."""
     n = arrays.n
-    rank_of = np.empty(len(names) + 1, "int16")
-    rank_of[[found[name] for name in names]] = np.arange(len(names), dtype="int16")
-    rank_of[-1] = -1  # provisional -1 (no seat) stays -1
     has_seat = np.logical_or.reduce(arrays.present[:, :n], axis=0)
     keep: np.ndarray | slice = slice(None, n) if has_seat.all() else np.flatnonzero(has_seat)
     present, ws = arrays.present[:, keep], arrays.win_share[:, keep]
     score, dirhams = arrays.score[:, keep], arrays.dirhams[:, keep]
-    if isinstance(keep, slice):  # recoded in place: no second (seats x games) array
-        strategy = arrays.strategy[:, keep]
-        strategy[...] = rank_of[strategy]
-    else:
-        strategy = rank_of[arrays.strategy[:, keep]]
+    strategy = arrays.strategy[:, keep]
     if not isinstance(keep, slice):
         g = {name: a[keep] for name, a in g.items()}
     block, players = g["block"], g["players"]

@@ -1,15 +1,30 @@
-"""The report's tables, computed from the per-game arrays and the run folders' views.
+"""The report's tables, computed from sums of block totals added slice by slice.
 
 Scale. A run of 10 million games has 40 million seat rows and half a billion move rows;
-neither goes into pandas. The games and seats are read once into numpy arrays
-(``report.pergame``: one entry per game, seats side by side, sorted by block) and every
-statistic that rests on them is reduced to *block totals* (one value per group and
-block, by ``bincount`` over chunks of whole blocks) and handed to the one estimator of
-each statistic in ``marrakech_sim.stats.estimators``: the cluster-robust ratio and its
-intervals, the equal-share and trend tests on the block-by-seat matrix, the clustered
-(paired) difference of means behind ``stats.compare_variants``. The tests check each
-table against the stats function on the same games. A run whose blocks mix matches or
-rule sets (not written by this program's runner) is refused (:func:`check_block_layout`).
+neither goes into pandas, nor whole into numpy. The games and seats are read a *slice* of
+whole blocks at a time into numpy arrays (``report.pergame``: about a million games, one
+entry per game, seats side by side, sorted by block). Each section reduces a slice to
+*block totals* (one value per group and block, by ``bincount`` over chunks of whole
+blocks) and adds them into *sums* per group that do not grow with the games: for a ratio
+the sums of ``estimators.SUMS`` (sum y, sum m, sum y^2, sum y m, sum m^2, blocks), for the
+equal-share and trend tests ``estimators.SHARE_SUMS`` (with the seats' cross products),
+for the distributions exact histograms (margins and lengths are integers; the quantiles
+are read from them as ``np.quantile`` interpolates). Once every slice is in, the one
+estimator of each statistic in ``marrakech_sim.stats.estimators`` works from the sums: the
+cluster-robust ratio and its intervals, the equal-share and trend tests, the difference of
+means behind ``stats.compare_variants``. Blocks never span two slices
+(``pergame.plan_slices``), so block totals are whole; the tests check each table against
+the stats function on the same games, and against the report read in slices of one part.
+
+Memory (``benchmarks/bench_report.py``, peak RSS of the whole report): 921, 944 and 936 MiB
+at 1, 10 and 30 million games (README, Performance), most of it the rating fit's sample.
+What still grows with the run: a row per match (its counts and first game), and, only when
+some run is played with ``common_seeds``, every block's totals per rule set and metric and
+every block's seed (its variants are compared block pair by block pair,
+``estimators.clustered_difference``), about 0.3 KB per block.
+
+A run whose blocks mix matches or rule sets (not written by this program's runner) is
+refused (:func:`check_block_layout`).
 
 Two parts work on a sample of whole blocks instead (every block of a match is equally
 likely; the sample keeps each match's share), read through DuckDB: the Plackett-Luce fit
@@ -68,9 +83,25 @@ def block_chunks(pg: PerGame) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
 
-def ratio_frame(keys: dict[str, list[Any]], y: np.ndarray, m: np.ndarray) -> pd.DataFrame:
-    """A one-row block ratio table (``stats.estimators.block_ratio``) from (blocks,) totals."""
-    return pd.DataFrame({**keys, **estimators.block_ratio(y, m)})
+def sums_frame(keys: dict[str, list[Any]], sums: dict[str, Any]) -> pd.DataFrame:
+    """A block ratio table (``stats.estimators.ratio_from_sums``) from sums of block totals."""
+    s = {c: np.atleast_1d(sums[c]) for c in estimators.SUMS}
+    cols = estimators.ratio_from_sums(
+        s["total"], s["n"], s["syy"], s["sym"], s["smm"], s["n_blocks"], sums.get("shift", 0.0)
+    )
+    return pd.DataFrame({**keys, **cols})
+
+
+def add_sums(into: dict[Any, dict[str, Any]], key: Any, sums: dict[str, Any]) -> None:
+    """Add ``sums`` to ``into[key]``: sums of block totals over disjoint blocks add up.
+
+    A ``shift`` (``estimators.ratio_sums``) is not summed: sums added to one key share it.
+    """
+    if key in into:
+        got = into[key]
+        into[key] = {name: v if name == "shift" else got[name] + v for name, v in sums.items()}
+    else:
+        into[key] = dict(sums)
 
 
 def check_block_layout(pg: PerGame) -> None:

@@ -23,11 +23,16 @@ mean, normal or Student's t (:func:`mean_interval`).
 Difference of two ratios (a variant against its base): each block's influence on
 mean(alt) - mean(base) is summed per cluster and squared; blocks of the two sides that
 share a cluster key (the same seed: common random numbers) pair, which is what makes a
-paired design pay. Its t reference has clusters - 1 degrees of freedom.
+paired design pay. Its t reference has clusters - 1 degrees of freedom. When no block
+pairs (every block its own cluster) the sums of each side's block totals are enough
+(:func:`clustered_difference_from_sums`); :func:`clustered_difference` takes its
+unpaired variance from them too.
 
 Equal shares over k seats: the Wald statistic of p = 1/k with the cluster covariance; with
 equal block sizes it is Hotelling's T^2 of the block means, referred to its exact
-F(q, B - q) distribution (the "F test on blocks").
+F(q, B - q) distribution (the "F test on blocks"). It needs only the sums of the block
+totals y_b (k seats) and games n_b: sum y_b y_b^T, sum n_b y_b, sum n_b^2, sum y_b,
+sum n_b and B (:func:`equal_share_sums`), which chunked passes add up.
 
 Sequential test (the stopping rule ``sprt``): a generalised SPRT on the block totals, the
 normal approximation that chess engine testing (fishtest) uses on game pairs. After B
@@ -149,16 +154,25 @@ SEQUENTIAL_MIN_BLOCKS = 32
 
 
 def ratio_sums(
-    y: ArrayLike, m: ArrayLike, group: ArrayLike | None = None, size: int | None = None
+    y: ArrayLike,
+    m: ArrayLike,
+    group: ArrayLike | None = None,
+    size: int | None = None,
+    shift: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """Per group, the sums of block totals (see :data:`SUMS`).
 
     Args:
         y, m: one (group, block) cell per entry: the block's total and count.
         group: the cell's group (0..size-1); None: one group.
+        shift: the sums are of y - shift m (the ratio less ``shift``; the variance is the
+            same): a shift near the ratio keeps S_yy - 2 p S_ym + p^2 S_mm from cancelling
+            when the ratio is large against its spread. Pass it to :func:`ratio_from_sums`.
     """
     y = np.asarray(y, dtype="float64")
     m = np.asarray(m, dtype="float64")
+    if shift:
+        y = y - shift * m
     if group is None:
         group = np.zeros(len(y), "int64")
         size = 1
@@ -182,8 +196,11 @@ def ratio_from_sums(
     sym: ArrayLike,
     smm: ArrayLike,
     n_blocks: ArrayLike,
+    shift: ArrayLike = 0.0,
 ) -> dict[str, np.ndarray]:
     """The ratio estimate total / n and its block-clustered (CR1) variance, vectorised.
+
+    ``shift``: the one the sums were taken with (:func:`ratio_sums`); it is added back.
 
     Returns:
         total, n, n_blocks (int64), estimate (NaN when n = 0), var (NaN with fewer than
@@ -192,15 +209,16 @@ def ratio_from_sums(
     y = np.asarray(total, dtype="float64")
     m = np.asarray(n, dtype="float64")
     nb = np.asarray(n_blocks, dtype="float64")
+    c = np.asarray(shift, dtype="float64")
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(m > 0, y / np.where(m > 0, m, 1.0), np.nan)
         resid = np.maximum(np.asarray(syy) - 2 * p * np.asarray(sym) + p**2 * np.asarray(smm), 0)
         var = np.where(nb > 1, nb / np.maximum(nb - 1.0, 1.0) * resid / (m * m), np.nan)
     return {
-        "total": y,
+        "total": y + c * m,
         "n": m,
         "n_blocks": np.asarray(n_blocks).astype("int64"),
-        "estimate": p,
+        "estimate": p + c,
         "var": var,
     }
 
@@ -228,48 +246,21 @@ def two_sided_p(estimate: float, se: float, df: float | None = None) -> float:
     return float(2 * sps.t.sf(stat, max(df, 1.0)))
 
 
-def clustered_difference(
-    base: tuple[ArrayLike, ArrayLike, ArrayLike],
-    alt: tuple[ArrayLike, ArrayLike, ArrayLike],
-    level: float = DEFAULT_LEVEL,
+def _ratio_resid(sums: dict[str, Any], mean: float) -> float:
+    """sum_b (y_b - mean m_b)^2 from the sums of block totals (:data:`SUMS`)."""
+    return float(sums["syy"]) - 2 * mean * float(sums["sym"]) + mean**2 * float(sums["smm"])
+
+
+def _difference(
+    means: list[float],
+    var: float,
+    var_unpaired: float,
+    clusters: int,
+    paired: int,
+    level: float,
 ) -> dict[str, float]:
-    """mean(alt) - mean(base) from block totals, with its cluster-robust standard error.
-
-    Args:
-        base, alt: (cluster key, block total, block count) per block of each side. Blocks of
-            the two sides with one key (common random numbers) are one cluster: their
-            influences add before squaring.
-
-    Returns:
-        baseline_mean, mean, diff, se, df (clusters - 1), lo, hi (t interval), p_value (t),
-        n_clusters, paired (blocks of ``alt`` whose key ``base`` has too), se_unpaired
-        (the same data analysed as if no block paired) and variance_ratio
-        (se^2 / se_unpaired^2: below 1 when the pairing saves variance).
-    """
-    keys, psi = [], []
-    means = []
-    for (key, y, m), sign in ((base, -1.0), (alt, 1.0)):
-        y = np.asarray(y, dtype="float64")
-        m = np.asarray(m, dtype="float64")
-        big_m = float(m.sum())
-        mean = float(y.sum()) / big_m if big_m > 0 else float("nan")
-        means.append(mean)
-        keys.append(np.asarray(key))
-        psi.append(sign * (y - m * mean) / big_m if big_m > 0 else np.zeros(len(y)))
-    all_keys = np.concatenate(keys)
-    _, cluster = np.unique(all_keys, return_inverse=True)
-    per_cluster = np.bincount(cluster, np.concatenate(psi))
-    clusters = len(per_cluster)
-    unpaired = len(all_keys)
-    paired = int(np.isin(keys[1], keys[0]).sum())
+    """The result of :func:`clustered_difference` from its means and variances."""
     diff = means[1] - means[0]
-
-    def cr1(values: np.ndarray, count: int) -> float:
-        return count / (count - 1) * float(values @ values) if count > 1 else float("nan")
-
-    var = cr1(per_cluster, clusters)
-    flat = np.concatenate(psi)
-    var_unpaired = cr1(flat, unpaired)
     se = float(np.sqrt(var))
     df = float(clusters - 1)
     ci = mean_interval(diff, var, level, df)
@@ -291,14 +282,146 @@ def clustered_difference(
     }
 
 
+def _cr1(sum_of_squares: float, count: int) -> float:
+    return count / (count - 1) * sum_of_squares if count > 1 else float("nan")
+
+
+def _unpaired(base: dict[str, Any], alt: dict[str, Any]) -> tuple[list[float], float, int]:
+    """Both means, the variance of their difference with every block its own cluster, and
+    the blocks, from each side's sums of block totals (:data:`SUMS`, and the ``shift``
+    they were taken with, if any: :func:`ratio_sums`).
+
+    sum_b psi_b^2 = sum_b (y_b - mean m_b)^2 / M^2 per side (:func:`clustered_difference`).
+    """
+    means, squares, clusters = [], 0.0, 0
+    for side in (base, alt):
+        big_m = float(side["n"])
+        shifted = float(side["total"]) / big_m if big_m > 0 else float("nan")
+        means.append(shifted + float(side.get("shift", 0.0)))
+        if big_m > 0:
+            squares += _ratio_resid(side, shifted) / big_m**2
+        clusters += int(side["n_blocks"])
+    return means, _cr1(squares, clusters), clusters
+
+
+def clustered_difference_from_sums(
+    base: dict[str, Any], alt: dict[str, Any], level: float = DEFAULT_LEVEL
+) -> dict[str, float]:
+    """:func:`clustered_difference` when no block of ``alt`` shares a cluster with ``base``.
+
+    Every block is then its own cluster, and the variance needs only each side's sums of
+    block totals (:data:`SUMS`, as :func:`ratio_sums` gives them), which chunked passes
+    add up.
+    """
+    means, var, clusters = _unpaired(base, alt)
+    return _difference(means, var, var, clusters, 0, level)
+
+
+def clustered_difference(
+    base: tuple[ArrayLike, ArrayLike, ArrayLike],
+    alt: tuple[ArrayLike, ArrayLike, ArrayLike],
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, float]:
+    """mean(alt) - mean(base) from block totals, with its cluster-robust standard error.
+
+    Args:
+        base, alt: (cluster key, block total, block count) per block of each side. Blocks of
+            the two sides with one key (common random numbers) are one cluster: their
+            influences add before squaring.
+
+    Returns:
+        baseline_mean, mean, diff, se, df (clusters - 1), lo, hi (t interval), p_value (t),
+        n_clusters, paired (blocks of ``alt`` whose key ``base`` has too), se_unpaired
+        (the same data analysed as if no block paired: :func:`clustered_difference_from_sums`)
+        and variance_ratio (se^2 / se_unpaired^2: below 1 when the pairing saves variance).
+    """
+    keys, psi, sums = [], [], []
+    means = []
+    for (key, y, m), sign in ((base, -1.0), (alt, 1.0)):
+        y = np.asarray(y, dtype="float64")
+        m = np.asarray(m, dtype="float64")
+        big_m = float(m.sum())
+        mean = float(y.sum()) / big_m if big_m > 0 else float("nan")
+        means.append(mean)
+        keys.append(np.asarray(key))
+        psi.append(sign * (y - m * mean) / big_m if big_m > 0 else np.zeros(len(y)))
+        sums.append({name: v[0] for name, v in ratio_sums(y, m).items()})
+    all_keys = np.concatenate(keys)
+    _, cluster = np.unique(all_keys, return_inverse=True)
+    per_cluster = np.bincount(cluster, np.concatenate(psi))
+    clusters = len(per_cluster)
+    paired = int(np.isin(keys[1], keys[0]).sum())
+    var = _cr1(float(per_cluster @ per_cluster), clusters)
+    _, var_unpaired, _ = _unpaired(sums[0], sums[1])
+    return _difference(means, var, var_unpaired, clusters, paired, level)
+
+
+#: the sums of a block-by-seat matrix :func:`equal_share_tests_from_sums` needs
+SHARE_SUMS = ("total", "n", "syy", "syn", "snn", "n_blocks")
+
+
+def equal_share_sums(totals: np.ndarray, n_games: np.ndarray) -> dict[str, Any]:
+    """The sums of block totals behind the equal-share tests (:data:`SHARE_SUMS`).
+
+    Args:
+        totals: (B, k) summed win share per block and seat.
+        n_games: (B,) games per block.
+
+    Returns:
+        total (k,) sum_b y_b, n sum_b n_b, syy (k, k) sum_b y_b y_b^T, syn (k,)
+        sum_b n_b y_b, snn sum_b n_b^2, n_blocks B. Sums over disjoint sets of blocks add.
+    """
+    y = np.asarray(totals, dtype="float64")
+    n = np.asarray(n_games, dtype="float64")
+    return {
+        "total": y.sum(axis=0),
+        "n": float(n.sum()),
+        "syy": y.T @ y,
+        "syn": y.T @ n,
+        "snn": float(n @ n),
+        "n_blocks": len(n),
+    }
+
+
+def seat_ratio_sums(sums: dict[str, Any], seat: int) -> dict[str, Any]:
+    """One seat's ratio sums (:data:`SUMS`) from the equal-share sums (:data:`SHARE_SUMS`)."""
+    return {
+        "total": sums["total"][seat],
+        "n": sums["n"],
+        "syy": sums["syy"][seat, seat],
+        "sym": sums["syn"][seat],
+        "smm": sums["snn"],
+        "n_blocks": sums["n_blocks"],
+    }
+
+
 def equal_share_tests(
     totals: np.ndarray, n_games: np.ndarray, level: float = DEFAULT_LEVEL
 ) -> dict[str, float]:
     """Block-aware tests of equal seat shares from block totals (one row per block).
 
+    :func:`equal_share_tests_from_sums` of :func:`equal_share_sums`.
+
     Args:
         totals: (B, k) summed win share per block and seat.
         n_games: (B,) games per block.
+    """
+    return equal_share_tests_from_sums(**equal_share_sums(totals, n_games), level=level)
+
+
+def equal_share_tests_from_sums(
+    total: np.ndarray,
+    n: float,
+    syy: np.ndarray,
+    syn: np.ndarray,
+    snn: float,
+    n_blocks: int,
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, float]:
+    """Block-aware tests of equal seat shares from the sums :func:`equal_share_sums` lists.
+
+    With p = total / n, sum_b (y_b - n_b p)(y_b - n_b p)^T = syy - syn p^T - p syn^T +
+    snn p p^T: the block covariance of the shares, CR1 as in :func:`ratio_from_sums`.
 
     Returns:
         chi2_block (the Wald statistic W of shares = 1/k with the block covariance),
@@ -308,15 +431,15 @@ def equal_share_tests(
         trend_se_pp, trend_lo_pp, trend_hi_pp, trend_p (least-squares slope of win share
         on seat index, pp per seat, clustered, t with B - 1 df), n_games, n_blocks.
     """
-    n_blocks, k = totals.shape
-    big_n = float(n_games.sum())
-    p = totals.sum(axis=0) / big_n
-    resid = totals - n_games[:, None] * p[None, :]
-    cov = (
-        n_blocks / (n_blocks - 1) * resid.T @ resid / big_n**2
-        if n_blocks > 1
-        else np.full((k, k), np.nan)
-    )
+    total = np.asarray(total, dtype="float64")
+    syy = np.asarray(syy, dtype="float64")
+    syn = np.asarray(syn, dtype="float64")
+    n_blocks = int(n_blocks)
+    k = len(total)
+    big_n = float(n)
+    p = total / big_n
+    cross = syy - np.outer(syn, p) - np.outer(p, syn) + float(snn) * np.outer(p, p)
+    cov = n_blocks / (n_blocks - 1) * cross / big_n**2 if n_blocks > 1 else np.full((k, k), np.nan)
     diff = p[: k - 1] - 1.0 / k
     sub = cov[: k - 1, : k - 1]
     f_block, f_df2 = float("nan"), float("nan")
@@ -332,7 +455,7 @@ def equal_share_tests(
             p_block = float("nan")
     else:
         df, chi2_block, p_block = 0, float("nan"), float("nan")
-    pearson = sps.chisquare(totals.sum(axis=0), f_exp=np.full(k, big_n / k))
+    pearson = sps.chisquare(total, f_exp=np.full(k, big_n / k))
     seat_idx = np.arange(k, dtype="float64")
     centred = seat_idx - seat_idx.mean()
     contrast = centred / (centred**2).sum()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from report_runs import write_run
+from report_runs import write_manifest, write_run, write_tables
 from synthetic_games import combine_runs, make_run, make_turn_scores
 
 from marrakech_sim import stats
@@ -219,9 +219,11 @@ def test_turn_scores_from_moves_match_synthetic(frames) -> None:
 def test_chunked_passes_give_the_same_tables(
     run_dir: Path, report_tables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Per-game passes over chunks of a few blocks give the tables one pass gives."""
+    """Per-game passes over chunks of a few blocks, and slices of one part, give the tables
+    one pass gives."""
     monkeypatch.setattr(pergame, "CHUNK", 7)
     monkeypatch.setattr(tables, "CHUNK", 7)
+    monkeypatch.setattr(pergame, "SLICE_GAMES", 7)
     runs = open_runs([run_dir])
     con = connect(runs)
     chunked = compute_tables(con, runs)
@@ -463,3 +465,79 @@ def test_report_plan_never_borrows_a_design_effect_below_one(built) -> None:
     plan = pd.read_csv(built.folder / "plan.csv")
     assert (plan["design_effect"] >= 1.0).all()
     assert np.array_equal(plan["design_effect"], np.maximum(plan["design_effect_observed"], 1.0))
+
+
+@pytest.fixture(scope="module")
+def block_parts_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test run written as the runner writes a run: each part a range of whole blocks."""
+    games, seats, turn_scores = _tables()
+    run_dir = tmp_path_factory.mktemp("blocks") / "r1"
+    write_manifest(run_dir, RULESETS, sorted(seats["strategy"].unique()), len(games))
+    edges = np.quantile(games["block"], [0, 0.3, 0.7])
+    part_of = np.searchsorted(edges, games["block"], side="right") - 1
+    for part in range(3):
+        ids = games.loc[part_of == part, "game_id"]
+        write_tables(
+            run_dir,
+            games.loc[games["game_id"].isin(ids)],
+            seats.loc[seats["game_id"].isin(ids)],
+            turn_scores.loc[turn_scores["game_id"].isin(ids)],
+            part=part,
+        )
+    return run_dir
+
+
+def test_slices_hold_whole_blocks(block_parts_dir: Path) -> None:
+    """Slices of one part each never share a block, and together hold every game."""
+    runs = open_runs([block_parts_dir])
+    slices = pergame.plan_slices(runs, size=1)
+    assert len(slices) == 3
+    blocks = []
+    for part in slices:
+        got = pd.concat([pd.read_parquet(p, columns=["block"]) for p in part.games])
+        assert len(got) == part.n_games
+        blocks.append(set(got["block"]))
+    assert sum(len(b) for b in blocks) == len(set().union(*blocks))
+    total = sum(len(pd.read_parquet(p, columns=["block"])) for p in runs[0].parts["games"])
+    assert sum(part.n_games for part in slices) == total
+
+
+def test_sliced_report_equals_one_pass(
+    block_parts_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tables summed over slices of one part each equal those of one slice."""
+    runs = open_runs([block_parts_dir])
+    con = connect(runs)
+    whole = compute_tables(con, runs)
+    monkeypatch.setattr(pergame, "SLICE_GAMES", 1)
+    sliced = compute_tables(con, runs)
+    con.close()
+    assert whole.facts["slices"] == 1
+    assert sliced.facts["slices"] == 3
+    assert sliced.tables.keys() == whole.tables.keys()
+    for name, want in whole.tables.items():
+        pd.testing.assert_frame_equal(sliced.tables[name], want, rtol=1e-9, obj=name)
+
+
+def test_seats_of_another_part_are_refused(block_parts_dir: Path) -> None:
+    """Seat rows of games that are not in their slice are an error, not a silent loss."""
+    run = open_runs([block_parts_dir])[0]
+    games_part, seats_part = run.parts["games"][0], run.parts["seats"][1]
+    part = pergame.Slice(run, [games_part], [seats_part], 0, whole_run=False)
+    rulesets, names = pergame.scan_names([run])
+    games = pergame.load_games(part, rulesets)
+    with pytest.raises(StatsInputError, match="not in the games part"):
+        pergame.build_per_game(games, part, names)
+
+
+def test_histogram_quantiles_match_numpy() -> None:
+    """Quantiles read from a histogram equal np.quantile of the values it counts."""
+    from marrakech_sim.report.sections.variants import histogram_quantiles
+
+    rng = np.random.default_rng(8)
+    for size in (1, 2, 5, 101, 1000):
+        values = rng.integers(-3, 40, size=size).astype("float64")
+        value, count = np.unique(values, return_counts=True)
+        got = histogram_quantiles(value, count, tables.QUANTILES)
+        want = np.quantile(values, tables.QUANTILES)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)

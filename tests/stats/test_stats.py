@@ -30,6 +30,7 @@ from marrakech_sim.stats import (
     LINEUP_SEP,
     StatsInputError,
     equal_share_tests,
+    estimators,
     fault_counts,
     flag_underpowered,
     head_to_head,
@@ -484,3 +485,34 @@ def test_prospective_power_matches_statsmodels() -> None:
     n_ref = NormalIndPower().solve_power(effect_size=target / sd, alpha=0.05, power=0.8, ratio=0)
     assert out["n_for_power"] == pytest.approx(n_ref, rel=1e-4, abs=1.0)
     assert out["detectable"] == (out["mde"] <= target)
+
+
+def test_equal_share_sums_add_over_blocks() -> None:
+    """The equal-share tests from the sums of two halves of the blocks, added, equal the
+    tests on every block (what the report's slices rely on)."""
+    rng = np.random.default_rng(5)
+    n = rng.integers(2, 6, size=40).astype("float64")
+    totals = rng.dirichlet(np.ones(3), size=40) * n[:, None]  # shares of each game add to 1
+    halves = [estimators.equal_share_sums(totals[s], n[s]) for s in (slice(0, 17), slice(17, 40))]
+    added = {name: halves[0][name] + halves[1][name] for name in estimators.SHARE_SUMS}
+    want = equal_share_tests(totals, n)
+    got = estimators.equal_share_tests_from_sums(**added)
+    assert got.keys() == want.keys()
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
+    seat = estimators.seat_ratio_sums(added, 1)
+    ratio = estimators.ratio_from_sums(*(seat[c] for c in estimators.SUMS))
+    block = estimators.block_ratio(totals[:, 1], n)
+    assert float(ratio["var"]) == pytest.approx(float(block["var"][0]), rel=1e-12)
+
+
+def test_ratio_sums_shift_changes_nothing_but_rounding() -> None:
+    """Sums taken about a shift give the same ratio and variance as plain sums."""
+    rng = np.random.default_rng(6)
+    m = rng.integers(1, 5, size=50).astype("float64")
+    y = 40 * m + rng.normal(size=50)
+    plain = estimators.block_ratio(y, m)
+    sums = estimators.ratio_sums(y, m, shift=40.0)
+    shifted = estimators.ratio_from_sums(*(sums[c] for c in estimators.SUMS), shift=40.0)
+    for name in ("total", "n", "estimate", "var"):
+        assert shifted[name][0] == pytest.approx(plain[name][0], rel=1e-9), name

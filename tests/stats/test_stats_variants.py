@@ -17,6 +17,7 @@ from synthetic_games import combine_runs, hand_tables, make_run, make_turn_score
 from marrakech_sim.stats import (
     StatsInputError,
     compare_variants,
+    estimators,
     game_metrics,
     lead_metrics,
     variant_summary,
@@ -261,3 +262,23 @@ def test_paired_difference_matches_statsmodels_cluster_on_seed() -> None:
     assert out["variance_ratio"] < 0.5
     by_block = compare_variants(frame, "base", metric_names=("turns",)).iloc[0]
     assert by_block["se"] == pytest.approx(out["se_unpaired"], rel=1e-12)
+
+
+def test_unpaired_difference_from_sums_equals_blocks() -> None:
+    """With no shared cluster, the difference from each side's sums of block totals (any
+    shift) equals the one from the blocks themselves."""
+    rng = np.random.default_rng(3)
+    sides = []
+    for mean, nb in ((30.0, 60), (30.5, 45)):
+        m = rng.integers(1, 5, size=nb).astype("float64")
+        sides.append((m, mean * m + rng.normal(size=nb) * m))
+    blocks = [(np.arange(i * 1000, i * 1000 + len(m)), y, m) for i, (m, y) in enumerate(sides)]
+    want = estimators.clustered_difference(blocks[0], blocks[1])
+    sums = [
+        {**{k: v[0] for k, v in estimators.ratio_sums(y, m, shift=30.0).items()}, "shift": 30.0}
+        for m, y in sides
+    ]
+    got = estimators.clustered_difference_from_sums(sums[0], sums[1])
+    assert got.keys() == want.keys()
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, rel=1e-10, nan_ok=True), name

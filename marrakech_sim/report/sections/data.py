@@ -7,10 +7,12 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from marrakech_sim import stats
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, rule_differences
-from marrakech_sim.report.pergame import Games
+from marrakech_sim.report.pergame import Games, Slice
 from marrakech_sim.report.tables import ReportTables, small_unique
 
 
@@ -60,26 +62,160 @@ def _pair_rows(group: np.ndarray, block_start: np.ndarray, block_index: np.ndarr
     return np.asarray(first)
 
 
+def _first_rows(key: np.ndarray) -> np.ndarray:
+    """Per distinct ``key`` (ascending), its first row: the games are sorted by block, then
+    game id (``pergame.load_games``), so the row of its least (block, game id)."""
+    return np.asarray(np.unique(key, return_index=True)[1])
+
+
+class DataTotals:
+    """Counts per run, rule set and match, added slice by slice (every game, errors too).
+
+    A match's and a rule set's first game (least block, then game id) give its rule set
+    and player count, as the first row of the games sorted by block did.
+    """
+
+    MATCH_SUMS = ("n_games_all", "n_games", "n_blocks")
+    MATCH_FIRST = ("first_game", "first_block", "first_id", "ruleset", "players")
+
+    def __init__(self, runs: list[RunInfo], rulesets: list[str]) -> None:
+        self.runs, self.rulesets = runs, rulesets
+        n_runs, n_rs = len(runs), len(rulesets)
+        self.per_run = {
+            c: np.zeros(n_runs, "int64") for c in ("games", "error_games", "blocks", "turns")
+        }
+        self.per_rs = {c: np.zeros(n_rs, "int64") for c in ("n_games", "error_games", "n_blocks")}
+        self.rs_runs = np.zeros((n_rs, n_runs), "int64")
+        self.rs_first = np.full((n_rs, 2), np.iinfo("int64").max)  # (block, game id) of the first
+        self.rs_players = np.zeros(n_rs, "int32")
+        self.match_id = np.zeros(0, "int64")
+        self.match: dict[str, np.ndarray] = {
+            c: np.zeros(0, "int64") for c in (*self.MATCH_SUMS, *self.MATCH_FIRST)
+        }
+        self.n_games = self.n_balance = self.n_blocks = 0
+
+    def add(self, games: Games) -> None:
+        """Add one slice of whole blocks."""
+        total = len(games)
+        if not total:
+            return
+        block_start = np.r_[True, games.block[1:] != games.block[:-1]]
+        block_index = np.cumsum(block_start) - 1
+        n_runs = len(self.runs)
+        run = games.run.astype("int64")
+        error = games.is_error.astype("float64")
+        self.per_run["games"] += np.bincount(run, minlength=n_runs)
+        self.per_run["error_games"] += np.bincount(run, error, n_runs).astype("int64")
+        pairs = _pair_rows(run, block_start, block_index)
+        self.per_run["blocks"] += np.bincount(run[pairs], minlength=n_runs)
+        turns = np.bincount(run, minlength=n_runs, weights=np.nan_to_num(games.turns))
+        self.per_run["turns"] += turns.astype("int64")
+        n_rs = len(self.rulesets)
+        rc = games.ruleset.astype("int64")
+        self.per_rs["n_games"] += np.bincount(rc, minlength=n_rs)
+        self.per_rs["error_games"] += np.bincount(rc, error, n_rs).astype("int64")
+        rs_pairs = _pair_rows(rc, block_start, block_index)
+        self.per_rs["n_blocks"] += np.bincount(rc[rs_pairs], minlength=n_rs)
+        self.rs_runs += np.bincount(rc * n_runs + run, minlength=n_rs * n_runs).reshape(
+            n_rs, n_runs
+        )
+        for row in _first_rows(rc).tolist():
+            r = int(rc[row])
+            here = (int(games.block[row]), int(games.game_id[row]))
+            if here < (int(self.rs_first[r, 0]), int(self.rs_first[r, 1])):
+                self.rs_first[r] = here
+                self.rs_players[r] = games.players[row]
+        # matches: this slice's, merged into the running ones
+        matches, match_of = _group_ids(games.match_id)
+        n_m = len(matches)
+        first = np.full(n_m, np.iinfo("int64").max)
+        np.minimum.at(first, match_of, games.game_id)
+        first_row = _first_rows(match_of)
+        match_pairs = _pair_rows(match_of, block_start, block_index)
+        mine = {
+            "n_games_all": np.bincount(match_of, minlength=n_m),
+            "n_games": np.bincount(match_of, games.balance, n_m).astype("int64"),
+            "n_blocks": np.bincount(match_of[match_pairs], minlength=n_m),
+            "first_game": first,
+            "first_block": games.block[first_row],
+            "first_id": games.game_id[first_row],
+            "ruleset": rc[first_row],
+            "players": games.players[first_row].astype("int64"),
+        }
+        self._merge_matches(matches, mine)
+        self.n_games += total
+        self.n_balance += int(games.balance.sum())
+        self.n_blocks += int(block_start.sum())
+
+    def _merge_matches(self, ids: np.ndarray, mine: dict[str, np.ndarray]) -> None:
+        both = {c: np.r_[self.match[c], mine[c]] for c in self.match}
+        key = np.r_[self.match_id, ids]
+        order = np.lexsort((both["first_id"], both["first_block"], key))
+        key = key[order]
+        start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        self.match_id = key[start]
+        for c in self.MATCH_SUMS:
+            self.match[c] = np.add.reduceat(both[c][order], start)
+        self.match["first_game"] = np.minimum.reduceat(both["first_game"][order], start)
+        for c in ("first_block", "first_id", "ruleset", "players"):
+            self.match[c] = both[c][order][start]  # the first game's: least (block, id) first
+
+    def match_blocks(self, slices: list[Slice], max_games: int) -> pd.DataFrame:
+        """The (match, block) pairs a sample of ``max_games`` games can use, with each
+        match's number of blocks ``nb``.
+
+        A sample (``samples.make_sample``) keeps each match's first ceil(frac nb) blocks,
+        frac = max_games / games. Reading the slices again in block order, a match's first
+        blocks are the first seen, so only those are kept, not every block.
+        """
+        frac = 1.0 if self.n_games <= max_games else max_games / self.n_games
+        wanted = np.ceil(frac * self.match["n_blocks"]).astype("int64") + 1
+        seen = np.zeros(len(self.match_id), "int64")
+        out_match, out_block = [], []
+        for part in slices:  # a run's slices come in increasing block order (plan_slices)
+            off = part.run.index * RUN_SHIFT
+            tabs = [pq.read_table(p, columns=["match_id", "block"]) for p in part.games]
+            mid = np.concatenate([_int64(t.column("match_id")) for t in tabs]) + off
+            block = np.concatenate([_int64(t.column("block")) for t in tabs]) + off
+            del tabs
+            if not len(mid):
+                continue
+            order = np.lexsort((block, mid))  # by match, then block
+            mid, block = mid[order], block[order]
+            first = np.flatnonzero(np.r_[True, (mid[1:] != mid[:-1]) | (block[1:] != block[:-1])])
+            pair = np.stack([mid[first], block[first]], axis=1)
+            m = np.searchsorted(self.match_id, pair[:, 0])
+            start = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
+            rank = np.arange(len(m)) - np.repeat(start, np.diff(np.r_[start, len(m)]))
+            keep = seen[m] + rank < wanted[m]
+            seen += np.bincount(m, minlength=len(seen))
+            out_match.append(pair[keep, 0])
+            out_block.append(pair[keep, 1])
+        match = np.concatenate(out_match) if out_match else np.zeros(0, "int64")
+        block = np.concatenate(out_block) if out_block else np.zeros(0, "int64")
+        nb = self.match["n_blocks"][np.searchsorted(self.match_id, match)]
+        return pd.DataFrame({"match_id": match, "block": block, "nb": nb})
+
+
+def _int64(column: pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(column.fill_null(0).to_numpy(), dtype="int64")
+
+
 def data_tables(
-    con: duckdb.DuckDBPyConnection, runs: list[RunInfo], out: ReportTables, games: Games
+    con: duckdb.DuckDBPyConnection,
+    out: ReportTables,
+    totals: DataTotals,
+    slices: list[Slice],
+    sample_games: int,
 ) -> None:
-    """Runs, rule sets, line-ups and faults; counts from the games' arrays."""
-    total = len(games)
-    block_start = np.r_[True, games.block[1:] != games.block[:-1]] if total else np.zeros(0, bool)
-    block_index = np.cumsum(block_start) - 1
-    n_runs = max(len(runs), int(games.run.max()) + 1 if total else 0)
-    run = games.run.astype("int64")
-    error = games.is_error.astype("float64")
-    matches, match_of = _group_ids(games.match_id)
-    run_blocks = np.bincount(run[_pair_rows(run, block_start, block_index)], minlength=n_runs)
-    run_matches = np.bincount((matches >> 40).astype("int64"), minlength=n_runs)
-    per_run = {
-        "games": np.bincount(run, minlength=n_runs),
-        "error_games": np.bincount(run, minlength=n_runs, weights=error),
-        "blocks": run_blocks,
-        "lineups": run_matches,
-        "turns": np.bincount(run, minlength=n_runs, weights=np.nan_to_num(games.turns)),
-    }
+    """Runs, rule sets, line-ups and faults; counts from the slices' sums.
+
+    ``sample_games``: the most games a sample of whole blocks will take (``match_blocks``
+    keeps the (match, block) pairs such a sample can use).
+    """
+    runs, rulesets = totals.runs, totals.rulesets
+    per_run = dict(totals.per_run)
+    per_run["lineups"] = np.bincount((totals.match_id >> 40).astype("int64"), minlength=len(runs))
     rows = []
     for info in runs:
         m = info.manifest
@@ -107,20 +243,14 @@ def data_tables(
         )
     out.tables["runs"] = pd.DataFrame(rows)
 
-    n_rs = len(games.rulesets)
-    rc = games.ruleset.astype("int64")
-    first_of_rs = np.full(n_rs, total)
-    np.minimum.at(first_of_rs, rc, np.arange(total))
-    rs_runs = np.bincount(rc * n_runs + run, minlength=n_rs * n_runs).reshape(n_rs, n_runs)
-    rs_pairs = _pair_rows(rc, block_start, block_index)
     per_rs = pd.DataFrame(
         {
-            "ruleset": games.rulesets,
-            "players": games.players[first_of_rs].astype("int32"),
-            "n_games": np.bincount(rc, minlength=n_rs).astype("int64"),
-            "error_games": np.bincount(rc, minlength=n_rs, weights=error).astype("int64"),
-            "n_blocks": np.bincount(rc[rs_pairs], minlength=n_rs).astype("int64"),
-            "runs": [", ".join(str(r) for r in np.flatnonzero(row)) for row in rs_runs],
+            "ruleset": rulesets,
+            "players": totals.rs_players.astype("int32"),
+            "n_games": totals.per_rs["n_games"],
+            "error_games": totals.per_rs["error_games"],
+            "n_blocks": totals.per_rs["n_blocks"],
+            "runs": [", ".join(str(r) for r in np.flatnonzero(row)) for row in totals.rs_runs],
         }
     )
     options: dict[str, dict[str, Any]] = {}
@@ -143,22 +273,17 @@ def data_tables(
     ]
     out.facts["ruleset_options"] = options
 
-    # Matches: counts from the arrays, the line-up from the seats of each match's first game.
-    n_m = len(matches)
-    first = np.full(n_m, np.iinfo("int64").max)
-    np.minimum.at(first, match_of, games.game_id)
-    first_row = np.full(n_m, total)
-    np.minimum.at(first_row, match_of, np.arange(total))
-    match_pairs = _pair_rows(match_of, block_start, block_index)
+    # Matches: counts from the sums, the line-up from the seats of each match's first game.
+    match = totals.match
     match_frame = pd.DataFrame(
         {
-            "match_id": matches,
-            "first_game": first,
-            "ruleset": [games.rulesets[c] for c in rc[first_row]],
-            "players": games.players[first_row].astype("int32"),
-            "n_games_all": np.bincount(match_of, minlength=n_m).astype("int64"),
-            "n_games": np.bincount(match_of, games.balance, n_m).astype("int64"),
-            "n_blocks": np.bincount(match_of[match_pairs], minlength=n_m).astype("int64"),
+            "match_id": totals.match_id,
+            "first_game": match["first_game"],
+            "ruleset": [rulesets[c] for c in match["ruleset"]],
+            "players": match["players"].astype("int32"),
+            "n_games_all": match["n_games_all"].astype("int64"),
+            "n_games": match["n_games"].astype("int64"),
+            "n_blocks": match["n_blocks"].astype("int64"),
         }
     )
     con.register("match_frame", match_frame)
@@ -179,13 +304,13 @@ def data_tables(
            FROM match_info f JOIN first_seats s ON s.game_id = f.first_game GROUP BY ALL"""
     )
     con.execute("DROP TABLE first_seats")
-    # (match, block) pairs, for the samples of whole blocks (make_sample)
-    pairs = pd.DataFrame(
-        {"match_id": matches[match_of[match_pairs]], "block": games.block[match_pairs]}
-    )
+    # (match, block) pairs for the samples of whole blocks (make_sample): those the largest
+    # sample can take, with each match's number of blocks
+    pairs = totals.match_blocks(slices, sample_games)
     con.register("match_block_arrow", pairs)
     con.execute("CREATE OR REPLACE TEMP TABLE match_blocks AS SELECT * FROM match_block_arrow")
     con.unregister("match_block_arrow")
+    del pairs
     out.tables["lineups"] = con.execute(
         """SELECT ruleset, players, lineup, count(*) AS matches, sum(n_games_all) AS n_games_all,
                   sum(n_games) AS n_games, sum(n_blocks) AS n_blocks
@@ -222,7 +347,5 @@ def data_tables(
     ).df()
     out.tables["fault_kinds"] = kinds
     out.facts.update(
-        n_games=total,
-        n_balance_games=int(games.balance.sum()),
-        n_blocks=int(block_start.sum()),
+        n_games=totals.n_games, n_balance_games=totals.n_balance, n_blocks=totals.n_blocks
     )

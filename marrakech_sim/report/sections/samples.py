@@ -11,16 +11,17 @@ def make_sample(con: duckdb.DuckDBPyConnection, name: str, max_games: int, total
 
     Every match keeps the same fraction of its blocks (its first ones by block id), so the
     sample's mix of rule sets and line-ups is the run's (``total_games`` is the number of
-    games, ``match_blocks`` the (match, block) pairs data_tables made). The table has the
+    games; ``match_blocks`` holds each match's first blocks, those a sample can take, and
+    its number of blocks ``nb``: report.sections.data). The table has the
     games' columns :func:`sample_frames` reads (game_id, block, match_id, ruleset, players,
     turns, end_reason, tie_broken, error). Returns the games sampled.
     """
     frac = 1.0 if total_games <= max_games else max_games / total_games
     con.execute(
         f"""CREATE OR REPLACE TEMP TABLE {name} AS
-            WITH b AS (SELECT match_id, block FROM match_blocks),
-                 r AS (SELECT block, row_number() OVER (PARTITION BY match_id ORDER BY block) AS i,
-                              count(*) OVER (PARTITION BY match_id) AS nb FROM b),
+            WITH r AS (SELECT block, nb,
+                              row_number() OVER (PARTITION BY match_id ORDER BY block) AS i
+                       FROM match_blocks),
                  keep AS (SELECT block FROM r WHERE i <= ceil({frac} * nb))
             SELECT g.game_id, g.block, g.match_id, g.ruleset, g.players, g.turns, g.end_reason,
                    g.tie_broken, g.error

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim.report.pergame import PerGame
-from marrakech_sim.report.tables import ReportTables, ratio_frame
+from marrakech_sim.report.tables import ReportTables, add_sums, sums_frame
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
@@ -55,16 +55,20 @@ TREND_COLUMNS = [
 RESTRICTED = ("rotation-only", "placement-only")
 
 
-def level_order(pg: PerGame, order: list[str]) -> list[int]:
-    """Codes of the strategies that play themselves in some match, weakest first."""
+def _self_play_codes(pg: PerGame) -> list[int]:
+    """Codes of the strategies that play themselves in some game of ``pg``."""
     players = pg.players.astype("int64")
     first = pg.strategy[0]
     alone = first >= 0
     for seat in range(1, pg.seats):
         alone &= (pg.strategy[seat] == first) | (seat >= players)
-    codes = np.unique(first[alone]).tolist()
+    return [int(c) for c in np.unique(first[alone])]
+
+
+def level_order(names: list[str], codes: set[int], order: list[str]) -> list[int]:
+    """``codes`` (strategies that play themselves in some match), weakest first."""
     rank = {name: i for i, name in enumerate(order)}
-    return sorted(codes, key=lambda c: (rank.get(pg.names[c], len(order)), pg.names[c]))
+    return sorted(codes, key=lambda c: (rank.get(names[c], len(order)), names[c]))
 
 
 def _self_play(pg: PerGame, code: int) -> np.ndarray:
@@ -76,37 +80,67 @@ def _self_play(pg: PerGame, code: int) -> np.ndarray:
     return alone
 
 
+class SkillTotals:
+    """The skill sections' sums, added slice by slice.
+
+    Attributes:
+        seats: (level code, rule set code, players, seat) -> sums of the block totals of
+            the seat's win share in the level's self-play games (estimators.SUMS).
+        seating: (rule set code, players) -> [blocks whose winning strategy changed with
+            the seating, blocks of two-strategy line-ups with several games].
+    """
+
+    def __init__(self, names: list[str], rulesets: list[str]) -> None:
+        self.names, self.rulesets = names, rulesets
+        self.seats: dict[tuple[int, int, int, int], dict[str, Any]] = {}
+        self.seating: dict[tuple[int, int], list[int]] = {}
+
+    def add(self, pg: PerGame) -> None:
+        """Add one slice of whole blocks."""
+        if not len(pg):
+            return
+        for code in _self_play_codes(pg):
+            games = np.flatnonzero(_self_play(pg, code))
+            for rs_code in np.unique(pg.ruleset[games]).tolist():
+                for k in np.unique(pg.players[games][pg.ruleset[games] == rs_code]).tolist():
+                    part = games[(pg.ruleset[games] == rs_code) & (pg.players[games] == k)]
+                    # block totals of the part: blocks hold one match, so one level and rule set
+                    blocks, local = np.unique(pg.block_index[part], return_inverse=True)
+                    n_b = np.bincount(local, minlength=len(blocks)).astype("float64")
+                    for seat in range(int(k)):
+                        won = pg.win_value[part] * pg.win[seat, part]
+                        y_b = np.bincount(local, won, minlength=len(blocks))
+                        sums = {c: v[0] for c, v in estimators.ratio_sums(y_b, n_b).items()}
+                        add_sums(self.seats, (code, int(rs_code), int(k), seat), sums)
+        for key, changed, n in _seating_changes(pg):
+            got = self.seating.setdefault(key, [0, 0])
+            got[0] += changed
+            got[1] += n
+
+
 def skill_tables(
-    out: ReportTables, level: float, pg: PerGame, order: list[str], alpha: float = 0.05
+    out: ReportTables, level: float, totals: SkillTotals, order: list[str], alpha: float = 0.05
 ) -> None:
     """`skill_seats` (each seat's effect per level), `skill_trends` (how it changes with
     skill), `skill_variants` (each variant against its base, per level) and `decides`."""
-    codes = level_order(pg, order) if len(pg) else []
-    rows = []
-    for index, code in enumerate(codes):
-        games = np.flatnonzero(_self_play(pg, code))
-        for rs_code in np.unique(pg.ruleset[games]).tolist():
-            for k in np.unique(pg.players[games][pg.ruleset[games] == rs_code]).tolist():
-                part = games[(pg.ruleset[games] == rs_code) & (pg.players[games] == k)]
-                # block totals of the part: blocks hold one match, so one level and rule set
-                blocks, local = np.unique(pg.block_index[part], return_inverse=True)
-                n_b = np.bincount(local, minlength=len(blocks)).astype("float64")
-                for seat in range(int(k)):
-                    won = pg.win_value[part] * pg.win[seat, part]
-                    y_b = np.bincount(local, won, minlength=len(blocks))
-                    rows.append(
-                        ratio_frame(
-                            {
-                                "players": [int(k)],
-                                "ruleset": [pg.rulesets[rs_code]],
-                                "level_index": [index],
-                                "level": [pg.names[code]],
-                                "seat": [seat],
-                            },
-                            y_b,
-                            n_b,
-                        )
-                    )
+    names = totals.names
+    codes = level_order(names, {key[0] for key in totals.seats}, order)
+    index_of = {code: i for i, code in enumerate(codes)}
+    rows = [
+        sums_frame(
+            {
+                "players": [k],
+                "ruleset": [totals.rulesets[rs_code]],
+                "level_index": [index_of[code]],
+                "level": [names[code]],
+                "seat": [seat],
+            },
+            sums,
+        )
+        for (code, rs_code, k, seat), sums in sorted(
+            totals.seats.items(), key=lambda item: (index_of[item[0][0]], *item[0][1:])
+        )
+    ]
     if rows:
         tab = add_rate_interval(pd.concat(rows, ignore_index=True), level)
         fair = 1.0 / tab["players"]
@@ -125,7 +159,7 @@ def skill_tables(
     out.tables["skill_variants"] = _variants(
         out.tables["skill_seats"], out.facts.get("baselines", {}), level
     )
-    out.tables["decides"] = _decides(out, pg, codes, level)
+    out.tables["decides"] = _decides(out, totals, codes, level)
 
 
 def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
@@ -219,12 +253,14 @@ def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.
     )
 
 
-def _decides(out: ReportTables, pg: PerGame, codes: list[int], level: float) -> pd.DataFrame:
+def _decides(
+    out: ReportTables, totals: SkillTotals, codes: list[int], level: float
+) -> pd.DataFrame:
     """The restricted-play measures: one row each, with its interval and count."""
     rows: list[dict[str, object]] = []
     lineups = out.tables.get("lineup_win_rates", pd.DataFrame())
     if codes and len(lineups):
-        strongest = pg.names[codes[-1]]
+        strongest = totals.names[codes[-1]]
         for r in lineups.itertuples():
             names = set(str(r.lineup).split(LINEUP_SEP))
             others = names - {strongest}
@@ -237,7 +273,7 @@ def _decides(out: ReportTables, pg: PerGame, codes: list[int], level: float) -> 
                 and r.strategy == RESTRICTED[0]
             ):
                 rows.append(_measure("decision", f"{RESTRICTED[0]} against {RESTRICTED[1]}", r))
-    rows += _seating_changes(pg, level)
+    rows += _seating_rows(totals, level)
     cols = ["measure", "what", "ruleset", "players", "rate", "lo", "hi", "fair_share", "n"]
     return pd.DataFrame(rows, columns=cols)
 
@@ -256,11 +292,9 @@ def _measure(kind: str, what: str, r: Any) -> dict[str, object]:
     }
 
 
-def _seating_changes(pg: PerGame, level: float) -> list[dict[str, object]]:
-    """Per (players, rule set): the share of blocks of two-strategy line-ups (played under
-    several seatings) whose winning strategy is not the same in every game."""
-    if not len(pg):
-        return []
+def _seating_changes(pg: PerGame) -> list[tuple[tuple[int, int], int, int]]:
+    """Per (rule set code, players): of the blocks of two-strategy line-ups played with
+    several games, those whose winning strategy is not the same in every game, and all."""
     players = pg.players.astype("int64")
     seat_of_winner = np.argmax(pg.win, axis=0)
     winner = np.where(
@@ -270,7 +304,7 @@ def _seating_changes(pg: PerGame, level: float) -> list[dict[str, object]]:
     lowest = np.where(seated, pg.strategy, np.iinfo(pg.strategy.dtype).max).min(axis=0)
     highest = np.where(seated, pg.strategy, -1).max(axis=0)
     mixed = (lowest != highest) & (pg.n_winners > 0)
-    rows = []
+    out = []
     for rs in np.unique(pg.ruleset[mixed]).tolist():
         for k in np.unique(players[mixed & (pg.ruleset == rs)]).tolist():
             part = np.flatnonzero(mixed & (pg.ruleset == rs) & (players == k))
@@ -281,22 +315,31 @@ def _seating_changes(pg: PerGame, level: float) -> list[dict[str, object]]:
             np.minimum.at(lo_w, local, winner[part])
             np.maximum.at(hi_w, local, winner[part])
             several = size > 1
-            if not several.any():
-                continue
-            changed = int(np.sum((lo_w != hi_w) & several))
-            n = int(np.sum(several))
-            lo, hi = estimators.wilson_interval(changed, n, level)
-            rows.append(
-                {
-                    "measure": "seating",
-                    "what": "blocks whose winning strategy changes with the seating",
-                    "ruleset": pg.rulesets[rs],
-                    "players": int(k),
-                    "rate": changed / n,
-                    "lo": lo,
-                    "hi": hi,
-                    "fair_share": float("nan"),
-                    "n": n,
-                }
+            out.append(
+                ((int(rs), int(k)), int(np.sum((lo_w != hi_w) & several)), int(np.sum(several)))
             )
+    return out
+
+
+def _seating_rows(totals: SkillTotals, level: float) -> list[dict[str, object]]:
+    """Per (players, rule set): the share of blocks of two-strategy line-ups (played under
+    several seatings) whose winning strategy is not the same in every game."""
+    rows = []
+    for (rs, k), (changed, n) in sorted(totals.seating.items()):
+        if not n:
+            continue
+        lo, hi = estimators.wilson_interval(changed, n, level)
+        rows.append(
+            {
+                "measure": "seating",
+                "what": "blocks whose winning strategy changes with the seating",
+                "ruleset": totals.rulesets[rs],
+                "players": k,
+                "rate": changed / n,
+                "lo": lo,
+                "hi": hi,
+                "fair_share": float("nan"),
+                "n": n,
+            }
+        )
     return rows

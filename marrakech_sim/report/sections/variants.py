@@ -18,8 +18,9 @@ from marrakech_sim.report.tables import (
     QUANTILES,
     TURN_METRICS,
     ReportTables,
+    add_sums,
     check_block_layout,
-    ratio_frame,
+    sums_frame,
 )
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import add_mean_interval
@@ -75,27 +76,177 @@ def score_over_turns(
     return tab[[*keys, "n_games", "n_blocks", "mean", "sd", "lo", "hi", "q2.5", "q97.5"]]
 
 
+DISTRIBUTION_METRICS = ("margin", "turns")
+
+
 @dataclass
 class MetricTotals:
-    """Per (rule set, metric): the blocks where the metric has a value, with sums and counts.
+    """Per (rule set, metric): sums of the block totals where the metric has a value.
 
-    These block totals are all the variant statistics use (``stats.variant_summary`` and
-    ``stats.compare_variants`` reduce per-game metrics to the same totals).
+    These sums are all the variant statistics use (``stats.variant_summary`` and
+    ``stats.compare_variants`` reduce per-game metrics to the same block totals). The
+    blocks themselves are kept (``cells``) only when some run is played with common seeds:
+    pairing its blocks by seed needs them.
     """
 
     players: dict[str, int] = field(default_factory=dict)
-    # (ruleset, metric) -> (block ids ascending, per-block sum, per-block count)
+    # (ruleset, metric) -> sums of block totals (estimators.SUMS)
+    sums: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # (ruleset, metric) -> (block ids, per-block sum, per-block count); with keep_blocks
     cells: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
         default_factory=dict
     )
+    keep_blocks: bool = False
+
+    def add_blocks(
+        self, ruleset: str, metric: str, block: np.ndarray, total: np.ndarray, n: np.ndarray
+    ) -> None:
+        """Add the block totals of some blocks not added before.
+
+        The sums are taken about the first blocks' mean (``estimators.ratio_sums``'s
+        shift): a game's length is large against its spread.
+        """
+        got = self.sums.get((ruleset, metric))
+        shift = float(got["shift"]) if got else float(total.sum() / n.sum())
+        sums = {name: v[0] for name, v in estimators.ratio_sums(total, n, shift=shift).items()}
+        add_sums(self.sums, (ruleset, metric), {**sums, "shift": shift})
+        if self.keep_blocks:
+            cells = self.cells.get((ruleset, metric))
+            if cells is not None:
+                block, total, n = (
+                    np.r_[a, b] for a, b in zip(cells, (block, total, n), strict=True)
+                )
+            self.cells[(ruleset, metric)] = (block, total, n)
 
 
-def game_metric_totals(pg: PerGame) -> MetricTotals:
-    """Block totals of every metric of ``GAME_METRICS`` per rule set, from the per-game arrays."""
-    out = MetricTotals()
-    if not len(pg):
-        return out
-    check_block_layout(pg)
+@dataclass
+class Distribution:
+    """Games per (rule set and players, value) of one metric, and per rule set the counts.
+
+    Attributes:
+        group, value, count: the histogram's cells (group: rule set code * 256 + players).
+        games, blocks: per rule set code, its balance games and its blocks with a value.
+    """
+
+    group: np.ndarray = field(default_factory=lambda: np.zeros(0, "int64"))
+    value: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    count: np.ndarray = field(default_factory=lambda: np.zeros(0, "int64"))
+    games: dict[int, int] = field(default_factory=dict)
+    blocks: dict[int, int] = field(default_factory=dict)
+
+    def add(self, pg: PerGame, metric: str) -> None:
+        """Add one slice of whole blocks."""
+        x = getattr(pg, metric)
+        ok = ~np.isnan(x)
+        rc = pg.ruleset.astype("int64")
+        group = np.r_[self.group, (rc * 256 + pg.players)[ok]]
+        value = np.r_[self.value, x[ok]]
+        count = np.r_[self.count, np.ones(int(ok.sum()), "int64")]
+        order = np.lexsort((value, group))
+        group, value, count = group[order], value[order], count[order]
+        start = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(value) != 0)])
+        self.group, self.value = group[start], value[start]
+        self.count = np.add.reduceat(count, start) if len(start) else count
+        for r in np.unique(rc).tolist():
+            mine = rc == r
+            self.games[r] = self.games.get(r, 0) + int(mine.sum())
+            blocks = pg.block_index[mine & ok]
+            seen = int(np.count_nonzero(np.diff(blocks)) + 1) if len(blocks) else 0
+            self.blocks[r] = self.blocks.get(r, 0) + seen
+
+    def histogram(self, rulesets: list[str], metric: str) -> pd.DataFrame:
+        """Games per (rule set, players, value), ordered by rule set, value and players."""
+        g, v, n = self.group, self.value, self.count
+        order = np.lexsort((g % 256, v, g // 256))
+        g, v, n = g[order], v[order], n[order]
+        return pd.DataFrame(
+            {
+                "ruleset": [rulesets[i] for i in g // 256],
+                "players": (g % 256).astype("int8"),
+                "metric": metric,
+                "value": v.astype("float64"),
+                "n_games": n.astype("int64"),
+            }
+        )
+
+    def summaries(self, rulesets: list[str], metric: str) -> pd.DataFrame:
+        """``stats.summarize`` of the metric per rule set: counts, mean, sd, quantiles.
+
+        From the histogram: exact, quantiles interpolated as ``np.quantile`` does.
+        """
+        rows = []
+        for r, name in enumerate(rulesets):
+            if r not in self.games:
+                continue  # a rule set with error games only
+            mine = self.group // 256 == r
+            value, count = self.value[mine], self.count[mine]
+            order = np.argsort(value, kind="stable")
+            value, count = value[order], count[order]
+            if len(value):  # the rule set's cells of every player count, merged
+                start = np.flatnonzero(np.r_[True, np.diff(value) != 0])
+                value, count = value[start], np.add.reduceat(count, start)
+            n = int(count.sum())
+            mean = float(count @ value) / n if n else np.nan
+            row: dict[str, Any] = {
+                "ruleset": name,
+                "metric": metric,
+                "n": n,
+                "n_missing": self.games[r] - n,
+                "n_blocks": self.blocks[r],
+                "mean": mean,
+                "sd": float(np.sqrt(count @ (value - mean) ** 2 / (n - 1))) if n > 1 else np.nan,
+                "min": float(value[0]) if n else np.nan,
+            }
+            qs = histogram_quantiles(value, count, QUANTILES)
+            row.update({f"q{q * 100:g}": float(val) for q, val in zip(QUANTILES, qs, strict=True)})
+            row["max"] = float(value[-1]) if n else np.nan
+            rows.append(row)
+        return pd.DataFrame.from_records(rows)
+
+
+def histogram_quantiles(
+    value: np.ndarray, count: np.ndarray, quantiles: tuple[float, ...]
+) -> np.ndarray:
+    """``np.quantile`` (linear interpolation) of the values a histogram counts.
+
+    ``value`` ascending; the i-th smallest of the n values is found by cumulative count.
+    """
+    n = int(count.sum())
+    if not n:
+        return np.full(len(quantiles), np.nan)
+    q = np.asarray(quantiles, dtype="float64")
+    virtual = q * (n - 1)
+    below = np.floor(virtual).astype("int64")
+    above = np.minimum(below + 1, n - 1)
+    ends = np.cumsum(count)
+    a = value[np.searchsorted(ends, below, side="right")]
+    b = value[np.searchsorted(ends, above, side="right")]
+    t = virtual - below
+    diff = b - a
+    # numpy's _lerp: from the nearer end, so the result stays monotone
+    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+
+
+class VariantTotals:
+    """The variant and distribution sections' sums, added slice by slice."""
+
+    def __init__(self, rulesets: list[str], keep_blocks: bool) -> None:
+        self.rulesets = rulesets
+        self.metrics = MetricTotals(keep_blocks=keep_blocks)
+        self.distributions = {m: Distribution() for m in DISTRIBUTION_METRICS}
+
+    def add(self, pg: PerGame) -> None:
+        """Add one slice of whole blocks."""
+        if not len(pg):
+            return
+        check_block_layout(pg)
+        add_game_metric_totals(pg, self.metrics)
+        for metric, dist in self.distributions.items():
+            dist.add(pg, metric)
+
+
+def add_game_metric_totals(pg: PerGame, out: MetricTotals) -> None:
+    """Add the block totals of every metric of ``GAME_METRICS`` per rule set of ``pg``."""
     rc = pg.ruleset.astype("int64")
     group = pg.block_index  # a block holds one rule set (check_block_layout)
     first = np.flatnonzero(np.r_[True, np.diff(group) != 0])
@@ -104,7 +255,7 @@ def game_metric_totals(pg: PerGame) -> MetricTotals:
     for r, name in enumerate(pg.rulesets):
         in_r = np.flatnonzero(group_rc == r)
         if len(in_r):
-            out.players[name] = int(group_players[in_r[0]])
+            out.players.setdefault(name, int(group_players[in_r[0]]))
     size = np.bincount(group, minlength=n_groups).astype("float64")
     seat_shares = {
         seat_metric(i): np.where(pg.players > i, pg.win[i] * pg.win_value, np.nan)
@@ -121,69 +272,7 @@ def game_metric_totals(pg: PerGame) -> MetricTotals:
         for r, name in enumerate(pg.rulesets):
             sel = np.flatnonzero((group_rc == r) & (count > 0))
             if len(sel):
-                out.cells[(name, metric)] = (group_block[sel], total[sel], count[sel])
-    return out
-
-
-def _histogram(pg: PerGame, metric: str) -> pd.DataFrame:
-    """Games per (rule set, players, value) of ``metric``, ordered by rule set and value."""
-    x = getattr(pg, metric)
-    ok = ~np.isnan(x)
-    value = x[ok]
-    group = (pg.ruleset.astype("int64") * 256 + pg.players)[ok]
-    if len(value) and np.all(value == np.round(value)) and np.ptp(value) < 1 << 20:
-        low = int(value.min())
-        span = int(value.max()) - low + 1
-        counts = np.bincount(group * span + (value.astype("int64") - low))
-        cell = np.flatnonzero(counts)
-        g, v, n = cell // span, (cell % span + low).astype("float64"), counts[cell]
-    else:  # values that are not small integers: sort them
-        order = np.lexsort((value, group))
-        value, group = value[order], group[order]
-        start = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(value) != 0)])
-        g, v = group[start], value[start]
-        n = np.diff(np.r_[start, len(value)])
-    order = np.lexsort((g % 256, v, g // 256))
-    g, v, n = g[order], v[order], n[order]
-    return pd.DataFrame(
-        {
-            "ruleset": [pg.rulesets[i] for i in g // 256],
-            "players": (g % 256).astype("int8"),
-            "metric": metric,
-            "value": v,
-            "n_games": n.astype("int64"),
-        }
-    )
-
-
-def _summaries(pg: PerGame, metric: str) -> pd.DataFrame:
-    """``stats.summarize`` of ``metric`` per rule set: counts, mean, sd, quantiles."""
-    x = getattr(pg, metric)
-    rows = []
-    for r, name in enumerate(pg.rulesets):
-        sel = np.flatnonzero(pg.ruleset == r)
-        if not len(sel):
-            continue  # a rule set with error games only
-        v = x[sel]
-        ok = ~np.isnan(v)
-        blocks = pg.block_index[sel][ok]
-        v = v[ok]
-        n = len(v)
-        row: dict[str, Any] = {
-            "ruleset": name,
-            "metric": metric,
-            "n": n,
-            "n_missing": len(sel) - n,
-            "n_blocks": int(np.count_nonzero(np.diff(blocks)) + 1) if n else 0,
-            "mean": float(v.mean()) if n else np.nan,
-            "sd": float(v.std(ddof=1)) if n > 1 else np.nan,
-            "min": float(v.min()) if n else np.nan,
-        }
-        qs = np.quantile(v, QUANTILES) if n else np.full(len(QUANTILES), np.nan)
-        row.update({f"q{q * 100:g}": float(val) for q, val in zip(QUANTILES, qs, strict=True)})
-        row["max"] = float(v.max()) if n else np.nan
-        rows.append(row)
-    return pd.DataFrame.from_records(rows)
+                out.add_blocks(name, metric, group_block[sel], total[sel], count[sel])
 
 
 def variant_tables(
@@ -191,7 +280,7 @@ def variant_tables(
     out: ReportTables,
     moves_games: int,
     level: float,
-    pg: PerGame,
+    sums: VariantTotals,
     paired_runs: list[int] | None = None,
 ) -> None:
     """Per-game metrics -> per-rule-set means, comparisons with Holm, distributions.
@@ -199,14 +288,15 @@ def variant_tables(
     ``paired_runs``: the indices of the runs played with ``common_seeds`` (their variants
     are compared block pair by block pair).
     """
-    totals = game_metric_totals(pg)
+    totals = sums.metrics
 
     # Distributions of margins and lengths (exact histograms; summaries like stats.summarize).
+    dists = sums.distributions
     out.tables["histograms"] = pd.concat(
-        [_histogram(pg, m) for m in ("margin", "turns")], ignore_index=True
+        [d.histogram(sums.rulesets, m) for m, d in dists.items()], ignore_index=True
     )
     out.tables["distributions"] = pd.concat(
-        [_summaries(pg, m) for m in ("margin", "turns")], ignore_index=True
+        [d.summaries(sums.rulesets, m) for m, d in dists.items()], ignore_index=True
     )
 
     # Per-turn metrics from a sample's moves.
@@ -232,21 +322,23 @@ def variant_tables(
                 value_name="value",
             )
             long = long.loc[long["value"].notna()]
-            sums = long.groupby(["ruleset", "metric", "block"], as_index=False).agg(
+            block_sums = long.groupby(["ruleset", "metric", "block"], as_index=False).agg(
                 players=("players", "first"), total=("value", "sum"), n=("value", "size")
             )
-            for (ruleset, metric), part in sums.groupby(["ruleset", "metric"], sort=True):
+            for (ruleset, metric), part in block_sums.groupby(["ruleset", "metric"], sort=True):
                 part = part.sort_values("block")
                 totals.players.setdefault(str(ruleset), int(part["players"].iloc[0]))
-                totals.cells[(str(ruleset), str(metric))] = (
+                totals.add_blocks(
+                    str(ruleset),
+                    str(metric),
                     part["block"].to_numpy(dtype="int64"),
                     part["total"].to_numpy(dtype="float64"),
                     part["n"].to_numpy(dtype="float64"),
                 )
 
     rows = [
-        ratio_frame({"ruleset": [rs], "metric": [metric]}, total, n)
-        for (rs, metric), (_, total, n) in sorted(totals.cells.items())
+        sums_frame({"ruleset": [rs], "metric": [metric]}, got)
+        for (rs, metric), got in sorted(totals.sums.items())
         if metric in stats.VARIANT_METRICS
     ]
     columns = ["ruleset", "metric", "total", "n", "n_blocks", "estimate", "var"]
@@ -321,19 +413,25 @@ def compare_rulesets(
     """
     base_of = baselines(out.tables["rulesets"], out.facts.get("ruleset_options", {}))
     out.facts["baselines"] = base_of
-    metrics = comparison_metrics(sorted({m for _, m in totals.cells}, key=_metric_order))
+    metrics = comparison_metrics(sorted({m for _, m in totals.sums}, key=_metric_order))
     records = []
     for other, base in sorted(base_of.items()):
         if other == base:
             continue
         for metric, family in metrics:
-            if (base, metric) not in totals.cells or (other, metric) not in totals.cells:
+            if (base, metric) not in totals.sums or (other, metric) not in totals.sums:
                 continue
-            sides = []
-            for block, total, n in (totals.cells[(base, metric)], totals.cells[(other, metric)]):
-                key = block if keys is None else keys[1][np.searchsorted(keys[0], block)]
-                sides.append((key, total, n))
-            res = estimators.clustered_difference(sides[0], sides[1], level)
+            pair = (totals.sums[(base, metric)], totals.sums[(other, metric)])
+            if keys is None:  # every block its own cluster: the sums are enough
+                res = estimators.clustered_difference_from_sums(pair[0], pair[1], level)
+            else:
+                sides = []
+                for block, total, n in (
+                    totals.cells[(base, metric)],
+                    totals.cells[(other, metric)],
+                ):
+                    sides.append((keys[1][np.searchsorted(keys[0], block)], total, n))
+                res = estimators.clustered_difference(sides[0], sides[1], level)
             records.append(
                 {
                     "family": family,
@@ -341,10 +439,10 @@ def compare_rulesets(
                     "baseline": base,
                     "ruleset": other,
                     **res,
-                    "n_games_baseline": int(sides[0][2].sum()),
-                    "n_games": int(sides[1][2].sum()),
-                    "n_blocks_baseline": len(sides[0][0]),
-                    "n_blocks": len(sides[1][0]),
+                    "n_games_baseline": int(pair[0]["n"]),
+                    "n_games": int(pair[1]["n"]),
+                    "n_blocks_baseline": int(pair[0]["n_blocks"]),
+                    "n_blocks": int(pair[1]["n_blocks"]),
                 }
             )
     return stats.variants.comparison_table(records, level)

@@ -91,7 +91,9 @@ class _KeySums:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.sums = {c: np.zeros(size) for c in ("y", "m", "yy", "ym", "mm", "nb", "games", "fair")}
+        self.sums: dict[str, np.ndarray] = {
+            c: np.zeros(size) for c in ("y", "m", "yy", "ym", "mm", "nb", "games", "fair")
+        }
 
     def add(
         self, key: np.ndarray, y: np.ndarray, m: np.ndarray, games: np.ndarray, fair: np.ndarray
@@ -108,11 +110,24 @@ class _KeySums:
             self.sums[name] += np.bincount(key, v, self.size)
         self.sums["nb"] += np.bincount(key, minlength=self.size)
 
+    def grow(self, size: int) -> None:
+        """Room for keys up to ``size`` (new keys start at zero)."""
+        if size > self.size:
+            self.sums = {c: np.r_[v, np.zeros(size - self.size)] for c, v in self.sums.items()}
+            self.size = size
+
     def fold(self, size: int) -> _KeySums:
         """The sums per ``key % size``: cells are additive across keys."""
         out = _KeySums(size)
         for name, v in self.sums.items():
             out.sums[name] = v.reshape(-1, size).sum(axis=0)
+        return out
+
+    def regroup(self, new_key: np.ndarray, size: int) -> _KeySums:
+        """The sums per ``new_key[key]``: cells are additive across keys."""
+        out = _KeySums(size)
+        for name, v in self.sums.items():
+            out.sums[name] = np.bincount(new_key, v, size)
         return out
 
     def table(self) -> pd.DataFrame:
@@ -124,16 +139,17 @@ class _KeySums:
         return pd.DataFrame({"key": keys, **cols})
 
 
-def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
-    """Head-to-head block ratio table (``estimators.ratio_from_sums``) plus pair counts.
+H2H_SUMS = ("y", "m", "count", "tie", "syy", "sym", "smm", "nb")
+
+
+def head_to_head_sums(pg: PerGame, slots: LineupSlots | None, acc: dict[str, np.ndarray]) -> None:
+    """Add the head-to-head sums of ``pg``'s blocks to ``acc`` (per strategy pair).
 
     Every ordered seat pair of a game scores 1 / 0.5 / 0 by rank, weighted 1 / (mult_A *
-    mult_B) for strategies seated several times; block totals per (strategy, opponent).
+    mult_B) for strategies seated several times; block totals per (strategy, opponent),
+    summed as ``estimators.ratio_from_sums`` needs them, plus pair counts.
     """
-    names = pg.names
-    n_s = len(names)
-    kk = n_s * n_s
-    acc = {c: np.zeros(kk) for c in ("y", "m", "count", "tie", "syy", "sym", "smm", "nb")}
+    kk = len(pg.names) ** 2
 
     def add(
         key: np.ndarray,
@@ -151,8 +167,13 @@ def head_to_head_totals(pg: PerGame, slots: LineupSlots | None) -> pd.DataFrame:
 
     if slots is not None and not slots.repeats:
         _head_to_head_by_slot(pg, slots, add)
-    elif len(pg) and n_s:
+    elif len(pg) and pg.names:
         _head_to_head_by_pair(pg, add)
+
+
+def head_to_head_table(names: list[str], acc: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Head-to-head block ratio table (``estimators.ratio_from_sums``) plus pair counts."""
+    n_s = len(names)
     present = np.flatnonzero(acc["count"] > 0)
     tab = pd.DataFrame(
         {
@@ -265,74 +286,112 @@ def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
         add(used % kk, *(cell[c][used] for c in ("y", "m", "count", "tie")))
 
 
-def _win_rate_totals(
-    con: duckdb.DuckDBPyConnection, pg: PerGame, slots: LineupSlots | None
-) -> dict[str, pd.DataFrame]:
-    """``win_rates`` and ``lineup_win_rates`` block ratio tables from the per-game arrays.
+class WinRateTotals:
+    """Win-rate and head-to-head sums of block totals, added slice by slice.
 
-    Per (block, slot) totals are bincounts over the seats, block chunk by block chunk, then
-    summed per strategy (and per rule set, line-up and strategy).
+    Win rates are summed per (rule set, match, strategy): a match seats one line-up, and
+    the line-ups are named only once every game has been read (``match_info``), so the
+    sums are folded per line-up at the end.
     """
-    if slots is None:  # no balance game
-        empty = _KeySums(0).table().drop(columns="key")
-        lineups = empty.assign(ruleset=[], lineup=[])
-        return {
-            "win_rates": empty.assign(strategy=[]),
-            "lineup_win_rates": lineups.assign(strategy=[]),
-        }
-    names, rulesets = pg.names, pg.rulesets
-    k, n_s = slots.seats, len(names)
-    info = con.execute("SELECT match_id, lineup FROM match_info").fetchnumpy()
-    order = np.argsort(info["match_id"])
-    info_ids = np.asarray(info["match_id"])[order].astype("int64")
-    lineup_codes, lineup_idx = np.unique(
-        np.asarray(info["lineup"], dtype=object)[order].astype(str), return_inverse=True
-    )
-    n_l = len(lineup_codes)
-    if len(rulesets) * n_l * n_s > 1 << 24:
-        raise StatsInputError(
-            f"{len(rulesets)} rule sets x {n_l} line-ups x {n_s} strategies: more cells than "
-            "the report's dense sums hold (16,777,216); report fewer runs at a time"
+
+    def __init__(self, names: list[str], rulesets: list[str]) -> None:
+        self.names, self.rulesets = names, rulesets
+        self.groups: dict[tuple[int, int], int] = {}  # (rule set code, match id) -> group
+        self.per_group = _KeySums(0)
+        self.head_to_head = {c: np.zeros(len(names) ** 2) for c in H2H_SUMS}
+
+    def add(self, pg: PerGame) -> None:
+        """Add one slice of whole blocks."""
+        check_block_layout(pg)
+        slots = lineup_slots(pg) if len(pg) else None
+        if len(pg) and slots is None:
+            raise StatsInputError(
+                "the games of a block seat different line-ups: not the block layout this "
+                "program writes (every seating of one line-up per block, run.plan)"
+            )
+        if slots is None:  # no balance game
+            return
+        self._add_win_rates(pg, slots)
+        head_to_head_sums(pg, slots, self.head_to_head)
+
+    def _add_win_rates(self, pg: PerGame, slots: LineupSlots) -> None:
+        """Per (block, slot) totals by bincounts over the seats, block chunk by block chunk,
+        then summed per (rule set, match, strategy)."""
+        k, n_s = slots.seats, len(self.names)
+        inv_players = 1.0 / pg.players
+        for part in block_chunks(pg):
+            b0 = int(pg.block_index[part.start])
+            local = pg.block_index[part] - b0
+            n_bl = int(local[-1]) + 1
+            size = n_bl * (k + 1)
+            y = np.zeros(size)
+            wv, inv = pg.win_value[part], inv_players[part]
+            s = [pg.strategy[i, part] for i in range(k)]
+            if slots.repeats:
+                m, games, fair = np.zeros(size), np.zeros(size), np.zeros(size)
+            for i in range(k):
+                cell = local * (k + 1) + slots.slot[i, part]
+                y += np.bincount(cell, wv * pg.win[i, part], size)
+                if slots.repeats:  # games: each of a strategy's mult seats counts 1 / mult
+                    mult = sum((s[j] == s[i]).astype("float64") for j in range(k))
+                    m += np.bincount(cell, minlength=size)
+                    games += np.bincount(cell, 1.0 / mult, size)
+                    fair += np.bincount(cell, inv, size)
+            if not slots.repeats:  # one seat per slot in every game of the block
+                m = np.repeat(np.bincount(local, minlength=n_bl).astype("float64"), k + 1)
+                fair = np.repeat(np.bincount(local, inv, n_bl), k + 1)
+                games = m
+            code = slots.code[b0 : b0 + n_bl].astype("int64")  # (blocks, slots)
+            first_game = part.start + np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
+            n_rs = len(self.rulesets)
+            pair = pg.match_id[first_game] * n_rs + pg.ruleset[first_game]
+            pairs, pair_of = np.unique(pair, return_inverse=True)  # a few (match, rule set)
+            found = [(int(p % n_rs), int(p // n_rs)) for p in pairs]
+            group = np.array([self.groups.setdefault(p, len(self.groups)) for p in found])[pair_of]
+            self.per_group.grow(len(self.groups) * n_s)
+            used = np.flatnonzero(code.ravel() >= 0)
+            key = (group[:, None] * n_s + code).ravel()[used]
+            self.per_group.add(key, y[used], m[used], games[used], fair[used])
+
+    def tables(self, con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
+        """``win_rates``, ``lineup_win_rates`` (block ratio tables) and ``head_to_head``."""
+        names, rulesets = self.names, self.rulesets
+        n_s = len(names)
+        h2h = head_to_head_table(names, self.head_to_head)
+        if not self.groups:  # no balance game
+            empty = _KeySums(0).table().drop(columns="key")
+            lineups = empty.assign(ruleset=[], lineup=[])
+            return {
+                "win_rates": empty.assign(strategy=[]),
+                "lineup_win_rates": lineups.assign(strategy=[]),
+                "head_to_head": h2h,
+            }
+        info = con.execute("SELECT match_id, lineup FROM match_info").fetchnumpy()
+        order = np.argsort(info["match_id"])
+        info_ids = np.asarray(info["match_id"])[order].astype("int64")
+        lineup_codes, lineup_idx = np.unique(
+            np.asarray(info["lineup"], dtype=object)[order].astype(str), return_inverse=True
         )
-    per_lineup = _KeySums(len(rulesets) * n_l * n_s)
-    inv_players = 1.0 / pg.players
-    for part in block_chunks(pg):
-        b0 = int(pg.block_index[part.start])
-        local = pg.block_index[part] - b0
-        n_bl = int(local[-1]) + 1
-        size = n_bl * (k + 1)
-        y = np.zeros(size)
-        wv, inv = pg.win_value[part], inv_players[part]
-        s = [pg.strategy[i, part] for i in range(k)]
-        if slots.repeats:
-            m, games, fair = np.zeros(size), np.zeros(size), np.zeros(size)
-        for i in range(k):
-            cell = local * (k + 1) + slots.slot[i, part]
-            y += np.bincount(cell, wv * pg.win[i, part], size)
-            if slots.repeats:  # games: each of a strategy's mult seats counts 1 / mult
-                mult = sum((s[j] == s[i]).astype("float64") for j in range(k))
-                m += np.bincount(cell, minlength=size)
-                games += np.bincount(cell, 1.0 / mult, size)
-                fair += np.bincount(cell, inv, size)
-        if not slots.repeats:  # one seat per slot in every game of the block
-            m = np.repeat(np.bincount(local, minlength=n_bl).astype("float64"), k + 1)
-            fair = np.repeat(np.bincount(local, inv, n_bl), k + 1)
-            games = m
-        code = slots.code[b0 : b0 + n_bl].astype("int64")  # (blocks, slots)
-        first_game = part.start + np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
-        lineup = lineup_idx[np.searchsorted(info_ids, pg.match_id[first_game])]
-        group = pg.ruleset[first_game].astype("int64") * n_l + lineup
-        used = np.flatnonzero(code.ravel() >= 0)
-        key = (group[:, None] * n_s + code).ravel()[used]
-        per_lineup.add(key, y[used], m[used], games[used], fair[used])
-    win_rates = per_lineup.fold(n_s).table()
-    win_rates.insert(0, "strategy", [names[x] for x in win_rates.pop("key")])
-    lineups = per_lineup.table()
-    key = lineups.pop("key").to_numpy()
-    lineups.insert(0, "strategy", [names[x % n_s] for x in key])
-    lineups.insert(0, "lineup", [str(lineup_codes[(x // n_s) % n_l]) for x in key])
-    lineups.insert(0, "ruleset", [rulesets[x // n_s // n_l] for x in key])
-    return {"win_rates": win_rates, "lineup_win_rates": lineups}
+        n_l = len(lineup_codes)
+        if len(rulesets) * n_l * n_s > 1 << 24:
+            raise StatsInputError(
+                f"{len(rulesets)} rule sets x {n_l} line-ups x {n_s} strategies: more cells "
+                "than the report's dense sums hold (16,777,216); report fewer runs at a time"
+            )
+        group_of = np.zeros(len(self.groups), "int64")  # (rule set, match) -> (rule set, line-up)
+        for (rs, mid), g in self.groups.items():
+            group_of[g] = rs * n_l + lineup_idx[np.searchsorted(info_ids, mid)]
+        old = np.arange(len(self.groups) * n_s)
+        new_key = group_of[old // n_s] * n_s + old % n_s
+        per_lineup = self.per_group.regroup(new_key, len(rulesets) * n_l * n_s)
+        win_rates = per_lineup.fold(n_s).table()
+        win_rates.insert(0, "strategy", [names[x] for x in win_rates.pop("key")])
+        lineups = per_lineup.table()
+        key = lineups.pop("key").to_numpy()
+        lineups.insert(0, "strategy", [names[x % n_s] for x in key])
+        lineups.insert(0, "lineup", [str(lineup_codes[(x // n_s) % n_l]) for x in key])
+        lineups.insert(0, "ruleset", [rulesets[x // n_s // n_l] for x in key])
+        return {"win_rates": win_rates, "lineup_win_rates": lineups, "head_to_head": h2h}
 
 
 def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.DataFrame) -> None:
@@ -343,17 +402,10 @@ def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.Dat
 
 
 def win_rate_tables(
-    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, pg: PerGame
+    con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, totals: WinRateTotals
 ) -> None:
     """Win rate per strategy, per (ruleset, line-up, strategy), and head to head."""
-    check_block_layout(pg)
-    slots = lineup_slots(pg) if len(pg) else None
-    if len(pg) and slots is None:
-        raise StatsInputError(
-            "the games of a block seat different line-ups: not the block layout this "
-            "program writes (every seating of one line-up per block, run.plan)"
-        )
-    fast = _win_rate_totals(con, pg, slots)
+    fast = totals.tables(con)
     for name, by in (("win_rates", []), ("lineup_win_rates", ["ruleset", "lineup"])):
         keys = [*by, "strategy"]
         tab = _rate_table(fast[name], level).sort_values(keys, ignore_index=True)
@@ -362,7 +414,7 @@ def win_rate_tables(
     # Head to head: each (A seat, B seat) pair of a game scores 1 / 0.5 / 0 by rank; a game's
     # score is the mean over its pairs, i.e. each pair weighs 1 / (mult_A * mult_B).
     keys = ["strategy", "opponent"]
-    tab = _rate_table(head_to_head_totals(pg, slots), level)
+    tab = _rate_table(fast["head_to_head"], level)
     tab = tab.rename(columns={"total": "ahead", "n": "n_games", "estimate": "rate"})
     tab["n_games"] = np.round(tab["n_games"]).astype("int64")
     for c in ("n_pairs", "tied_pairs"):
