@@ -3,10 +3,13 @@
     python benchmarks/bench_report.py --games 10000000 --moves-games 0 --dir /tmp/bench_run
     python benchmarks/bench_report.py --games 1000000 --moves-games 1000000 --dir /tmp/bench_run_m
     python benchmarks/bench_report.py --games 10000000 --dir /tmp/bench_run --reuse --summary
+    python benchmarks/bench_report.py --games 10000000 --paired --dir /tmp/bench_run_p
 
 The run folder follows LOG_FORMAT.md: games and seats for ``--games`` games (4 players,
 two rule sets, 5 strategies with planted strengths, a planted seat advantage, seat
-rotation in blocks of 4 games, a few ties and errors), and a moves table for the first
+rotation in blocks of 4 games, a few ties and errors; with ``--paired`` a common-seeds
+run: each block shares its seed with the block of the same line-up and round under the
+other rule set, and the report pairs them), and a moves table for the first
 ``--moves-games`` games (48 turns each). Writing 500 million move rows for 10 million
 games takes longer than the report itself, so the moves-derived part is measured on a
 smaller run and scales with the moves rows scanned (the report reads whole moves only for
@@ -54,7 +57,13 @@ def _list(values: np.ndarray, width: int, arrow_type: pa.DataType) -> pa.Array:
 
 
 def write_chunk(
-    run: Path, part: int, first_block: int, n_blocks: int, moves: bool, rng: np.random.Generator
+    run: Path,
+    part: int,
+    first_block: int,
+    n_blocks: int,
+    moves: bool,
+    rng: np.random.Generator,
+    paired: bool = False,
 ) -> None:
     """Write one part of games and seats (and moves) for ``n_blocks`` blocks of 4 games."""
     n = n_blocks * K
@@ -90,7 +99,12 @@ def write_chunk(
             "ruleset": pa.array(np.array(list(RULESETS))[ruleset_idx])
             .dictionary_encode()
             .cast(pa.string()),
-            "seed": pa.array(game_id.astype("uint64") * 7919),
+            "seed": pa.array(
+                # common seeds: one seed per (round, line-up), shared by the two rule sets
+                (block // 10 * 5 + block % 5).astype("uint64") + 1
+                if paired
+                else game_id.astype("uint64") * 7919
+            ),
             "players": pa.array(np.full(n, K, "int8")),
             "turns": pa.array(np.full(n, TURNS, "int16")),
             "end_reason": pa.array(end),
@@ -166,7 +180,9 @@ def write_chunk(
         )
 
 
-def generate(run: Path, games: int, moves_games: int, chunk_games: int = 500_000) -> None:
+def generate(
+    run: Path, games: int, moves_games: int, chunk_games: int = 500_000, paired: bool = False
+) -> None:
     """Write the whole run folder in chunks (memory stays flat)."""
     rng = np.random.default_rng(2025)
     n_blocks = games // K
@@ -178,12 +194,18 @@ def generate(run: Path, games: int, moves_games: int, chunk_games: int = 500_000
         "created": "2025-01-01T00:00:00Z",
         "program_version": "bench",
         "seed": 2025,
-        "config": {"rulesets": RULESETS, "strategies": [{"name": s} for s in STRATEGIES]},
+        "config": {
+            "rulesets": RULESETS,
+            "strategies": [{"name": s} for s in STRATEGIES],
+            "common_seeds": paired,
+        },
         "games_planned": n_blocks * K,
     }
     (run / "run.json").write_text(json.dumps(manifest))
     for part, first in enumerate(range(0, n_blocks, per)):
-        write_chunk(run, part, first, min(per, n_blocks - first), first * K < moves_games, rng)
+        write_chunk(
+            run, part, first, min(per, n_blocks - first), first * K < moves_games, rng, paired
+        )
 
 
 def main() -> None:
@@ -192,6 +214,7 @@ def main() -> None:
     parser.add_argument("--moves-games", type=int, default=0, help="games that get a moves table")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_report_run"))
     parser.add_argument("--reuse", action="store_true", help="reuse an existing run folder")
+    parser.add_argument("--paired", action="store_true", help="a common-seeds run (see above)")
     parser.add_argument(
         "--summary", action="store_true", help="time the run's closing summary, not the report"
     )
@@ -242,7 +265,7 @@ def main() -> None:
         return
     if not (args.reuse and (args.dir / "run.json").is_file()):
         start = time.perf_counter()
-        generate(args.dir, args.games, args.moves_games)
+        generate(args.dir, args.games, args.moves_games, paired=args.paired)
         print(
             f"generated {args.games:,} games ({args.moves_games:,} with moves) "
             f"in {time.perf_counter() - start:.0f} s"

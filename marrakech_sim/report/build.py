@@ -88,7 +88,7 @@ def build_report(
     rating_games: int = RATING_GAMES,
     moves_games: int = MOVES_GAMES,
     title: str | None = None,
-    memory_limit: str = "1500MB",  # DuckDB's share; the per-game arrays are numpy's
+    memory_limit: str = "1GB",  # DuckDB's share; the per-game arrays are numpy's
 ) -> ReportResult:
     """Read the run folders, compute every section, and write the report into ``out``.
 

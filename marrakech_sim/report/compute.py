@@ -54,7 +54,7 @@ def compute_tables(
     data = DataTotals(runs, rulesets)
     wins = WinRateTotals(names, rulesets)
     seats = SeatTotals(rulesets)
-    variants = VariantTotals(rulesets, keep_blocks=bool(paired))
+    variants = VariantTotals(rulesets, con if paired else None)
     skill = SkillTotals(names, rulesets)
     for part in slices:
         with clock("games"):

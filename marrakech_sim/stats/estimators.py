@@ -317,6 +317,28 @@ def clustered_difference_from_sums(
     return _difference(means, var, var, clusters, 0, level)
 
 
+def clustered_difference_from_clusters(
+    base: dict[str, Any],
+    alt: dict[str, Any],
+    psi_squares: float,
+    clusters: int,
+    paired: int,
+    level: float = DEFAULT_LEVEL,
+) -> dict[str, float]:
+    """:func:`clustered_difference` from sums that chunked passes or a database add up.
+
+    Args:
+        base, alt: each side's sums of block totals (:data:`SUMS`, :func:`ratio_sums`).
+        psi_squares: sum over the clusters of psi_c^2, psi_c = sum (y - m mean_alt) / M_alt
+            over the cluster's blocks of ``alt`` minus the same over its blocks of ``base``
+            (M: a side's games, mean: its ratio estimate).
+        clusters: the clusters (keys) of both sides together.
+        paired: blocks of ``alt`` in a cluster that ``base`` has too.
+    """
+    means, var_unpaired, _ = _unpaired(base, alt)
+    return _difference(means, _cr1(psi_squares, clusters), var_unpaired, clusters, paired, level)
+
+
 def clustered_difference(
     base: tuple[ArrayLike, ArrayLike, ArrayLike],
     alt: tuple[ArrayLike, ArrayLike, ArrayLike],
@@ -336,24 +358,21 @@ def clustered_difference(
         and variance_ratio (se^2 / se_unpaired^2: below 1 when the pairing saves variance).
     """
     keys, psi, sums = [], [], []
-    means = []
     for (key, y, m), sign in ((base, -1.0), (alt, 1.0)):
         y = np.asarray(y, dtype="float64")
         m = np.asarray(m, dtype="float64")
         big_m = float(m.sum())
         mean = float(y.sum()) / big_m if big_m > 0 else float("nan")
-        means.append(mean)
         keys.append(np.asarray(key))
         psi.append(sign * (y - m * mean) / big_m if big_m > 0 else np.zeros(len(y)))
         sums.append({name: v[0] for name, v in ratio_sums(y, m).items()})
-    all_keys = np.concatenate(keys)
-    _, cluster = np.unique(all_keys, return_inverse=True)
+    _, cluster = np.unique(np.concatenate(keys), return_inverse=True)
     per_cluster = np.bincount(cluster, np.concatenate(psi))
-    clusters = len(per_cluster)
     paired = int(np.isin(keys[1], keys[0]).sum())
-    var = _cr1(float(per_cluster @ per_cluster), clusters)
-    _, var_unpaired, _ = _unpaired(sums[0], sums[1])
-    return _difference(means, var, var_unpaired, clusters, paired, level)
+    squares = float(per_cluster @ per_cluster)
+    return clustered_difference_from_clusters(
+        sums[0], sums[1], squares, len(per_cluster), paired, level
+    )
 
 
 #: the sums of a block-by-seat matrix :func:`equal_share_tests_from_sums` needs

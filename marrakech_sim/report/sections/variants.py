@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from marrakech_sim import stats
 from marrakech_sim.report.load import has_moves, rule_differences
@@ -79,24 +80,33 @@ def score_over_turns(
 DISTRIBUTION_METRICS = ("margin", "turns")
 
 
+BLOCK_TABLE = "variant_blocks"  # (block, cell, total, n): kept for pairing
+
+
 @dataclass
 class MetricTotals:
     """Per (rule set, metric): sums of the block totals where the metric has a value.
 
     These sums are all the variant statistics use (``stats.variant_summary`` and
-    ``stats.compare_variants`` reduce per-game metrics to the same block totals). The
-    blocks themselves are kept (``cells``) only when some run is played with common seeds:
-    pairing its blocks by seed needs them.
+    ``stats.compare_variants`` reduce per-game metrics to the same block totals). When
+    some run is played with common seeds, pairing its blocks by seed needs the blocks
+    themselves: they go into the DuckDB table ``BLOCK_TABLE`` on ``con`` (which spills to
+    disk), not into this process's memory, and :func:`compare_rulesets` pairs them there.
     """
 
     players: dict[str, int] = field(default_factory=dict)
     # (ruleset, metric) -> sums of block totals (estimators.SUMS)
     sums: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    # (ruleset, metric) -> (block ids, per-block sum, per-block count); with keep_blocks
-    cells: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
-        default_factory=dict
-    )
-    keep_blocks: bool = False
+    con: duckdb.DuckDBPyConnection | None = None  # set: keep the blocks for pairing
+    # (ruleset, metric) -> its number in BLOCK_TABLE's ``cell`` column
+    cell_of: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.con is not None:
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE {BLOCK_TABLE} "
+                "(block BIGINT, cell INTEGER, total DOUBLE, n DOUBLE)"
+            )
 
     def add_blocks(
         self, ruleset: str, metric: str, block: np.ndarray, total: np.ndarray, n: np.ndarray
@@ -110,13 +120,19 @@ class MetricTotals:
         shift = float(got["shift"]) if got else float(total.sum() / n.sum())
         sums = {name: v[0] for name, v in estimators.ratio_sums(total, n, shift=shift).items()}
         add_sums(self.sums, (ruleset, metric), {**sums, "shift": shift})
-        if self.keep_blocks:
-            cells = self.cells.get((ruleset, metric))
-            if cells is not None:
-                block, total, n = (
-                    np.r_[a, b] for a, b in zip(cells, (block, total, n), strict=True)
-                )
-            self.cells[(ruleset, metric)] = (block, total, n)
+        if self.con is not None:
+            cell = self.cell_of.setdefault((ruleset, metric), len(self.cell_of))
+            blocks = pa.table(
+                {
+                    "block": pa.array(block, pa.int64()),
+                    "cell": pa.array(np.full(len(block), cell, "int32")),
+                    "total": pa.array(total, pa.float64()),
+                    "n": pa.array(n, pa.float64()),
+                }
+            )
+            self.con.register("new_blocks", blocks)
+            self.con.execute(f"INSERT INTO {BLOCK_TABLE} SELECT * FROM new_blocks")
+            self.con.unregister("new_blocks")
 
 
 @dataclass
@@ -230,9 +246,12 @@ def histogram_quantiles(
 class VariantTotals:
     """The variant and distribution sections' sums, added slice by slice."""
 
-    def __init__(self, rulesets: list[str], keep_blocks: bool) -> None:
+    def __init__(
+        self, rulesets: list[str], con: duckdb.DuckDBPyConnection | None = None
+    ) -> None:
+        """``con``: keep every block's totals there, for pairing (:class:`MetricTotals`)."""
         self.rulesets = rulesets
-        self.metrics = MetricTotals(keep_blocks=keep_blocks)
+        self.metrics = MetricTotals(con=con)
         self.distributions = {m: Distribution() for m in DISTRIBUTION_METRICS}
 
     def add(self, pg: PerGame) -> None:
@@ -360,7 +379,7 @@ def variant_tables(
         ["ruleset", "metric", "players", "n_games", "n_blocks", "mean", "se", "lo", "hi"]
     ].reset_index(drop=True)
     out.tables["variant_comparison"] = compare_rulesets(
-        totals, out, level, cluster_keys(con, paired_runs or [])
+        totals, out, level, keyed_blocks(con, paired_runs or [])
     )
 
 
@@ -380,36 +399,64 @@ def baselines(rulesets: pd.DataFrame, options: dict[str, dict[str, Any]]) -> dic
     return out
 
 
-def cluster_keys(
-    con: duckdb.DuckDBPyConnection, paired_runs: list[int]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """(blocks ascending, cluster key) for the runs played with ``common_seeds``.
+def keyed_blocks(con: duckdb.DuckDBPyConnection, paired_runs: list[int]) -> str | None:
+    """A table of the kept blocks (``BLOCK_TABLE``) with their cluster key; None: no pairing.
 
     The games of a block share one seed (run.plan); in a ``common_seeds`` run the blocks
     of every rule set with one seed share their dice, so the seed is their cluster. The
-    blocks of other runs are their own cluster (key: the block). None: no such run.
+    blocks of other runs are their own cluster (key: the block).
     """
     if not paired_runs:
         return None
     runs = ", ".join(str(int(r)) for r in paired_runs)
-    got = con.execute(
-        f"""SELECT block, any_value(CASE WHEN run IN ({runs}) THEN seed
-                                         ELSE block::UBIGINT END) AS key
-            FROM games GROUP BY block ORDER BY block"""
-    ).fetchnumpy()
-    return np.asarray(got["block"], "int64"), np.asarray(got["key"], "uint64")
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE keyed_blocks AS
+            WITH k AS (SELECT block, any_value(CASE WHEN run IN ({runs}) THEN seed
+                                                    ELSE block::UBIGINT END) AS key
+                       FROM games GROUP BY block)
+            SELECT k.key, b.cell, b.total, b.n FROM {BLOCK_TABLE} b JOIN k USING (block)"""
+    )
+    return "keyed_blocks"
+
+
+def _paired_squares(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    cells: tuple[int, int],
+    sums: tuple[dict[str, Any], dict[str, Any]],
+) -> tuple[float, int, int]:
+    """For ``estimators.clustered_difference_from_clusters``: sum of psi_c^2 over the
+    clusters of the blocks of ``cells`` (base, alt: their numbers in ``table``), the
+    clusters, and the alt blocks in a cluster the base has too."""
+    mean = [float(s["total"]) / float(s["n"]) + float(s.get("shift", 0.0)) for s in sums]
+    row = con.execute(
+        f"""WITH c AS (
+                SELECT key,
+                       sum(total - ? * n) FILTER (WHERE cell = ?) AS a,
+                       sum(total - ? * n) FILTER (WHERE cell = ?) AS b,
+                       count(*) FILTER (WHERE cell = ?) AS a_blocks
+                FROM {table} WHERE cell IN (?, ?) GROUP BY key)
+            SELECT sum(power(coalesce(a, 0) / ? - coalesce(b, 0) / ?, 2)), count(*),
+                   coalesce(sum(a_blocks) FILTER (WHERE b IS NOT NULL), 0)
+            FROM c""",
+        [mean[1], cells[1], mean[0], cells[0], cells[1], *cells]
+        + [float(sums[1]["n"]), float(sums[0]["n"])],
+    ).fetchone()
+    assert row is not None  # an aggregate always returns a row
+    return float(row[0] or 0.0), int(row[1]), int(row[2])
 
 
 def compare_rulesets(
     totals: MetricTotals,
     out: ReportTables,
     level: float,
-    keys: tuple[np.ndarray, np.ndarray] | None = None,
+    keyed: str | None = None,
 ) -> pd.DataFrame:
     """``stats.compare_variants`` from block totals: each rule set against its baseline.
 
-    Blocks are clustered by ``keys`` (:func:`cluster_keys`; None: each block alone), so the
-    blocks of a rule set and its baseline that share a seed (``common_seeds``) pair.
+    Blocks are clustered by the keys of the table ``keyed`` (:func:`keyed_blocks`; None:
+    each block alone), so the blocks of a rule set and its baseline that share a seed
+    (``common_seeds``) pair.
     """
     base_of = baselines(out.tables["rulesets"], out.facts.get("ruleset_options", {}))
     out.facts["baselines"] = base_of
@@ -422,16 +469,14 @@ def compare_rulesets(
             if (base, metric) not in totals.sums or (other, metric) not in totals.sums:
                 continue
             pair = (totals.sums[(base, metric)], totals.sums[(other, metric)])
-            if keys is None:  # every block its own cluster: the sums are enough
+            if keyed is None or totals.con is None:  # every block its own cluster
                 res = estimators.clustered_difference_from_sums(pair[0], pair[1], level)
             else:
-                sides = []
-                for block, total, n in (
-                    totals.cells[(base, metric)],
-                    totals.cells[(other, metric)],
-                ):
-                    sides.append((keys[1][np.searchsorted(keys[0], block)], total, n))
-                res = estimators.clustered_difference(sides[0], sides[1], level)
+                cells = (totals.cell_of[(base, metric)], totals.cell_of[(other, metric)])
+                squares, clusters, paired = _paired_squares(totals.con, keyed, cells, pair)
+                res = estimators.clustered_difference_from_clusters(
+                    pair[0], pair[1], squares, clusters, paired, level
+                )
             records.append(
                 {
                     "family": family,
