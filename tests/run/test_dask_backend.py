@@ -30,8 +30,12 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """One LocalCluster of 2 worker processes (on 127.0.0.1) for the module's runs."""
-    with local_cluster(2) as c:
+    """One LocalCluster of 2 worker processes (on 127.0.0.1) for the module's runs.
+
+    Its workers start as a run's own LocalCluster starts them (forked where the platform
+    allows, `FORK_WORKERS`); a replacement for a lost worker is spawned.
+    """
+    with local_cluster(2, fork=dask_backend.FORK_WORKERS) as c:
         yield c
 
 
