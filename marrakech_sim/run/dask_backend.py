@@ -189,11 +189,16 @@ def dask_setup(worker: Any) -> None:
 
     Ctrl-C reaches the whole process group; the run stops the cluster itself (as with
     worker processes, `run.pool`), so the workers need not die with a traceback each.
+    A forked worker (`FORK_WORKERS`) drops what it inherited of the run's signal and log
+    handling.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # a forked worker has the run's handler (SIGTERM as Ctrl-C, run.runner): the nanny's
     # SIGTERM must end it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # and the run's log handlers (run.pool.run_logging: run.log through a queue), which
+    # would log each record a second time: its records travel back with its results
+    logging.getLogger("marrakech_sim").handlers.clear()
 
 
 @contextlib.contextmanager
