@@ -124,20 +124,18 @@ def study_runs(
     fork = dask_backend.FORK_WORKERS
     try:
         for i, run in enumerate(r for r in runs if r in ("processes", "local", "local_spawn")):
-            folder = root / f"{run}-{i}"
-            if run == "processes":
-                name = "processes"
-            else:
-                dask_backend.FORK_WORKERS = fork and run == "local"
+            backend = None if run == "processes" else DaskBackend()  # None: worker processes
+            dask_backend.FORK_WORKERS = fork and run == "local"
+            name = "processes"
+            if backend is not None:
                 name = "dask_local_cluster_" + (
                     "forked" if dask_backend.FORK_WORKERS else "spawned"
                 )
             name += f"_{i}" if name in out else ""  # a run named twice (--runs a,b,a,b)
-            if run == "processes":
-                out[name] = _timed(lambda f=folder: run_study(study, f, workers=workers))
-                continue
             out[name] = _timed(
-                lambda f=folder: run_study(study, f, workers=workers, backend=DaskBackend())
+                lambda f=root / f"{run}-{i}", b=backend: run_study(
+                    study, f, workers=workers, backend=b
+                )
             )
         dask_backend.FORK_WORKERS = fork
         if "client" not in runs and "workers" not in runs:
@@ -156,6 +154,7 @@ def study_runs(
                     pids,
                 )
     finally:
+        dask_backend.FORK_WORKERS = fork
         shutil.rmtree(root, ignore_errors=True)
     out["load_after"] = os.getloadavg()
     return out
