@@ -11,9 +11,10 @@ result back) and all at once (the scheduler's throughput), and times the
 CPU milliseconds of every process (this one, which hosts the scheduler, and the workers).
 
 Study runs (with --config): the study is played into fresh run folders by worker
-processes and by Dask (a LocalCluster the run starts itself, then an already running one
-with parts written by the client and by the workers, after a small warm-up run; `--runs`
-picks some). Each line gives the wall time
+processes and by Dask (a LocalCluster the run starts itself, its workers forked as a run
+forks them, `dask_backend.FORK_WORKERS`, or spawned as Dask does by default; then an
+already running one with parts written by the client and by the workers, after a small
+warm-up run; `--runs` picks some, in the order given). Each line gives the wall time
 (cluster start included where the run starts it), the CPU seconds of every process
 involved (this process, which also hosts the LocalCluster's scheduler, and the workers:
 reaped children's rusage, or psutil for a running cluster's workers) and games per wall
@@ -36,6 +37,7 @@ from typing import Any
 
 import psutil
 
+from marrakech_sim.run import dask_backend
 from marrakech_sim.run.config import load_study
 from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
 from marrakech_sim.run.runner import run_study
@@ -105,7 +107,7 @@ def _timed(play: Callable[[], Any], worker_pids: list[int] | None = None) -> dic
     }
 
 
-RUNS = ("processes", "local", "client", "workers")
+RUNS = ("processes", "local", "local_spawn", "client", "workers")
 
 
 def study_runs(
@@ -119,13 +121,23 @@ def study_runs(
         study = dataclasses.replace(study, chunk_games=chunk_games)
     root = Path(tempfile.mkdtemp(prefix="bench_dask_"))
     out: dict[str, Any] = {"chunk_games": study.chunk_games, "load_before": os.getloadavg()}
+    fork = dask_backend.FORK_WORKERS
     try:
-        if "processes" in runs:
-            out["processes"] = _timed(lambda: run_study(study, root / "p", workers=workers))
-        if "local" in runs:
-            out["dask_local_cluster"] = _timed(
-                lambda: run_study(study, root / "d", workers=workers, backend=DaskBackend())
+        for i, run in enumerate(r for r in runs if r in ("processes", "local", "local_spawn")):
+            backend = None if run == "processes" else DaskBackend()  # None: worker processes
+            dask_backend.FORK_WORKERS = fork and run == "local"
+            name = "processes"
+            if backend is not None:
+                name = "dask_local_cluster_" + (
+                    "forked" if dask_backend.FORK_WORKERS else "spawned"
+                )
+            name += f"_{i}" if name in out else ""  # a run named twice (--runs a,b,a,b)
+            out[name] = _timed(
+                lambda f=root / f"{run}-{i}", b=backend: run_study(
+                    study, f, workers=workers, backend=b
+                )
             )
+        dask_backend.FORK_WORKERS = fork
         if "client" not in runs and "workers" not in runs:
             return out
         with local_cluster(workers) as cluster, Client(cluster) as client:
@@ -142,6 +154,7 @@ def study_runs(
                     pids,
                 )
     finally:
+        dask_backend.FORK_WORKERS = fork
         shutil.rmtree(root, ignore_errors=True)
     out["load_after"] = os.getloadavg()
     return out

@@ -27,8 +27,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -52,13 +54,28 @@ PARTS = ("client", "workers")
 INSTALL_HINT = "pip install 'marrakech_sim[dask]'"
 CONNECT_TIMEOUT_S = 30
 # Dask's background work in every process of a LocalCluster, measured idle on 2 cores
-# (benchmarks/bench_dask.py): 0.118 CPU-seconds a second by default, 0.027 with these.
+# (benchmarks/bench_dask.py): 0.118 CPU-seconds a second by default, 0.018 with these.
 # The workers' statistical profiler samples the busy thread every 10 ms; nobody reads it.
 QUIET_CLUSTER = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "5s",  # memory and CPU samples
     "distributed.admin.tick.interval": "1s",  # the event-loop health check
+    # each worker and nanny reads its worker's memory 10 times a second by default; a
+    # chunk's memory is bounded (its games' buffers), so once a second is plenty
+    "distributed.worker.memory.monitor-interval": "1s",
+    # moving queued tasks between workers: with two tasks per thread in flight and equal
+    # workers there is nothing to balance, and it runs every second
+    "distributed.scheduler.work-stealing": False,
 }
+# How a LocalCluster's nannies start their workers. Dask's default, "spawn", has each one
+# import the package, plan the study and load the compiled kernels again (about 3 CPU
+# seconds a worker, benchmarks/bench_dask.py); forked from this process, after
+# `Prepared.warm_up`, they inherit all of it, as the process backend's workers do. Only
+# the first start forks: a replacement for a lost worker is spawned, since this process
+# is then busy writing parts and a fork could copy a lock another thread holds. Python
+# 3.12 warns against forking a process with threads (the cluster's event loop runs in
+# one), so there the workers are spawned.
+FORK_WORKERS = "fork" in multiprocessing.get_all_start_methods() and sys.version_info < (3, 12)
 # tasks queued per worker thread: enough to keep every thread busy between two results,
 # few enough that a stopping rule or Ctrl-C leaves little unwanted work behind
 TASKS_PER_THREAD = 2
@@ -124,22 +141,35 @@ def dask_chunks(
     """
     if backend.scheduler is None and workers < 1:
         raise ConfigError(f"workers {workers}: a LocalCluster needs at least 1 worker")
-    with _client(backend.scheduler, workers) as client:
-        yield from _play(client, prep, run_dir, todo, backend, writer)
+    study_key = f"{prep.study.name}-{uuid.uuid4().hex[:8]}"  # this session's study
+    fork = backend.scheduler is None and FORK_WORKERS
+    if fork:  # the workers forked from here start with the kernels loaded and the plan made
+        prep.warm_up()
+        _INHERITED[study_key] = prep
+    try:
+        with _client(backend.scheduler, workers, fork) as client:
+            yield from _play(client, prep, study_key, run_dir, todo, backend, writer)
+    finally:
+        _INHERITED.pop(study_key, None)
 
 
-def local_cluster(workers: int) -> LocalCluster:
+def local_cluster(workers: int, *, fork: bool = False) -> LocalCluster:
     """A LocalCluster of `workers` single-thread worker processes, on 127.0.0.1 only.
 
     Every port it opens (scheduler, nannies, workers, dashboard) is on the loopback
-    address, so nothing outside this machine can reach it. Close it (a context manager).
+    address, so nothing outside this machine can reach it. fork: the workers start as
+    forks of this process (`FORK_WORKERS`), else as Dask spawns them. Close it (a context
+    manager).
     """
     require_distributed()
     import dask
     from distributed import LocalCluster
 
+    settings: dict[str, Any] = dict(QUIET_CLUSTER)
+    if fork:  # read as each nanny starts its worker: only the first start forks
+        settings["distributed.worker.multiprocessing-method"] = "fork"
     # read when the scheduler and the nannies start; the nannies hand them to the workers
-    with dask.config.set(QUIET_CLUSTER):
+    with dask.config.set(settings):
         return LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
@@ -159,16 +189,24 @@ def dask_setup(worker: Any) -> None:
 
     Ctrl-C reaches the whole process group; the run stops the cluster itself (as with
     worker processes, `run.pool`), so the workers need not die with a traceback each.
+    A forked worker (`FORK_WORKERS`) drops what it inherited of the run's signal and log
+    handling.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a forked worker has the run's handler (SIGTERM as Ctrl-C, run.runner): the nanny's
+    # SIGTERM must end it
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # and the run's log handlers (run.pool.run_logging: run.log through a queue), which
+    # would log each record a second time: its records travel back with its results
+    logging.getLogger("marrakech_sim").handlers.clear()
 
 
 @contextlib.contextmanager
-def _client(scheduler: str | None, workers: int) -> Iterator[Client]:
+def _client(scheduler: str | None, workers: int, fork: bool) -> Iterator[Client]:
     from distributed import Client
 
     if scheduler is None:
-        with local_cluster(workers) as cluster, Client(cluster) as client:
+        with local_cluster(workers, fork=fork) as cluster, Client(cluster) as client:
             yield client
         return
     try:
@@ -194,6 +232,7 @@ class _Done:
 def _play(
     client: Client,
     prep: Prepared,
+    study_key: str,
     run_dir: Path,
     todo: list[int],
     backend: DaskBackend,
@@ -202,7 +241,6 @@ def _play(
     from distributed import KilledWorker, as_completed, wait
 
     study = prep.study  # small; in every task, so no worker holds data others need
-    study_key = f"{prep.study.name}-{uuid.uuid4().hex[:8]}"  # this session's study
     level = logging.getLogger("marrakech_sim").getEffectiveLevel()
     folder = str(run_dir) if backend.parts == "workers" else None
     digest = code_digest()
@@ -270,6 +308,9 @@ def _forward(record: logging.LogRecord) -> None:
 # ---- on the worker -------------------------------------------------------------------
 
 _LOCAL = threading.local()  # per worker thread: play_chunk reuses its Prepared's buffers
+# the client's Prepared per study key, for the LocalCluster workers it forks: in a worker,
+# the first thread to play that study takes it (a Prepared's buffers are one thread's)
+_INHERITED: dict[str, Prepared] = {}
 
 
 def _play_task(
@@ -290,7 +331,8 @@ def _play_task(
         )
     prep = getattr(_LOCAL, "prepared", None)
     if prep is None or _LOCAL.study_key != study_key:
-        prep = _LOCAL.prepared = Prepared(study)  # one study at a time per thread
+        prep = _INHERITED.pop(study_key, None) or Prepared(study)
+        _LOCAL.prepared = prep  # one study at a time per thread
         _LOCAL.study_key = study_key
     with _records(level) as records:
         result, tables = play_chunk(prep, chunk, reuse_buffers=True)

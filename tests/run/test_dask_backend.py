@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,8 +33,12 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """One LocalCluster of 2 worker processes (on 127.0.0.1) for the module's runs."""
-    with local_cluster(2) as c:
+    """One LocalCluster of 2 worker processes (on 127.0.0.1) for the module's runs.
+
+    Its workers start as a run's own LocalCluster starts them (forked where the platform
+    allows, `FORK_WORKERS`); a replacement for a lost worker is spawned.
+    """
+    with local_cluster(2, fork=dask_backend.FORK_WORKERS) as c:
         yield c
 
 
@@ -75,6 +82,15 @@ def test_worker_records_reach_the_run_log(
         range(runfolder.read_manifest(tmp_path / "run")["chunks"])
     )
     assert {r.process for r in chunks} <= pids and result.status == "complete"
+
+
+def chunks_logged(log: str) -> list[int]:
+    """The chunks whose worker record is in a run.log, in order, as often as it is there."""
+    return sorted(int(c) for c in re.findall(r"marrakech_sim\.run\.pool: chunk (\d+):", log))
+
+
+def chunks_of(run_dir: Path) -> list[int]:
+    return sorted(runfolder.chunks_done(run_dir))
 
 
 def cluster_pids(cluster: Any) -> dict[str, int]:
@@ -184,7 +200,7 @@ def test_cli_run_starts_a_local_cluster_and_logs_its_workers(
     assert result.exit_code == 0, result.output
     assert_same_tables(reference, out)
     log = (out / "run.log").read_text()
-    assert "Dask Worker" in log and "marrakech_sim.run.pool: chunk 0:" in log
+    assert "Dask Worker" in log and chunks_logged(log) == list(range(len(chunks_of(out))))
     (session,) = sessions(out)
     assert session["scheduler"] == "a LocalCluster on 127.0.0.1" and session["workers"] == 2
 
@@ -203,6 +219,110 @@ def test_cli_study_runs_on_a_given_scheduler(cluster: Any, tmp_path: Path) -> No
     log = (tmp_path / "run" / "run.log").read_text()
     assert "Dask Worker" in log and "marrakech_sim.run.pool: chunk 0:" in log
     assert sessions(tmp_path / "run")[0]["scheduler"] == cluster.scheduler_address
+
+
+DOCS = HERE.parents[2] / "docs" / "cluster.md"
+DASK = Path(sys.executable).parent / "dask"  # the command Dask installs beside python
+
+
+def recommended_env() -> dict[str, str]:
+    """The Dask settings docs/cluster.md tells `dask worker` users to export."""
+    found = dict(re.findall(r"^\s*export (DASK_\w+)=(\S+)$", DOCS.read_text(), re.MULTILINE))
+    assert len(found) >= 3, f"no `export DASK_...` lines left in {DOCS}"
+    return found
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each process group (a worker's processes too), SIGKILL what outlives 20 s."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    for proc in reversed(procs):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        with contextlib.suppress(ProcessLookupError):  # the group's last process may be gone
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture
+def dask_commands(tmp_path: Path) -> Iterator[str]:
+    """A `dask scheduler` and a `dask worker` (2 processes) as docs/cluster.md starts them.
+
+    On 127.0.0.1, with the environment the doc recommends; the scheduler's port is a free
+    one, read from its scheduler file. Yields the scheduler's address; stops both (and the
+    worker's processes) however the test ends.
+    """
+    env = {**os.environ, **recommended_env()}
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    address_file = tmp_path / "scheduler.json"
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(name: str, args: list[str]) -> None:
+        with (logs / f"{name}.log").open("wb") as log:
+            procs.append(
+                subprocess.Popen(
+                    [str(DASK), name, *args],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own process group: _stop ends all of it
+                )
+            )
+
+    def logs_tail() -> str:
+        return "\n".join(f"--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(logs.iterdir()))
+
+    try:
+        scheduler = ["--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+        start("scheduler", [*scheduler, "--scheduler-file", str(address_file)])
+        deadline = time.monotonic() + 60
+        address = None
+        while address is None:
+            with contextlib.suppress(OSError, ValueError):  # not there, or half written
+                address = str(json.loads(address_file.read_text())["address"])
+            if address is None and (procs[0].poll() is not None or time.monotonic() > deadline):
+                pytest.fail(f"the dask scheduler did not start:\n{logs_tail()}")
+            time.sleep(0.1)
+        start("worker", [address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"])
+        with distributed.Client(address, timeout=60) as client:
+            try:
+                client.wait_for_workers(2, timeout=120)
+            except TimeoutError:
+                pytest.fail(f"the dask worker did not join its scheduler:\n{logs_tail()}")
+        yield address
+    finally:
+        _stop(procs)
+
+
+def test_cli_run_on_the_dask_commands_of_the_cluster_recipe(
+    dask_commands: str, reference: Path, tmp_path: Path
+) -> None:
+    """docs/cluster.md's recipe (`dask scheduler`, `dask worker`, its settings): the same tables."""
+    import dask
+
+    config = tmp_path / "study.toml"
+    config.write_text(_toml(study_data()))
+    out = tmp_path / "run"
+    args = ["run", str(config), "--out", str(out), "--backend", "dask"]
+    result = CliRunner().invoke(main, [*args, "--scheduler", dask_commands], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert_same_tables(reference, out)
+    assert verify_run(out).ok
+    assert chunks_logged((out / "run.log").read_text()) == list(range(len(chunks_of(out))))
+    (session,) = sessions(out)
+    assert session["scheduler"] == dask_commands and session["workers"] == "the cluster's"
+    # the settings the doc recommends are Dask's own keys, and the workers run with them
+    wanted = {}
+    for name, value in recommended_env().items():
+        key = ".".join(name.removeprefix("DASK_").lower().split("__"))
+        dask.config.get(key)  # KeyError: not a setting Dask has
+        wanted[key] = dask.config.get(key, config=dask.config.collect_env({name: value}))
+    with distributed.Client(dask_commands) as client:
+        seen = client.run(lambda keys: {k: dask.config.get(k) for k in keys}, list(wanted))
+    assert len(seen) == 2 and all(settings == wanted for settings in seen.values())
 
 
 def _toml(data: dict[str, Any]) -> str:
