@@ -18,9 +18,8 @@ At each decision every option (3 rotations, or each legal placement) is valued:
   utility is a weighted sum of its features (dirhams, visible squares, the walk about
   to happen at its expectation, its regions' size^2 and their expected income, ...:
   LEAF_FEATURES), and my value is my share of the softmax of the utilities, the chance
-  that I win (a conditional logit fitted to the winners of logged games by
-  tools/fit_leaf.py: LEAF_WEIGHTS_1 for budget 1, LEAF_WEIGHTS for the sampled
-  search). A finished game: my win share.
+  that I win (a conditional logit fitted to the winners of logged positions by
+  tools/fit_leaf.py: LEAF_WEIGHTS). A finished game: my win share.
 
 The option with the best value is played; exact ties by one draw of the seat's stream.
 Measured choices (horizon, the evaluation, the max node) are in docs/STRATEGIES.md.
@@ -95,23 +94,10 @@ POOR = 8
 #: weight of the utility difference beside the win share in leaf_value (breaks near-ties
 #: of sure wins and losses)
 TIE_EPS = 0.01
-#: leaf_value's weights of the sampled search (budget >= 2) for 2, 3 and 4 players
-#: (LEAF_FEATURES order): a conditional logit of the winner on the features, fitted by
-#: tools/fit_leaf.py to the positions of games with an expert seat (docs/STRATEGIES.md)
+#: leaf_value's weights for 2, 3 and 4 players (LEAF_FEATURES order): a conditional
+#: logit of the winner on the features, fitted by tools/fit_leaf.py (docs/STRATEGIES.md)
 # fmt: off
 LEAF_WEIGHTS = (
-    (0.11726, 0.12821, 0.089094, 0.050719, 0.18425, -0.021992,
-     0.082375, 0.11775, 0.17896, -0.17896, -0.060713),
-    (0.10529, 0.10335, 0.080521, 0.019237, 0.030393, 0.013153,
-     -0.015677, 0.13158, 0.20011, 0.087105, 0.124),
-    (0.17278, 0.17091, 0.10277, 0.023376, 0.16811, -0.017365,
-     -0.10054, 0.080213, 0.22115, 0.091872, -1.0247),
-)
-# fmt: on
-#: leaf_value's weights at budget 1 (the position right after the turn), fitted by
-#: tools/fit_leaf.py to all its positions
-# fmt: off
-LEAF_WEIGHTS_1 = (
     (0.12604, 0.13859, 0.080643, 0.020624, 0.10507, 0.012295,
      0.015384, 0.12161, 0.11736, -0.11736, -0.1358),
     (0.14915, 0.17662, 0.10158, 0.0081486, 0.082295, -0.015712,
@@ -304,20 +290,16 @@ def schedule(s, budget):
     return 1 if budget == 1 else HORIZON_ROUNDS * s[k.P_]
 
 
-#: LEAF_WEIGHTS and LEAF_WEIGHTS_1 as arrays (compile-time constants of the kernels)
+#: LEAF_WEIGHTS as an array (a compile-time constant of the kernels)
 _LEAF_WEIGHTS = np.array(LEAF_WEIGHTS, np.float64)
-_LEAF_WEIGHTS_1 = np.array(LEAF_WEIGHTS_1, np.float64)
 
 
 @njit(cache=True, _nrt=True)
 def expert_values(s, budget, rng, values):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
     legal placements in legal_placements order); returns the number of options: the
-    search of expert_values_with, with the fitted weights of the player count
-    (LEAF_WEIGHTS_1 at budget 1, else LEAF_WEIGHTS)."""
+    search of expert_values_with, with the fitted LEAF_WEIGHTS of the player count."""
     row = min(s[k.P_], 1 + _LEAF_WEIGHTS.shape[0]) - 2
-    if budget == 1:
-        return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS_1[row])
     return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS[row])
 
 

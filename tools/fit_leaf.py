@@ -6,7 +6,9 @@ players' usual path are seen too). At every turn's start (the positions leaf_val
 values) each seat's leaf_features are recorded; the game's winner shares are the
 labels. A conditional logit (the winner's probability is the softmax over the seats of
 weights . features) is fitted per player count by Newton's method with a small ridge
-penalty. Reproducible by --seed; prints LEAF_WEIGHTS to paste into strategies/expert.py.
+penalty, to all positions (the committed weights) and, for comparison, to the positions
+of games with an expert seat only (measured worse: docs/STRATEGIES.md). Reproducible
+by --seed; prints LEAF_WEIGHTS to paste into strategies/expert.py.
 
     python tools/fit_leaf.py                      # the committed weights (a few minutes)
     python tools/fit_leaf.py --players 2 --scale 0.05   # a quick look
@@ -244,8 +246,9 @@ def main() -> None:
             for feature, value in zip(LEAF_FEATURES, w, strict=True):
                 print(f"    {feature:>13} {value:+.5f}")
             fits[name].append(w)
-    for name, constant in (("all", "LEAF_WEIGHTS_1"), ("expert", "LEAF_WEIGHTS")):
-        print(f"{constant} = (  # {name} positions")
+    for name in ("all", "expert"):
+        committed = " (the committed LEAF_WEIGHTS)" if name == "all" else ""
+        print(f"fitted to {name} positions{committed}:\nLEAF_WEIGHTS = (")
         for w in fits[name]:
             print("    (" + ", ".join(f"{v:.5g}" for v in w) + "),")
         print(")")
