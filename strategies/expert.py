@@ -271,6 +271,8 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
     if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
         return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
     total = 0.0
+    if horizon > 1:  # budget >= 2: budget 1's value (the turn finished) counts as one more
+        total = mean_value(c, d, seed, 1, first_face, 1, start, me, weights, greedy, work)
     for j in range(budget):
         for a in range(c.shape[0]):
             d[a] = c[a]
@@ -279,7 +281,7 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
         stream[0] = rng_next(mixer)
         play_out(d, stream, first_face, horizon, start, greedy, options)
         total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
-    return total / budget
+    return total / (budget + 1) if horizon > 1 else total / budget
 
 
 @njit(cache=True, _nrt=False)
