@@ -14,15 +14,15 @@ At each decision every option (3 rotations, or each legal placement) is valued:
   seat, the rug draws). Every option and face meets the same `budget` sequences
   (common random numbers), so their differences are not drowned in dice noise. With
   budget 1 the position right after the turn is valued instead (nothing to sample).
-- `leaf_value` values the position reached: each seat's dirhams + visible squares;
-  the walk about to happen charged at its expectation (the walker turns Assam as
-  greedy would); and the income the seat's regions may still earn: sum(size^2) /
-  squares per walk of the others, for every rug they have left, weighted by
-  ALPHA / (P - 1)^2. Then my value minus the best other seat's. A finished game: final
-  scores plus WIN_BONUS times my win share.
+- `leaf_value` values the position reached by a learned evaluation: each seat's
+  utility is a weighted sum of its features (dirhams, visible squares, the walk about
+  to happen at its expectation, its regions' size^2 and their expected income, ...:
+  LEAF_FEATURES), and my value is my share of the softmax of the utilities, the chance
+  that I win (a conditional logit fitted to the winners of logged positions by
+  tools/fit_leaf.py: LEAF_WEIGHTS). A finished game: my win share.
 
 The option with the best value is played; exact ties by one draw of the seat's stream.
-Measured choices (horizon, ALPHA, the max node) are in docs/STRATEGIES.md.
+Measured choices (horizon, the evaluation, the max node) are in docs/STRATEGIES.md.
 
 Randomness: one draw of the seat's stream seeds a decision's samples, and one more
 only when options tie, so the Python form and the compiled twin (`strategies.twins`,
@@ -62,14 +62,52 @@ from marrakech_sim.strategies.kernels import (
 
 #: rounds (turns of every seat) each sample is played on before the position is valued
 HORIZON_ROUNDS = 1
-#: weight of a region's expected future income in leaf_value with 2 players (schedule)
-ALPHA = 0.5
+#: the per-seat features leaf_value weighs (leaf_features), in weight order
+LEAF_FEATURES = (
+    "dirhams",
+    "visible",  # visible squares
+    "walk",  # expected payment of the walk about to happen: + received, - paid
+    "income",  # sum(region size^2) / squares x walks of the others still to come
+    "squares2",  # sum(region size^2) / squares
+    "largest",  # largest own region
+    "visible_late",  # visible squares x share of all rugs still to place
+    "rugs_left",
+    "walker",  # 1 for the seat about to walk
+    "next",  # 1 for the seat after it
+    "poor",  # max(0, POOR - dirhams)
+)
+(
+    F_DIRHAMS,
+    F_VISIBLE,
+    F_WALK,
+    F_INCOME,
+    F_SQUARES2,
+    F_LARGEST,
+    F_VISIBLE_LATE,
+    F_RUGS_LEFT,
+    F_WALKER,
+    F_NEXT,
+    F_POOR,
+) = range(len(LEAF_FEATURES))
+#: dirhams below which a seat counts as poor (the feature "poor")
+POOR = 8
+#: weight of the utility difference beside the win share in leaf_value (breaks near-ties
+#: of sure wins and losses)
+TIE_EPS = 0.01
+#: leaf_value's weights for 2, 3 and 4 players (LEAF_FEATURES order): a conditional
+#: logit of the winner on the features, fitted by tools/fit_leaf.py (docs/STRATEGIES.md)
+# fmt: off
+LEAF_WEIGHTS = (
+    (0.12604, 0.13859, 0.080643, 0.020624, 0.10507, 0.012295,
+     0.015384, 0.12161, 0.11736, -0.11736, -0.1358),
+    (0.14915, 0.17662, 0.10158, 0.0081486, 0.082295, -0.015712,
+     -0.033563, 0.12106, 0.23122, 0.10016, 0.26495),
+    (0.23849, 0.26561, 0.14913, 0.0038211, 0.12911, -0.028138,
+     -0.10888, 0.27843, 0.14552, 0.050098, -0.22883),
+)
+# fmt: on
 #: expert's default budget
 DEFAULT_BUDGET = 8
-#: added to a finished game's value per unit of win share (the score difference stays)
-WIN_BONUS = 10.0
-#: the value of being out of the game (and, negated, of everyone else being out)
-OUT_VALUE = 1000.0
 #: largest budget: samples per option and decision
 MAX_BUDGET = 4096
 #: the greedy weights of the roll-outs: GreedyStrategy's defaults, in GREEDY_PARAMETERS order
@@ -82,40 +120,41 @@ _SAMPLE_MIX = uint64(0xD1B54A32D192ED03)
 
 
 @njit(cache=True, _nrt=False)
-def leaf_value(c, me, greedy, values, result, none, alpha):
-    """The value of position c for seat `me` (buffers: values float64[P], result
-    int64[4P + 1]; none: an empty uint64 array, greedy's tie-breaking off).
+def leaf_features(c, greedy, result, none, feats):
+    """feats[seat, :] = the LEAF_FEATURES of each seat in the game in the running position
+    c (rows of seats out of the game are left as they are; result: int64[4P + 1]).
 
-    Finished (RULES.md section 7): my final score minus the best other's, plus
-    WIN_BONUS times my win share. Running: each seat's dirhams + visible squares; the
-    walk about to happen is charged at its expectation over the die (the walker's
-    facing as greedy would turn it, or as set in the variant "orient at end",
-    RULES.md section 3), capped at the walker's dirhams on each face; then mine minus
-    the best other seat's in the game. Out of the game: -OUT_VALUE; everybody else out:
-    +OUT_VALUE.
+    The walk about to happen is charged at its expectation over the die (the walker's
+    facing as greedy would turn it, or as set in the variant "orient at end", RULES.md
+    section 3), capped at the walker's dirhams on each face. The regions' income: a walk
+    stopping on a uniformly random square pays the region there, so sum(size^2) /
+    squares per walk of the others (RULES.md section 5), for every rug the others have
+    left.
     """
     p = c[k.P_]
     out_ = c[k.OUT_AT]
     dirhams = c[k.DIRHAMS_AT]
-    if c[k.PHASE_] == k.PHASE_OVER:
-        k.k_result(c, result)
-        if c[out_ + me] != 0:
-            return -OUT_VALUE
-        winners = 0
-        best = -1.0
-        for seat in range(p):
-            winners += result[3 * p + seat]
-            if seat != me and c[out_ + seat] == 0 and result[p + seat] > best:
-                best = result[p + seat]
-        share = result[3 * p + me] / winners if winners > 0 else 0.0
-        if best < 0:
-            return OUT_VALUE
-        return result[p + me] - best + WIN_BONUS * share
-    if c[out_ + me] != 0:
-        return -OUT_VALUE
-    for seat in range(p):
-        values[seat] = c[dirhams + seat] + k.visible_squares(c, seat)
+    n = c[k.N_]
+    nn = n * n
     walker = c[k.SEAT_]
+    left = 0
+    for seat in range(p):
+        if c[out_ + seat] == 0:
+            left += k.seat_rugs_left(c, seat)
+    late = left / (p * c[k.C_] * c[k.RUGS_])  # share of all rugs still to place
+    for seat in range(p):
+        if c[out_ + seat] != 0:
+            continue
+        money = c[dirhams + seat]
+        visible = k.visible_squares(c, seat)
+        feats[seat, F_DIRHAMS] = money
+        feats[seat, F_VISIBLE] = visible
+        feats[seat, F_WALK] = 0.0
+        feats[seat, F_VISIBLE_LATE] = visible * late
+        feats[seat, F_RUGS_LEFT] = k.seat_rugs_left(c, seat)
+        feats[seat, F_WALKER] = 1.0 if seat == walker else 0.0
+        feats[seat, F_NEXT] = 1.0 if seat == (walker + 1) % p else 0.0
+        feats[seat, F_POOR] = max(0, POOR - money)
     phase = c[k.PHASE_]
     if c[k.FLAGS_] & k.FLAG_ORIENT_AT_END or phase == k.PHASE_ROLL:
         r = 1  # Assam's facing is already set for this walk
@@ -126,40 +165,77 @@ def leaf_value(c, me, greedy, values, result, none, alpha):
     for q in range(p):
         if q != walker and c[out_ + q] == 0:
             _, paid, _ = rotation_totals(c, r, walker, q, rb)
-            values[walker] -= paid * share
-            values[q] += paid * share
-    if alpha > 0.0:
-        # what each seat's regions may still earn: a walk stopping on a uniformly random
-        # square pays the region there, so sum(size^2) / squares per walk of the others
-        # (RULES.md section 5), for every rug the others have left, discounted by alpha
-        # for the covering and avoiding to come
-        k_label_regions(c)
-        n = c[k.N_]
-        nn = n * n
-        col = c[k.COLOUR_AT]
-        lab = c[k.SCRATCH_AT]
-        left = 0
+            feats[walker, F_WALK] -= paid * share
+            feats[q, F_WALK] += paid * share
+    k_label_regions(c)
+    col = c[k.COLOUR_AT]
+    lab = c[k.SCRATCH_AT]
+    for seat in range(p):
+        result[seat] = 0
+        result[p + seat] = 0
+    for sq in range(nn):
+        colour = c[col + sq]
+        if colour >= 0 and c[lab + sq] == sq:
+            size = c[lab + nn + sq]
+            result[colour % p] += size * size
+            result[p + colour % p] = max(result[p + colour % p], size)
+    for seat in range(p):
+        if c[out_ + seat] == 0:
+            walks = left - k.seat_rugs_left(c, seat)
+            feats[seat, F_INCOME] = walks * result[seat] / nn
+            feats[seat, F_SQUARES2] = result[seat] / nn
+            feats[seat, F_LARGEST] = result[p + seat]
+
+
+@njit(cache=True, _nrt=False)
+def leaf_value(c, me, greedy, values, result, none, weights, feats):
+    """The value of position c for seat `me`: my expected win share, plus TIE_EPS times
+    my utility minus the best other seat's (buffers: values float64[P], result
+    int64[4P + 1], feats float64[P, len(LEAF_FEATURES)]; none: an empty uint64 array,
+    greedy's tie-breaking off; weights: the LEAF_WEIGHTS row of the player count).
+
+    Running: each seat's utility is weights . leaf_features, and its win share the
+    softmax of the utilities of the seats in the game (a conditional logit fitted to
+    logged games' winners: tools/fit_leaf.py). Finished (RULES.md section 7): my win
+    share, plus TIE_EPS times my final score minus the best other's in dirhams' utility.
+    Out of the game: -1; everybody else out: 2.
+    """
+    p = c[k.P_]
+    out_ = c[k.OUT_AT]
+    if c[k.PHASE_] == k.PHASE_OVER:
+        k.k_result(c, result)
+        if c[out_ + me] != 0:
+            return -1.0
+        winners = 0
+        best = -1.0
         for seat in range(p):
-            if c[out_ + seat] == 0:
-                left += k.seat_rugs_left(c, seat)
-        for seat in range(p):
-            result[seat] = 0
-        for sq in range(nn):
-            colour = c[col + sq]
-            if colour >= 0 and c[lab + sq] == sq:
-                size = c[lab + nn + sq]
-                result[colour % p] += size * size
-        for seat in range(p):
-            if c[out_ + seat] == 0:
-                walks = left - k.seat_rugs_left(c, seat)
-                values[seat] += alpha * walks * result[seat] / nn
+            winners += result[3 * p + seat]
+            if seat != me and c[out_ + seat] == 0 and result[p + seat] > best:
+                best = result[p + seat]
+        share = result[3 * p + me] / winners if winners > 0 else 0.0
+        if best < 0:
+            return 2.0
+        return share + TIE_EPS * weights[F_DIRHAMS] * (result[p + me] - best)
+    if c[out_ + me] != 0:
+        return -1.0
+    leaf_features(c, greedy, result, none, feats)
+    for seat in range(p):
+        if c[out_ + seat] == 0:
+            v = 0.0
+            for f in range(weights.shape[0]):
+                v += weights[f] * feats[seat, f]
+            values[seat] = v
     best = -1e18
     for seat in range(p):
         if seat != me and c[out_ + seat] == 0 and values[seat] > best:
             best = values[seat]
     if best < -1e17:
-        return OUT_VALUE
-    return values[me] - best
+        return 2.0
+    total = 0.0
+    for seat in range(p):
+        if c[out_ + seat] == 0:
+            total += np.exp(values[seat] - best)
+    return np.exp(values[me] - best) / total + TIE_EPS * (values[me] - best)
 
 
 @njit(cache=True, _nrt=False)
@@ -186,14 +262,17 @@ def play_out(c, stream, first_face, horizon, start, greedy, options):
 
 
 @njit(cache=True, _nrt=False)
-def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy, work):
+def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work):
     """The mean leaf_value for `me` over `budget` sampled chance sequences of playing on
     from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
-    face index first_face when >= 0. work: (options, values, result, stream, mixer)."""
-    options, values, result, stream, mixer = work
+    face index first_face when >= 0. work: (options, values, result, stream, mixer,
+    feats)."""
+    options, values, result, stream, mixer, feats = work
     if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
-        return leaf_value(c, me, greedy, values, result, stream[0:0], alpha)
+        return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
     total = 0.0
+    if horizon > 1:  # budget >= 2: budget 1's value (the turn finished) counts as one more
+        total = mean_value(c, d, seed, 1, first_face, 1, start, me, weights, greedy, work)
     for j in range(budget):
         for a in range(c.shape[0]):
             d[a] = c[a]
@@ -201,36 +280,45 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, alpha, greedy
         mixer[0] = seed ^ (uint64(j + 1) * _SAMPLE_MIX)
         stream[0] = rng_next(mixer)
         play_out(d, stream, first_face, horizon, start, greedy, options)
-        total += leaf_value(d, me, greedy, values, result, stream[0:0], alpha)
-    return total / budget
+        total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
+    return total / (budget + 1) if horizon > 1 else total / budget
 
 
 @njit(cache=True, _nrt=False)
 def schedule(s, budget):
-    """(horizon in turns, income weight) of a search in s at `budget`.
+    """The horizon in turns of a search in s at `budget`: budget 1 values the position
+    right after the turn (nothing left to sample); larger budgets play on HORIZON_ROUNDS
+    rounds (every seat's turn once) and sample their chance."""
+    return 1 if budget == 1 else HORIZON_ROUNDS * s[k.P_]
 
-    Budget 1 values the position right after the turn (nothing left to sample); larger
-    budgets play on HORIZON_ROUNDS rounds (every seat's turn once) and sample their
-    chance. The regions' income weighs ALPHA / (P - 1)^2: the others' walks are shared
-    among P - 1 seats, and so is each seat's income (measured: docs/STRATEGIES.md)."""
-    p = s[k.P_]
-    horizon = 1 if budget == 1 else HORIZON_ROUNDS * p
-    return horizon, ALPHA / ((p - 1) * (p - 1))
+
+#: LEAF_WEIGHTS as an array (a compile-time constant of the kernels)
+_LEAF_WEIGHTS = np.array(LEAF_WEIGHTS, np.float64)
 
 
 @njit(cache=True, _nrt=True)
 def expert_values(s, budget, rng, values):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
-    legal placements in legal_placements order); returns the number of options.
+    legal placements in legal_placements order); returns the number of options: the
+    search of expert_values_with, with the fitted LEAF_WEIGHTS of the player count."""
+    row = min(s[k.P_], 1 + _LEAF_WEIGHTS.shape[0]) - 2
+    return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS[row])
+
+
+@njit(cache=True, _nrt=True)
+def expert_values_with(s, budget, rng, values, weights):
+    """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
+    legal placements in legal_placements order), leaves valued with `weights`; returns
+    the number of options.
 
     The first roll after the option is expanded over the die's distinct faces (weighted
     by their counts); when the option is the mover's own rotation, the mover's
     placement after each roll is the best of its placements (each valued by mean_value),
-    else the position after the roll is valued by mean_value (horizon and weights:
-    `schedule`). Draws once from `rng`; s is not changed (NRT on: it
-    allocates its buffers, and is called from kernels without it).
+    else the position after the roll is valued by mean_value (horizon: `schedule`).
+    Draws once from `rng`; s is not changed (NRT on: it allocates its buffers, and is
+    called from kernels without it).
     """
-    horizon, alpha = schedule(s, budget)
+    horizon = schedule(s, budget)
     me = s[k.SEAT_]
     p = s[k.P_]
     nf = s[k.NFACES_]
@@ -247,6 +335,7 @@ def expert_values(s, budget, rng, values):
         np.empty(4 * p + 1, np.int64),
         np.empty(1, np.uint64),
         np.empty(1, np.uint64),
+        np.zeros((p, len(LEAF_FEATURES))),
     )
     orient = s[k.PHASE_] == k.PHASE_ORIENT
     if orient:
@@ -278,13 +367,13 @@ def expert_values(s, budget, rng, values):
             k.k_apply(c, options[i])
             if not nested:
                 values[i] += weight * mean_value(
-                    c, d, seed, budget, f, horizon, start, me, alpha, greedy, work
+                    c, d, seed, budget, f, horizon, start, me, weights, greedy, work
                 )
                 continue
             k.k_apply(c, s[faces + f])
             if c[k.PHASE_] != k.PHASE_PLACE:  # bankrupt, or the game is over
                 values[i] += weight * mean_value(
-                    c, d, seed, budget, -1, horizon, start, me, alpha, greedy, work
+                    c, d, seed, budget, -1, horizon, start, me, weights, greedy, work
                 )
                 continue
             best = -1e18
@@ -292,7 +381,7 @@ def expert_values(s, budget, rng, values):
                 for a in range(c.shape[0]):
                     e[a] = c[a]
                 k.k_apply(e, mine[q])
-                v = mean_value(e, d, seed, budget, -1, horizon, start, me, alpha, greedy, work)
+                v = mean_value(e, d, seed, budget, -1, horizon, start, me, weights, greedy, work)
                 best = max(best, v)
             values[i] += weight * best
         values[i] /= nf
