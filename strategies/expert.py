@@ -262,18 +262,14 @@ def play_out(c, stream, first_face, horizon, start, greedy, options):
 
 
 @njit(cache=True, _nrt=False)
-def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work):
-    """The mean leaf_value for `me` over `budget` sampled chance sequences of playing on
-    from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
+def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, greedy, work):
+    """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
+    on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
     face index first_face when >= 0. work: (options, values, result, stream, mixer,
     feats)."""
     options, values, result, stream, mixer, feats = work
-    if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
-        return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
     total = 0.0
-    if horizon > 1:  # budget >= 2: budget 1's value (the turn finished) counts as one more
-        total = mean_value(c, d, seed, 1, first_face, 1, start, me, weights, greedy, work)
-    for j in range(budget):
+    for j in range(samples):
         for a in range(c.shape[0]):
             d[a] = c[a]
         # sample j's chance sequence: the same for every option (common random numbers)
@@ -281,7 +277,25 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
         stream[0] = rng_next(mixer)
         play_out(d, stream, first_face, horizon, start, greedy, options)
         total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
-    return total / (budget + 1) if horizon > 1 else total / budget
+    return total
+
+
+@njit(cache=True, _nrt=False)
+def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work):
+    """The mean leaf_value for `me` of the position c reached at turn start + horizon
+    (sampled_total over `budget` chance sequences). From budget 2 on (horizon past the
+    turn), budget 1's value, the turn finished, counts as one more sample: the sampled
+    play-outs model every other seat as greedy, and this term keeps a small budget from
+    playing worse than budget 1 (docs/STRATEGIES.md). Not recursive: numba cannot load a
+    cached recursive kernel."""
+    _, values, result, stream, _, feats = work
+    if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
+        return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
+    total = sampled_total(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work)
+    if horizon == 1:
+        return total / budget
+    total += sampled_total(c, d, seed, 1, first_face, 1, start, me, weights, greedy, work)
+    return total / (budget + 1)
 
 
 @njit(cache=True, _nrt=False)
