@@ -246,9 +246,7 @@ def histogram_quantiles(
 class VariantTotals:
     """The variant and distribution sections' sums, added slice by slice."""
 
-    def __init__(
-        self, rulesets: list[str], con: duckdb.DuckDBPyConnection | None = None
-    ) -> None:
+    def __init__(self, rulesets: list[str], con: duckdb.DuckDBPyConnection | None = None) -> None:
         """``con``: keep every block's totals there, for pairing (:class:`MetricTotals`)."""
         self.rulesets = rulesets
         self.metrics = MetricTotals(con=con)
@@ -439,8 +437,15 @@ def _paired_squares(
             SELECT sum(power(coalesce(a, 0) / ? - coalesce(b, 0) / ?, 2)), count(*),
                    coalesce(sum(a_blocks) FILTER (WHERE b IS NOT NULL), 0)
             FROM c""",
-        [mean[1], cells[1], mean[0], cells[0], cells[1], *cells]
-        + [float(sums[1]["n"]), float(sums[0]["n"])],
+        [
+            mean[1],
+            cells[1],
+            mean[0],
+            cells[0],
+            cells[1],
+            *cells,
+            *(float(s["n"]) for s in sums[::-1]),
+        ],
     ).fetchone()
     assert row is not None  # an aggregate always returns a row
     return float(row[0] or 0.0), int(row[1]), int(row[2])
