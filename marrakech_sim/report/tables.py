@@ -18,10 +18,12 @@ the stats function on the same games, and against the report read in slices of o
 
 Memory (``benchmarks/bench_report.py``, peak RSS of the whole report): 921, 944 and 936 MiB
 at 1, 10 and 30 million games (README, Performance), most of it the rating fit's sample.
-What still grows with the run: a row per match (its counts and first game), and, only when
-some run is played with ``common_seeds``, every block's totals per rule set and metric and
-every block's seed (its variants are compared block pair by block pair,
-``estimators.clustered_difference``), about 0.3 KB per block.
+What still grows with the run: a row per match (its counts and first game). When some
+run is played with ``common_seeds``, its variants are compared block pair by block pair
+(``estimators.clustered_difference_from_clusters``), which needs every block's totals per
+rule set and metric: they go into a DuckDB table, paired there by seed, so DuckDB's
+memory limit caps them and the rest spills to disk (1,077 / 1,750 / 1,744 MiB peak at 1,
+10 and 30 million games, ``bench_report.py --paired``).
 
 A run whose blocks mix matches or rule sets (not written by this program's runner) is
 refused (:func:`check_block_layout`).
