@@ -286,6 +286,14 @@ def _cr1(sum_of_squares: float, count: int) -> float:
     return count / (count - 1) * sum_of_squares if count > 1 else float("nan")
 
 
+def mean_from_sums(sums: dict[str, Any]) -> float:
+    """The ratio estimate total / n from sums of block totals (:data:`SUMS`), the ``shift``
+    they were taken with (:func:`ratio_sums`) added back; NaN when n is 0."""
+    big_m = float(sums["n"])
+    shifted = float(sums["total"]) / big_m if big_m > 0 else float("nan")
+    return shifted + float(sums.get("shift", 0.0))
+
+
 def _unpaired(base: dict[str, Any], alt: dict[str, Any]) -> tuple[list[float], float, int]:
     """Both means, the variance of their difference with every block its own cluster, and
     the blocks, from each side's sums of block totals (:data:`SUMS`, and the ``shift``
@@ -296,10 +304,9 @@ def _unpaired(base: dict[str, Any], alt: dict[str, Any]) -> tuple[list[float], f
     means, squares, clusters = [], 0.0, 0
     for side in (base, alt):
         big_m = float(side["n"])
-        shifted = float(side["total"]) / big_m if big_m > 0 else float("nan")
-        means.append(shifted + float(side.get("shift", 0.0)))
+        means.append(mean_from_sums(side))
         if big_m > 0:
-            squares += _ratio_resid(side, shifted) / big_m**2
+            squares += _ratio_resid(side, float(side["total"]) / big_m) / big_m**2
         clusters += int(side["n_blocks"])
     return means, _cr1(squares, clusters), clusters
 

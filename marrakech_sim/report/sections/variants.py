@@ -426,7 +426,7 @@ def _paired_squares(
     """For ``estimators.clustered_difference_from_clusters``: sum of psi_c^2 over the
     clusters of the blocks of ``cells`` (base, alt: their numbers in ``table``), the
     clusters, and the alt blocks in a cluster the base has too."""
-    mean = [float(s["total"]) / float(s["n"]) + float(s.get("shift", 0.0)) for s in sums]
+    mean = [estimators.mean_from_sums(s) for s in sums]
     row = con.execute(
         f"""WITH c AS (
                 SELECT key,
