@@ -58,7 +58,7 @@ from marrakech_sim.stats.power import (
     plan_variant_difference,
     prospective_power,
 )
-from marrakech_sim.stats.ratings import RatingFit, fit_ratings, to_elo
+from marrakech_sim.stats.ratings import RatingFit, comparable_strategies, fit_ratings, to_elo
 from marrakech_sim.stats.seats import (
     seat_block_totals,
     seat_tests,
@@ -88,6 +88,7 @@ __all__ = [
     "StatsInputError",
     "balance_games",
     "clustered_difference",
+    "comparable_strategies",
     "compare_variants",
     "equal_share_tests",
     "estimators",

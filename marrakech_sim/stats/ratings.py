@@ -42,9 +42,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, sparse
 from scipy import stats as sps
+from scipy.sparse import csgraph
 
 from marrakech_sim.errors import StatsInputError
-from marrakech_sim.stats._core import balance_seats
+from marrakech_sim.stats._core import balance_seats, require_columns
 from marrakech_sim.stats.intervals import DEFAULT_LEVEL, z_value
 
 ELO_PER_LOGIT = 400.0 / np.log(10.0)
@@ -154,12 +155,23 @@ def fit_ratings(
         seat_term: fit one parameter per (players, seat); False fits strategies only.
         l2: ridge penalty on strategy ratings (0 = plain ML); use a small value when a
             strategy wins or loses every game and the ML estimate runs off to infinity.
+
+    Raises StatsInputError when the strategies fall into more than one set of
+    ``comparable_strategies`` (self-play alone included): the likelihood would be flat
+    along the gap between the sets, and a fit would report an arbitrary order.
     """
     if se_method not in ("block", "hessian"):
         raise StatsInputError(f"se_method {se_method!r}; allowed: 'block', 'hessian'")
     rows = balance_seats(games, seats)
     if rows.empty:
         raise StatsInputError("no non-error games to rate")
+    sets = comparable_strategies(rows)
+    if len(sets) > 1:
+        raise StatsInputError(
+            "strategies that never meet in a game (directly or through others) have no "
+            "common rating scale; fit each set apart: "
+            + " | ".join(", ".join(members) for members in sets)
+        )
     names = sorted(rows["strategy"].astype(str).unique())
     if anchor != "mean" and anchor not in names:
         raise StatsInputError(f"anchor {anchor!r} is not a strategy; allowed: 'mean', {names}")
@@ -265,6 +277,33 @@ def fit_ratings(
         anchor=anchor,
         se_method=se_method,
     )
+
+
+def comparable_strategies(seats: pd.DataFrame) -> list[list[str]]:
+    """The sets of strategies whose ratings the games can compare, largest first.
+
+    Two strategies are linked when they sat in one game; the sets are the connected
+    components of that graph (``scipy.sparse.csgraph.connected_components``). A game with
+    one strategy in every seat (self-play) links nothing: it says which seat is ahead,
+    not which strategy is stronger, so a strategy seen only in self-play is a set of its
+    own. Ratings in different sets have no common scale (the likelihood is flat along
+    their difference), so a fit is only meaningful within one set. Sets are ordered by
+    size, then by name; each is sorted.
+    """
+    require_columns(seats, ("game_id", "strategy"), "seats")
+    pairs = seats[["game_id", "strategy"]].astype({"strategy": str}).drop_duplicates()
+    names = sorted(pairs["strategy"].unique())
+    code = {name: i for i, name in enumerate(names)}
+    pairs = pairs.assign(code=pairs["strategy"].map(code))
+    first = pairs.groupby("game_id")["code"].transform("min")
+    links = pairs.loc[pairs["code"] != first]
+    graph = sparse.coo_matrix(
+        (np.ones(len(links)), (first[links.index].to_numpy(), links["code"].to_numpy())),
+        shape=(len(names), len(names)),
+    )
+    count, label = csgraph.connected_components(graph, directed=False)
+    sets = [[names[i] for i in np.flatnonzero(label == c)] for c in range(count)]
+    return sorted(sets, key=lambda members: (-len(members), members))
 
 
 def _make_group(

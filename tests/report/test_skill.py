@@ -154,3 +154,22 @@ def test_seating_changes_are_found_beside_games_of_more_players(tmp_path: Path) 
     seating = decides[decides["measure"] == "seating"]
     assert seating["players"].tolist() == [2]
     assert int(seating["n"].iloc[0]) == 30  # 60 games: 30 blocks of both seatings
+    # self-play says nothing about which strategy is stronger: the 4-player games get
+    # no rating and no strategy order, and the note says why
+    ratings = pd.read_csv(tmp_path / "report" / "ratings.csv")
+    assert ratings["players"].unique().tolist() == [2]
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "four, 4 players: not rated, no two strategies met in a game" in md
+    assert "Strategy order (four" not in md
+
+
+def test_strategies_seen_only_in_self_play_are_not_rated(skill_run: tuple[Path, Path]) -> None:
+    """In the skill fixture only greedy and random meet (greedy-area plays itself alone):
+    the ratings cover those two, and the note names greedy-area as not comparable."""
+    _, report = skill_run
+    ratings = pd.read_csv(report / "ratings.csv")
+    assert sorted(ratings["strategy"]) == ["greedy", "random"]
+    md = (report / "report.md").read_text()
+    assert "rated greedy, random only; greedy-area never met them in a game" in md
+    order = [line for line in md.splitlines() if line.startswith("- Strategy order")]
+    assert len(order) == 1 and "greedy-area" not in order[0], order

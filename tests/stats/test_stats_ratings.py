@@ -14,7 +14,7 @@ import pytest
 from scipy import special
 from synthetic_games import hand_tables, make_run
 
-from marrakech_sim.stats import StatsInputError, fit_ratings, to_elo
+from marrakech_sim.stats import StatsInputError, comparable_strategies, fit_ratings, to_elo
 
 PLANTED = {"a": 0.5, "b": 0.2, "c": 0.0, "d": -0.2, "e": -0.5}
 SEATS = [0.3, 0.1, 0.0, -0.1]
@@ -280,3 +280,69 @@ def test_pooling_test_needs_the_same_games() -> None:
     one = fit_ratings(part, seats.loc[seats["game_id"].isin(part["game_id"])])
     with pytest.raises(StatsInputError, match="same games"):
         pooling_test([one], fit_ratings(games, seats))
+
+
+def _linked_by_search(games: list[list[str]]) -> list[list[str]]:
+    """The sets of strategies linked through shared games, by a plain graph search (the
+    second computation for comparable_strategies)."""
+    neighbours: dict[str, set[str]] = {}
+    for game in games:
+        for name in game:
+            neighbours.setdefault(name, set()).update(game)
+    sets, seen = [], set()
+    for start in sorted(neighbours):
+        if start in seen:
+            continue
+        todo, members = [start], set()
+        while todo:
+            name = todo.pop()
+            if name not in members:
+                members.add(name)
+                todo.extend(neighbours[name] - members)
+        seen |= members
+        sets.append(sorted(members))
+    return sorted(sets, key=lambda m: (-len(m), m))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_comparable_strategies_are_the_sets_linked_by_games(seed: int) -> None:
+    """Random line-ups of 2-4 seats over 8 strategies, self-play among them: the sets
+    equal a plain graph search's; a strategy seen only in self-play stands alone."""
+    rng = np.random.default_rng(seed)
+    names = [f"s{i}" for i in range(8)]
+    games = []
+    for _ in range(rng.integers(1, 7)):
+        players = int(rng.integers(2, 5))
+        games.append([str(x) for x in rng.choice(names, size=players)])
+    games.append(["loner"] * 3)
+    seats = pd.DataFrame(
+        [(g, name) for g, game in enumerate(games) for name in game],
+        columns=["game_id", "strategy"],
+    )
+    got = comparable_strategies(seats)
+    assert got == _linked_by_search(games)
+    assert ["loner"] in got
+
+
+def test_strategies_that_never_meet_have_no_common_scale() -> None:
+    """Why the report rates one linked set only: A-B games and C-D games share no
+    strategy, so the likelihood is flat along the gap between the two sets (moving one
+    set's ratings changes no game's probability): fit_ratings refuses, naming the sets."""
+    spec = []
+    for first, second in (("A", "B"), ("C", "D")):
+        for i in range(40):
+            top, low = (50, 40) if i < 25 else (40, 50)
+            spec.append({"seats": [(first, top, 30), (second, low, 30)]})
+            spec.append({"seats": [(second, top, 30), (first, low, 30)]})
+    games, seats = hand_tables(spec)
+    assert comparable_strategies(seats) == [["A", "B"], ["C", "D"]]
+    with pytest.raises(StatsInputError, match=r"never meet .*: A, B \| C, D"):
+        fit_ratings(games, seats)
+    alone, alone_seats = hand_tables([g for g in spec if g["seats"][0][0] in "AB"])
+    fit = fit_ratings(alone, alone_seats)
+    assert fit.converged and fit.ratings["strategy"].tolist() == ["A", "B"]
+    selfplay, selfplay_seats = hand_tables(
+        [{"seats": [(name, 50, 30), (name, 40, 30)]} for name in "AB"] * 4
+    )
+    with pytest.raises(StatsInputError, match=r"never meet .*: A \| B"):
+        fit_ratings(selfplay, selfplay_seats)

@@ -7,6 +7,11 @@ term, and a pooled fit is kept only as the alternative of a likelihood-ratio tes
 (``stats.ratings.pooling_test``); the report shows the pooled ranking only when that
 test does not reject pooling.
 
+A fit rates only strategies that met in games (``stats.comparable_strategies``): in each
+group the largest set of strategies linked by shared games is rated, and the others
+(self-play alone, or a separate set of line-ups) are named in a note, since no rating
+could compare them; a group of self-play games alone gets no fit.
+
 Tables: ``ratings`` (one row per group and strategy; columns ruleset, players, then
 ``stats.fit_ratings``'s), ``seat_effects`` (per group and seat), ``rating_pooling`` (the
 test: lr, df, p_value, n_games, rejected, groups) and, when pooling is not rejected,
@@ -49,19 +54,41 @@ def rating_tables(
     fits: list[RatingFit] = []
     ratings, effects = [], []
     notes: list[str] = []
+    used = []  # the games each fit rated
     for (ruleset, players), part in ok.groupby(["ruleset", "players"], sort=True):
         part_seats = seats.loc[seats["game_id"].isin(part["game_id"])]
         if part_seats["strategy"].nunique() < 2:
             continue
+        rated, *apart = stats.comparable_strategies(part_seats)
+        group = f"{ruleset}, {players} players"
+        if len(rated) < 2:
+            notes.append(
+                f"{group}: not rated, no two strategies met in a game (each game has one "
+                "strategy in every seat, which shows the seats' balance, not the strategies' "
+                "strengths)"
+            )
+            continue
+        if apart:
+            others = ", ".join(sorted(name for members in apart for name in members))
+            notes.append(
+                f"{group}: rated {', '.join(rated)} only; {others} never met them in a game "
+                "(directly or through another strategy), so no rating compares them"
+            )
+            away = part_seats.loc[~part_seats["strategy"].astype(str).isin(rated), "game_id"]
+            part = part.loc[~part["game_id"].isin(away)]
+            part_seats = part_seats.loc[part_seats["game_id"].isin(part["game_id"])]
+        used.append(part["game_id"])
         group_notes: list[str] = []
         fit = _fit(part, part_seats, level, group_notes)
-        notes += [f"{ruleset}, {players} players: {t}" for t in group_notes]
+        notes += [f"{group}: {t}" for t in group_notes]
         fits.append(fit)
         keys = {"ruleset": str(ruleset), "players": int(players)}
         ratings.append(fit.ratings.assign(**keys))
         effects.append(fit.seat_effects.assign(**keys))
+    if notes:
+        out.facts["rating_note"] = "; ".join(notes)
     if not fits:
-        out.facts["rating_note"] = "no rule set with two strategies: nothing to rate"
+        out.facts.setdefault("rating_note", "no rule set with two strategies: nothing to rate")
         return
     first = ["ruleset", "players"]
 
@@ -71,16 +98,12 @@ def rating_tables(
     out.tables["ratings"] = front(pd.concat(ratings, ignore_index=True))
     out.tables["seat_effects"] = front(pd.concat(effects, ignore_index=True))
     out.rating_fit = fits[0] if len(fits) == 1 else None
-    if notes:
-        out.facts["rating_note"] = "; ".join(notes)
     if len(fits) < 2:
         return
-    fitted = ok.loc[
-        ok.set_index(["ruleset", "players"]).index.isin(
-            list(out.tables["ratings"][first].drop_duplicates().itertuples(index=False))
-        )
-    ]
+    fitted = ok.loc[ok["game_id"].isin(pd.concat(used))]
     fitted_seats = seats.loc[seats["game_id"].isin(fitted["game_id"])]
+    if len(stats.comparable_strategies(fitted_seats)) > 1:
+        return  # the groups share no strategy: a pooled fit would have no common scale
     pooled = _fit(fitted, fitted_seats, level, [])
     test = pooling_test(fits, pooled)
     rejected = bool(test["p_value"] < POOLING_ALPHA)
