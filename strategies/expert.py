@@ -9,7 +9,8 @@ At each decision every option (3 rotations, or each legal placement) is valued:
   placement after each roll is the best of all its legal placements (the search's
   max node); otherwise the position after the option is played on.
 - Playing on: every seat, the expert too, is played by greedy (default weights, first
-  best) until one round (every seat's turn) after the decision's turn, `budget` times,
+  best) until one round (every seat's turn) after the decision's turn, or to the end of
+  the game when at most two rounds of rugs are left, `budget` times,
   each time with one sampled chance sequence (later rolls and, with two colours a
   seat, the rug draws). Every option and face meets the same `budget` sequences
   (common random numbers), so their differences are not drowned in dice noise. With
@@ -62,6 +63,11 @@ from marrakech_sim.strategies.kernels import (
 
 #: rounds (turns of every seat) each sample is played on before the position is valued
 HORIZON_ROUNDS = 1
+#: when at most this many rounds of rugs are left in the game, the samples are played on
+#: to its end instead, so the leaves are finished games (budgets >= 2; docs/STRATEGIES.md)
+ENDGAME_ROUNDS = 2
+#: a horizon in turns that no game reaches: play on to the end
+TO_THE_END = 1 << 20
 #: the per-seat features leaf_value weighs (leaf_features), in weight order
 LEAF_FEATURES = (
     "dirhams",
@@ -120,6 +126,17 @@ _SAMPLE_MIX = uint64(0xD1B54A32D192ED03)
 
 
 @njit(cache=True, _nrt=False)
+def rugs_left_in_game(c):
+    """The rugs the seats still in the game have left to place (one turn each)."""
+    out_ = c[k.OUT_AT]
+    left = 0
+    for seat in range(c[k.P_]):
+        if c[out_ + seat] == 0:
+            left += k.seat_rugs_left(c, seat)
+    return left
+
+
+@njit(cache=True, _nrt=False)
 def leaf_features(c, greedy, result, none, feats):
     """feats[seat, :] = the LEAF_FEATURES of each seat in the game in the running position
     c (rows of seats out of the game are left as they are; result: int64[4P + 1]).
@@ -137,10 +154,7 @@ def leaf_features(c, greedy, result, none, feats):
     n = c[k.N_]
     nn = n * n
     walker = c[k.SEAT_]
-    left = 0
-    for seat in range(p):
-        if c[out_ + seat] == 0:
-            left += k.seat_rugs_left(c, seat)
+    left = rugs_left_in_game(c)
     late = left / (p * c[k.C_] * c[k.RUGS_])  # share of all rugs still to place
     for seat in range(p):
         if c[out_ + seat] != 0:
@@ -302,8 +316,12 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
 def schedule(s, budget):
     """The horizon in turns of a search in s at `budget`: budget 1 values the position
     right after the turn (nothing left to sample); larger budgets play on HORIZON_ROUNDS
-    rounds (every seat's turn once) and sample their chance."""
-    return 1 if budget == 1 else HORIZON_ROUNDS * s[k.P_]
+    rounds (every seat's turn once) and sample their chance, or to the end of the game
+    when at most ENDGAME_ROUNDS rounds of rugs are left (each turn places one rug)."""
+    if budget == 1:
+        return 1
+    p = s[k.P_]
+    return TO_THE_END if rugs_left_in_game(s) <= ENDGAME_ROUNDS * p else HORIZON_ROUNDS * p
 
 
 #: LEAF_WEIGHTS as an array (a compile-time constant of the kernels)

@@ -10,19 +10,26 @@ from scipy import stats as scipy_stats
 from test_strategies_twins import play_compiled
 
 from marrakech_sim.errors import ConfigError
+from marrakech_sim.play import turns
 from marrakech_sim.play.conformance import check_strategy
 from marrakech_sim.play.game import play_game
-from marrakech_sim.play.rng import Rng
+from marrakech_sim.play.rng import Rng, new_stream, rng_below
 from marrakech_sim.play.strategy import StrategySpec, describe, registered
 from marrakech_sim.play.view import GameView
+from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import GameState
 from marrakech_sim.strategies.expert import (
+    ENDGAME_ROUNDS,
+    HORIZON_ROUNDS,
+    TO_THE_END,
     ExpertStrategy,
     PlacementOnlyStrategy,
     RotationOnlyStrategy,
+    schedule,
 )
 from marrakech_sim.strategies.greedy import GreedyStrategy
+from marrakech_sim.strategies.kernels import draw_colour
 
 TWO = Rules(players=2)
 
@@ -147,6 +154,41 @@ def test_expert_budget_knob_is_monotone_at_small_sizes() -> None:
     weak = match(TWO, low, greedy, 60, seed=12, below=False)
     strong = match(TWO, high, greedy, 60, seed=12, below=False)
     assert strong.high >= weak.low, (weak, strong)
+
+
+def rugs_left(s: np.ndarray) -> int:
+    """Rugs still to place by the seats in the game (one turn each)."""
+    out = s[k.OUT_AT]
+    return sum(k.seat_rugs_left(s, seat) for seat in range(s[k.P_]) if s[out + seat] == 0)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_expert_plays_on_to_the_end_in_the_last_two_rounds(players: int) -> None:
+    """From budget 2 the samples are played on for one round, and to the end of the game
+    once at most two rounds of rugs are left; budget 1 values the finished turn."""
+    rules = Rules(players=players)
+    s = k.initial_state(rules)
+    stream = new_stream(3, 0)
+    options = np.empty(16, np.int64)
+    horizons = {}
+    while s[k.PHASE_] != k.PHASE_OVER:
+        phase = s[k.PHASE_]
+        if phase == k.PHASE_ORIENT:
+            left = rugs_left(s)
+            horizons[left] = (schedule(s, 1), schedule(s, 2), schedule(s, 64))
+            k.k_apply(s, 0)
+        elif phase == k.PHASE_ROLL:
+            k.k_apply(s, s[s[k.FACES_AT] + rng_below(stream, s[k.NFACES_])])
+        elif phase == k.PHASE_DRAW:
+            k.k_apply(s, draw_colour(s, stream))
+        else:
+            k.k_apply(s, options[rng_below(stream, k.legal_placements(s, options))])
+    endgame = ENDGAME_ROUNDS * players
+    assert any(left <= endgame for left in horizons) and any(left > endgame for left in horizons)
+    for left, (one, two, many) in horizons.items():
+        expected = TO_THE_END if left <= endgame else HORIZON_ROUNDS * players
+        assert (one, two, many) == (1, expected, expected), (left, one, two, many)
+    assert turns.max_turns(rules) < TO_THE_END
 
 
 def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> None:
