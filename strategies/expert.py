@@ -9,8 +9,9 @@ At each decision every option (3 rotations, or each legal placement) is valued:
   placement after each roll is the best of all its legal placements (the search's
   max node); otherwise the position after the option is played on.
 - Playing on: every seat, the expert too, is played by greedy (default weights, first
-  best) until one round (every seat's turn) after the decision's turn, or to the end of
-  the game when at most two rounds of rugs are left, `budget` times,
+  best) until one round (every seat's turn) after the decision's turn, `budget` times
+  (or to the end of the game, 4 x `budget` times, when at most two rounds of rugs are
+  left),
   each time with one sampled chance sequence (later rolls and, with two colours a
   seat, the rug draws). Every option and face meets the same `budget` sequences
   (common random numbers), so their differences are not drowned in dice noise. With
@@ -68,6 +69,10 @@ HORIZON_ROUNDS = 1
 ENDGAME_ROUNDS = 2
 #: a horizon in turns that no game reaches: play on to the end
 TO_THE_END = 1 << 20
+#: in those last rounds each decision samples this many times `budget` chance sequences:
+#: a finished game's value (won or lost) is noisier than the evaluation's, and the
+#: play-outs are short (docs/STRATEGIES.md)
+ENDGAME_SAMPLES = 4
 #: the per-seat features leaf_value weighs (leaf_features), in weight order
 LEAF_FEATURES = (
     "dirhams",
@@ -351,6 +356,8 @@ def expert_values_with(s, budget, rng, values, weights):
     called from kernels without it).
     """
     horizon = schedule(s, budget)
+    if horizon == TO_THE_END:
+        budget *= ENDGAME_SAMPLES  # finished games are worth 0 or 1: noisier leaves
     me = s[k.SEAT_]
     p = s[k.P_]
     nf = s[k.NFACES_]
