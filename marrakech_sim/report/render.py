@@ -665,6 +665,11 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
             if f.get("rating_sampled")
             else f"all {count(f['n_games'])} games"
         )
+        if f.get("rating_left_out"):
+            sample += (
+                f", less the {count(f['rating_left_out'])} games of strategies that no fit "
+                "can compare (see the note)"
+            )
         s.paragraphs.append(
             "Plackett-Luce fits of the finishing orders, one per player count and rule set "
             "(strengths need not carry over from one to another), each with its own seat term "

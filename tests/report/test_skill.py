@@ -171,5 +171,6 @@ def test_strategies_seen_only_in_self_play_are_not_rated(skill_run: tuple[Path, 
     assert sorted(ratings["strategy"]) == ["greedy", "random"]
     md = (report / "report.md").read_text()
     assert "rated greedy, random only; greedy-area never met them in a game" in md
+    assert "less the 400 games of strategies that no fit can compare" in md  # its self-play
     order = [line for line in md.splitlines() if line.startswith("- Strategy order")]
     assert len(order) == 1 and "greedy-area" not in order[0], order

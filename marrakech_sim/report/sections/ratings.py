@@ -55,6 +55,7 @@ def rating_tables(
     ratings, effects = [], []
     notes: list[str] = []
     used = []  # the games each fit rated
+    left_out = 0  # games of strategies no fit could rate
     for (ruleset, players), part in ok.groupby(["ruleset", "players"], sort=True):
         part_seats = seats.loc[seats["game_id"].isin(part["game_id"])]
         if part_seats["strategy"].nunique() < 2:
@@ -62,6 +63,7 @@ def rating_tables(
         rated, *apart = stats.comparable_strategies(part_seats)
         group = f"{ruleset}, {players} players"
         if len(rated) < 2:
+            left_out += len(part)
             notes.append(
                 f"{group}: not rated, no two strategies met in a game (each game has one "
                 "strategy in every seat, which shows the seats' balance, not the strategies' "
@@ -75,6 +77,7 @@ def rating_tables(
                 "(directly or through another strategy), so no rating compares them"
             )
             away = part_seats.loc[~part_seats["strategy"].astype(str).isin(rated), "game_id"]
+            left_out += int(part["game_id"].isin(away).sum())
             part = part.loc[~part["game_id"].isin(away)]
             part_seats = part_seats.loc[part_seats["game_id"].isin(part["game_id"])]
         used.append(part["game_id"])
@@ -85,6 +88,7 @@ def rating_tables(
         keys = {"ruleset": str(ruleset), "players": int(players)}
         ratings.append(fit.ratings.assign(**keys))
         effects.append(fit.seat_effects.assign(**keys))
+    out.facts["rating_left_out"] = left_out
     if notes:
         out.facts["rating_note"] = "; ".join(notes)
     if not fits:
