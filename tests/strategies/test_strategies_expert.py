@@ -13,7 +13,7 @@ from marrakech_sim.errors import ConfigError
 from marrakech_sim.play import turns
 from marrakech_sim.play.conformance import check_strategy
 from marrakech_sim.play.game import play_game
-from marrakech_sim.play.rng import Rng, new_stream, rng_below
+from marrakech_sim.play.rng import Rng, new_stream, rng_below, rng_next
 from marrakech_sim.play.strategy import StrategySpec, describe, registered
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
@@ -21,11 +21,17 @@ from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import GameState
 from marrakech_sim.strategies.expert import (
     ENDGAME_ROUNDS,
+    ENDGAME_SAMPLES,
     HORIZON_ROUNDS,
+    LEAF_FEATURES,
+    LEAF_WEIGHTS,
+    ROLLOUT_GREEDY,
     TO_THE_END,
     ExpertStrategy,
     PlacementOnlyStrategy,
     RotationOnlyStrategy,
+    expert_values,
+    mean_value,
     schedule,
 )
 from marrakech_sim.strategies.greedy import GreedyStrategy
@@ -189,6 +195,68 @@ def test_expert_plays_on_to_the_end_in_the_last_two_rounds(players: int) -> None
         expected = TO_THE_END if left <= endgame else HORIZON_ROUNDS * players
         assert (one, two, many) == (1, expected, expected), (left, one, two, many)
     assert turns.max_turns(rules) < TO_THE_END
+
+
+def test_expert_samples_four_times_its_budget_in_the_endgame() -> None:
+    """At a placement with at most two rounds of rugs left, budget 2's option values are
+    the play-outs to the end over ENDGAME_SAMPLES x 2 = 8 sampled chance sequences (and
+    budget 1's value), recomputed here from mean_value: not 2 sequences."""
+    s = k.initial_state(TWO)
+    stream = new_stream(5, 0)
+    options = np.empty(16, np.int64)
+    while not (s[k.PHASE_] == k.PHASE_PLACE and rugs_left(s) <= ENDGAME_ROUNDS * 2):
+        phase = s[k.PHASE_]
+        assert phase != k.PHASE_OVER
+        if phase == k.PHASE_ORIENT:
+            k.k_apply(s, 0)
+        elif phase == k.PHASE_ROLL:
+            k.k_apply(s, s[s[k.FACES_AT] + rng_below(stream, s[k.NFACES_])])
+        elif phase == k.PHASE_DRAW:
+            k.k_apply(s, draw_colour(s, stream))
+        else:
+            k.k_apply(s, options[rng_below(stream, k.legal_placements(s, options))])
+    rng = np.array([2026], np.uint64)
+    values = np.empty(16)
+    count = expert_values(s.copy(), 2, rng.copy(), values)
+    assert count == k.legal_placements(s, options) and schedule(s, 2) == TO_THE_END
+
+    def by_hand(samples: int) -> np.ndarray:
+        seed = rng_next(rng.copy())  # the decision's one draw seeds its samples
+        weights = np.array(LEAF_WEIGHTS[0])
+        greedy = np.array(ROLLOUT_GREEDY)
+        work = (
+            np.empty(16, np.int64),
+            np.empty(2),
+            np.empty(9, np.int64),
+            np.empty(1, np.uint64),
+            np.empty(1, np.uint64),
+            np.zeros((2, len(LEAF_FEATURES))),
+        )
+        faces = [int(s[s[k.FACES_AT] + f]) for f in range(s[k.NFACES_])]
+        out = np.zeros(count)
+        for i in range(count):
+            c = s.copy()
+            k.k_apply(c, options[i])
+            for face in sorted(set(faces)):  # the next roll, each face once by its count
+                first = faces.index(face)
+                v = mean_value(
+                    c,
+                    c.copy(),
+                    seed,
+                    samples,
+                    first,
+                    TO_THE_END,
+                    s[k.TURN_],
+                    s[k.SEAT_],
+                    weights,
+                    greedy,
+                    work,
+                )
+                out[i] += faces.count(face) * v
+        return out / len(faces)
+
+    np.testing.assert_allclose(values[:count], by_hand(ENDGAME_SAMPLES * 2), rtol=1e-12)
+    assert not np.allclose(values[:count], by_hand(2))
 
 
 def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> None:
