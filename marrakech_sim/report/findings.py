@@ -363,9 +363,8 @@ def fmt_pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def trend_sentence(r: Any) -> str:
-    """One sentence per (players, rule set, seat): how the seat's effect changes with skill."""
-    where = f"with {r.players} players under {r.ruleset}"
+def _ends_and_test(r: Any) -> tuple[str, str]:
+    """A trend row's effect at the weakest and strongest levels, and its test."""
     ends = (
         f"{fmt_pp(r.weakest_pp)} {span(r.weakest_lo_pp, r.weakest_hi_pp)} when every seat plays "
         f"{r.weakest}, {fmt_pp(r.strongest_pp)} {span(r.strongest_lo_pp, r.strongest_hi_pp)} "
@@ -375,9 +374,26 @@ def trend_sentence(r: Any) -> str:
         f"slope {fmt_pp(r.slope_pp, 2)} per level {span(r.slope_lo_pp, r.slope_hi_pp)}, "
         f"{p_is(r.p)} (weighted trend over {r.levels} levels)"
     )
+    return ends, test
+
+
+def trend_sentence(r: Any) -> str:
+    """One sentence per (players, rule set, seat): how the seat's effect changes with skill."""
+    where = f"with {r.players} players under {r.ruleset}"
+    ends, test = _ends_and_test(r)
     if r.change == "no change shown":
         return f"Seat {r.seat} {where}: no change with skill is shown ({ends}; {test})."
     return f"Seat {r.seat}'s advantage {where} {r.change} with skill: {ends}; {test}."
+
+
+def variant_trend_sentence(r: Any) -> str:
+    """One sentence per (players, variant, seat): how the variant's effect on the seat
+    (variant minus base) changes with skill."""
+    what = f"{r.ruleset} against {r.baseline} ({r.players} players), seat {r.seat}"
+    ends, test = _ends_and_test(r)
+    if r.change == "no change shown":
+        return f"{what}: no change of the variant's effect with skill is shown ({ends}; {test})."
+    return f"{what}: the variant's effect {r.change} with skill: {ends}; {test}."
 
 
 def decides_sentence(r: Any) -> str:
@@ -398,9 +414,17 @@ def decides_sentence(r: Any) -> str:
 
 def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     """One finding per (players, rule set, seat) of a study with skill levels: how the seat's
-    effect changes from the weakest to the strongest level (report.sections.skill)."""
+    effect changes from the weakest to the strongest level, and one per (players, variant,
+    seat): how the variant's effect on the seat changes (report.sections.skill)."""
     out = []
-    for r in t.get("skill_trends", pd.DataFrame()).itertuples():
+    rows = [
+        (trend_sentence, r, "skill") for r in t.get("skill_trends", pd.DataFrame()).itertuples()
+    ]
+    rows += [
+        (variant_trend_sentence, r, "skill: variant")
+        for r in t.get("skill_variant_trends", pd.DataFrame()).itertuples()
+    ]
+    for sentence, r, kind in rows:
         if r.change != "no change shown":
             verdict = "shown"
         elif r.slope_lo_pp > -MATTERS_PP and r.slope_hi_pp < MATTERS_PP:
@@ -409,10 +433,10 @@ def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             verdict = "undecided"
         out.append(
             Finding(
-                "skill",
+                kind,
                 str(r.ruleset),
                 int(r.players),
-                f"{trend_sentence(r)} {verdict.capitalize()}.",
+                f"{sentence(r)} {verdict.capitalize()}.",
                 verdict,
                 float(r.slope_pp),
                 float(r.slope_lo_pp),
@@ -427,15 +451,17 @@ def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
 def find(rt: ReportTables) -> pd.DataFrame:
     """Every finding of the report as a table (``COLUMNS``), in the summary's order.
 
-    In a study with skill levels (one strategy in every seat), a rule set's seat findings
-    are per level (`skill_findings`): a seat effect pooled over levels is not a finding.
+    In a study with skill levels (one strategy in every seat), a rule set's seat and
+    variant findings are per level (`skill_findings`): a seat effect or a variant's effect
+    pooled over levels is not a finding.
     """
     t = rt.tables
     bases = {str(b) for b in rt.facts.get("baselines", {}).values()}
     skill = skill_findings(t)
     leveled = {(f.ruleset, f.players) for f in skill}
     seats = [f for f in seat_findings(t, bases) if (f.ruleset, f.players) not in leveled]
-    found = [*seats, *skill, *variant_findings(t), *strategy_findings(t, bases)]
+    variants = [f for f in variant_findings(t) if (f.ruleset, f.players) not in leveled]
+    found = [*seats, *skill, *variants, *strategy_findings(t, bases)]
     table = pd.DataFrame([asdict(f) for f in found], columns=list(COLUMNS))
     table["n_games"] = table["n_games"].astype("int64")
     return table

@@ -9,7 +9,12 @@ from __future__ import annotations
 import pandas as pd
 
 from marrakech_sim import plots
-from marrakech_sim.report.findings import decides_sentence, span, trend_sentence
+from marrakech_sim.report.findings import (
+    decides_sentence,
+    span,
+    trend_sentence,
+    variant_trend_sentence,
+)
 from marrakech_sim.report.render import Section, count, pp, pval
 from marrakech_sim.report.tables import ReportTables
 
@@ -61,8 +66,13 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             s.paragraphs.append(
                 "Each variant against its base at each level (seat effect under the variant "
                 "minus under the base, in pp; the two rule sets' games taken as independent "
-                "samples, so with common seeds the interval is conservative)."
+                "samples, so with common seeds the interval is conservative), and how that "
+                "difference changes with skill (the same weighted trend as above)."
             )
+            s.paragraphs += [
+                variant_trend_sentence(r)
+                for r in t.get("skill_variant_trends", pd.DataFrame()).itertuples()
+            ]
             s.tables.append(
                 (
                     "Variant minus base, per skill level and seat",

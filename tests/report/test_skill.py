@@ -174,3 +174,41 @@ def test_strategies_seen_only_in_self_play_are_not_rated(skill_run: tuple[Path, 
     assert "less the 400 games of strategies that no fit can compare" in md  # its self-play
     order = [line for line in md.splitlines() if line.startswith("- Strategy order")]
     assert len(order) == 1 and "greedy-area" not in order[0], order
+
+
+def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
+    """Self-play at two levels under a base and a variant: the summary says per seat how
+    the variant's effect changes with skill (the slope statsmodels' WLS of the per-level
+    differences), and states no variant finding pooled over the levels."""
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 5,
+            "games_per_lineup": 240,
+            "rulesets": {"standard": {}, "late": {"base": "standard", "orient_at_end": True}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "self_play"},
+        },
+    )
+    build_report([run], tmp_path / "report", rating_games=500, moves_games=50)
+    variants = pd.read_csv(tmp_path / "report" / "skill_variants.csv")
+    trends = pd.read_csv(tmp_path / "report" / "skill_variant_trends.csv")
+    assert sorted(trends["seat"]) == [0, 1, 2, 3]
+    assert set(trends["ruleset"]) == {"late"} and set(trends["baseline"]) == {"standard"}
+    for r in trends.itertuples():
+        part = variants[variants["seat"] == r.seat].sort_values("level_index")
+        assert part["level"].tolist() == ["random", "greedy"]
+        diff = part["difference_pp"].to_numpy()
+        se = part["se_pp"].to_numpy()
+        fit = sm.WLS(diff, sm.add_constant(np.arange(2.0)), weights=1 / se**2).fit(
+            cov_type="fixed scale"
+        )
+        assert r.slope_pp == pytest.approx(fit.params[1], rel=1e-9)
+        assert r.p == pytest.approx(fit.pvalues[1], rel=1e-6)
+        assert r.weakest_pp == pytest.approx(diff[0]) and r.strongest_pp == pytest.approx(diff[1])
+    findings = pd.read_csv(tmp_path / "report" / "findings.csv")
+    assert (findings["question"] == "skill: variant").sum() == 4
+    assert not findings["question"].str.startswith("variant:").any()
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "late against standard (4 players), seat 3:" in md
+    assert "late against standard (4 players): among these strategies" not in md

@@ -122,7 +122,8 @@ def skill_tables(
     out: ReportTables, level: float, totals: SkillTotals, order: list[str], alpha: float = 0.05
 ) -> None:
     """`skill_seats` (each seat's effect per level), `skill_trends` (how it changes with
-    skill), `skill_variants` (each variant against its base, per level) and `decides`."""
+    skill), `skill_variants` (each variant against its base, per level),
+    `skill_variant_trends` (how that changes with skill) and `decides`."""
     names = totals.names
     codes = level_order(names, {key[0] for key in totals.seats}, order)
     index_of = {code: i for i, code in enumerate(codes)}
@@ -159,7 +160,31 @@ def skill_tables(
     out.tables["skill_variants"] = _variants(
         out.tables["skill_seats"], out.facts.get("baselines", {}), level
     )
+    out.tables["skill_variant_trends"] = _variant_trends(out.tables["skill_variants"], level, alpha)
     out.tables["decides"] = _decides(out, totals, codes, level)
+
+
+def _slope(values: np.ndarray, ses: np.ndarray, z: float) -> tuple[float, float, float, float]:
+    """The weighted least-squares slope of `values` over their rank (weights 1 / se^2,
+    the variances known): (slope, lo, hi, p)."""
+    x = np.arange(len(values), dtype="float64")
+    w = 1.0 / np.maximum(ses, 1e-9) ** 2
+    xbar = float(np.sum(w * x) / np.sum(w))
+    sxx = float(np.sum(w * (x - xbar) ** 2))
+    slope = float(np.sum(w * (x - xbar) * values) / sxx)
+    se = 1.0 / np.sqrt(sxx)
+    return slope, slope - z * se, slope + z * se, estimators.two_sided_p(slope, se)
+
+
+def _change(p: float, alpha: float, first: tuple[float, ...], last: tuple[float, ...]) -> str:
+    """How an effect changes from the weakest level to the strongest, given the trend's p
+    and each end's (estimate, lo, hi): reverses when the two ends' intervals lie on
+    opposite sides of 0, else grows or shrinks in size; nothing unless p < alpha."""
+    if p >= alpha:
+        return "no change shown"
+    if (first[1] > 0 and last[2] < 0) or (first[2] < 0 and last[1] > 0):
+        return "reverses"
+    return "grows" if abs(last[0]) > abs(first[0]) else "shrinks"
 
 
 def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
@@ -171,25 +196,13 @@ def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
         part = part.sort_values("level_index")
         if len(part) < 2:
             continue
-        x = np.arange(len(part), dtype="float64")  # rank among the levels present here
-        e = part["effect_pp"].to_numpy(dtype="float64")
-        w = 1.0 / np.maximum(part["se_pp"].to_numpy(dtype="float64"), 1e-9) ** 2
-        xbar = float(np.sum(w * x) / np.sum(w))
-        sxx = float(np.sum(w * (x - xbar) ** 2))
-        slope = float(np.sum(w * (x - xbar) * e) / sxx)
-        se = 1.0 / np.sqrt(sxx)
-        p = estimators.two_sided_p(slope, se)
+        slope, slope_lo, slope_hi, p = _slope(
+            part["effect_pp"].to_numpy(dtype="float64"),
+            part["se_pp"].to_numpy(dtype="float64"),
+            z,
+        )
         lo, hi = part.iloc[0], part.iloc[-1]
-        if p >= alpha:
-            change = "no change shown"
-        elif (lo["effect_lo_pp"] > 0 and hi["effect_hi_pp"] < 0) or (
-            lo["effect_hi_pp"] < 0 and hi["effect_lo_pp"] > 0
-        ):
-            change = "reverses"
-        elif abs(hi["effect_pp"]) > abs(lo["effect_pp"]):
-            change = "grows"
-        else:
-            change = "shrinks"
+        ends = [tuple(r[["effect_pp", "effect_lo_pp", "effect_hi_pp"]]) for r in (lo, hi)]
         out.append(
             {
                 "players": int(k),
@@ -205,13 +218,55 @@ def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
                 "strongest_lo_pp": hi["effect_lo_pp"],
                 "strongest_hi_pp": hi["effect_hi_pp"],
                 "slope_pp": slope,
-                "slope_lo_pp": slope - z * se,
-                "slope_hi_pp": slope + z * se,
+                "slope_lo_pp": slope_lo,
+                "slope_hi_pp": slope_hi,
                 "p": p,
-                "change": change,
+                "change": _change(p, alpha, *ends),
             }
         )
     return pd.DataFrame(out, columns=TREND_COLUMNS)
+
+
+def _variant_trends(variants: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
+    """Per (players, variant, seat) with two levels or more: how the variant's effect on the
+    seat (variant minus base) changes with skill, as `_trends` for a seat's effect."""
+    z = estimators.z_value(level)
+    out = []
+    keys = ["players", "ruleset", "baseline", "seat"]
+    for (k, rs, base, seat), part in variants.groupby(keys, sort=True):
+        part = part.sort_values("level_index")
+        if len(part) < 2:
+            continue
+        slope, slope_lo, slope_hi, p = _slope(
+            part["difference_pp"].to_numpy(dtype="float64"),
+            part["se_pp"].to_numpy(dtype="float64"),
+            z,
+        )
+        lo, hi = part.iloc[0], part.iloc[-1]
+        ends = [tuple(r[["difference_pp", "lo_pp", "hi_pp"]]) for r in (lo, hi)]
+        out.append(
+            {
+                "players": int(k),
+                "ruleset": rs,
+                "baseline": base,
+                "seat": int(seat),
+                "levels": len(part),
+                "weakest": lo["level"],
+                "strongest": hi["level"],
+                "weakest_pp": lo["difference_pp"],
+                "weakest_lo_pp": lo["lo_pp"],
+                "weakest_hi_pp": lo["hi_pp"],
+                "strongest_pp": hi["difference_pp"],
+                "strongest_lo_pp": hi["lo_pp"],
+                "strongest_hi_pp": hi["hi_pp"],
+                "slope_pp": slope,
+                "slope_lo_pp": slope_lo,
+                "slope_hi_pp": slope_hi,
+                "p": p,
+                "change": _change(p, alpha, *ends),
+            }
+        )
+    return pd.DataFrame(out, columns=[*TREND_COLUMNS[:2], "baseline", *TREND_COLUMNS[2:]])
 
 
 def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.DataFrame:
@@ -239,6 +294,7 @@ def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.
                 "level": lvl,
                 "seat": int(seat),
                 "difference_pp": diff,
+                "se_pp": se,
                 "lo_pp": diff - z * se,
                 "hi_pp": diff + z * se,
                 "p": estimators.two_sided_p(diff, se),
@@ -247,7 +303,7 @@ def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.
             }
         )
     cols = ["players", "ruleset", "baseline", "level_index", "level", "seat", "difference_pp"]
-    cols += ["lo_pp", "hi_pp", "p", "n_games", "n_games_baseline"]
+    cols += ["se_pp", "lo_pp", "hi_pp", "p", "n_games", "n_games_baseline"]
     return pd.DataFrame(out, columns=cols).sort_values(
         ["players", "ruleset", "level_index", "seat"], ignore_index=True
     )
