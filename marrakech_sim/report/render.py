@@ -567,7 +567,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
         "are accounted for. The equal-share test is a block-level Wald test with an F reference "
         "(the Pearson chi-square, which treats games as independent, is shown beside it); the "
         "trend is the slope of win share over seat order. Shared wins and tie-break wins are "
-        "counted separately."
+        "counted separately." + _pooled_levels(t)
     )
     s.charts += [(n, chart_titles[n]) for n in ("seat_advantage",) if n in ch]
     s.tables.append(
@@ -754,7 +754,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
         "and p-values Holm-corrected within each declared family: primary (each seat's win "
         "share, margin, bankruptcy rate, length), secondary (tie-breaks, the winner's dirhams "
         "share, lead changes, comebacks), with t intervals on clusters - 1 degrees of "
-        "freedom." + moves
+        "freedom." + moves + _pooled_levels(t)
     )
     if comp.empty:
         s.paragraphs.append("Only one rule set per player count: nothing to compare.")
@@ -1020,3 +1020,14 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
             lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in body]
             lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _pooled_levels(t: dict[str, pd.DataFrame]) -> str:
+    """A study with skill levels: say that a section's figures pool them."""
+    if t.get("skill_trends", pd.DataFrame()).empty:
+        return ""
+    return (
+        " This study has skill levels (one strategy in every seat): the figures here pool "
+        "every level's games, so they describe that mix only; the section on balance per "
+        "skill level gives them level by level, and only those are findings."
+    )

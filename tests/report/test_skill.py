@@ -212,3 +212,4 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
     md = (tmp_path / "report" / "report.md").read_text()
     assert "late against standard (4 players), seat 3:" in md
     assert "late against standard (4 players): among these strategies" not in md
+    assert md.count("the figures here pool every level's games") == 2  # seats, variants
