@@ -408,10 +408,16 @@ def plot_score_over_turns(
     return ax
 
 
-def plot_skill_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
+def plot_skill_effects(
+    table: pd.DataFrame,
+    ax: Axes,
+    title: str | None = None,
+    ylabel: str = "win share minus fair share, pp",
+) -> Axes:
     """Each seat's win share minus the fair share (pp) against skill level, for one
     (players, rule set): ``table`` has level_index, level, seat, effect_pp, effect_lo_pp,
-    effect_hi_pp. Levels run weakest to strongest from left to right."""
+    effect_hi_pp. Levels run weakest to strongest from left to right. Any per-seat effect
+    in pp with its interval plots the same way (a variant's, with its own ``ylabel``)."""
     levels = table.drop_duplicates("level_index").sort_values("level_index")
     x_of = {int(i): x for x, i in enumerate(levels["level_index"])}
     seats = sorted(int(s) for s in table["seat"].unique())
@@ -440,7 +446,7 @@ def plot_skill_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) 
     ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
     ax.set_xticks(range(len(levels)), [str(v) for v in levels["level"]], fontsize="small")
     ax.set_xlabel("skill level (every seat plays it), weakest first")
-    ax.set_ylabel("win share minus fair share, pp")
+    ax.set_ylabel(ylabel)
     ax.grid(axis="y", color=palette.GRID)
     ax.legend(fontsize="small", ncols=min(len(seats), 4))
     set_title(ax, title)

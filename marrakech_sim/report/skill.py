@@ -73,6 +73,23 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
                 variant_trend_sentence(r)
                 for r in t.get("skill_variant_trends", pd.DataFrame()).itertuples()
             ]
+            keys = ["players", "ruleset", "baseline"]
+            for (players, ruleset, base), part in variants.groupby(keys, sort=True):
+                name = f"skill_variant_{players}_{ruleset}"
+                title = f"{ruleset} minus {base} against skill, {players} players"
+                effects = part.rename(
+                    columns={
+                        "difference_pp": "effect_pp",
+                        "lo_pp": "effect_lo_pp",
+                        "hi_pp": "effect_hi_pp",
+                    }
+                )
+                fig = plots.new_figure(7.0, 4.0)
+                plots.plot_skill_effects(
+                    effects, fig.subplots(), title, ylabel=f"{ruleset} minus {base}, pp"
+                )
+                charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
+                s.charts.append((name, title))
             s.tables.append(
                 (
                     "Variant minus base, per skill level and seat",

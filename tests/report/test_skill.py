@@ -213,3 +213,5 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
     assert "late against standard (4 players), seat 3:" in md
     assert "late against standard (4 players): among these strategies" not in md
     assert md.count("the figures here pool every level's games") == 2  # seats, variants
+    assert "![late minus standard against skill, 4 players](skill_variant_4_late.png)" in md
+    assert (tmp_path / "report" / "skill_variant_4_late.png").stat().st_size > 10_000
