@@ -3,6 +3,8 @@ budget knob, and that the restricted players do what their names say."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 from conftest import ROOT
@@ -168,20 +170,16 @@ def rugs_left(s: np.ndarray) -> int:
     return sum(k.seat_rugs_left(s, seat) for seat in range(s[k.P_]) if s[out + seat] == 0)
 
 
-@pytest.mark.parametrize("players", [2, 4])
-def test_expert_plays_on_to_the_end_in_the_last_two_rounds(players: int) -> None:
-    """From budget 2 the samples are played on for one round, and to the end of the game
-    once at most two rounds of rugs are left; budget 1 values the finished turn."""
-    rules = Rules(players=players)
+def random_positions(rules: Rules, seed: int) -> Iterator[np.ndarray]:
+    """The positions of one game (the same array, changed in place), each before its
+    action: Assam never turned, rolls, draws and placements at random."""
     s = k.initial_state(rules)
-    stream = new_stream(3, 0)
+    stream = new_stream(seed, 0)
     options = np.empty(16, np.int64)
-    horizons = {}
     while s[k.PHASE_] != k.PHASE_OVER:
+        yield s
         phase = s[k.PHASE_]
         if phase == k.PHASE_ORIENT:
-            left = rugs_left(s)
-            horizons[left] = (schedule(s, 1), schedule(s, 2), schedule(s, 64))
             k.k_apply(s, 0)
         elif phase == k.PHASE_ROLL:
             k.k_apply(s, s[s[k.FACES_AT] + rng_below(stream, s[k.NFACES_])])
@@ -189,6 +187,18 @@ def test_expert_plays_on_to_the_end_in_the_last_two_rounds(players: int) -> None
             k.k_apply(s, draw_colour(s, stream))
         else:
             k.k_apply(s, options[rng_below(stream, k.legal_placements(s, options))])
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_expert_plays_on_to_the_end_in_the_last_two_rounds(players: int) -> None:
+    """From budget 2 the samples are played on for one round, and to the end of the game
+    once at most two rounds of rugs are left; budget 1 values the finished turn."""
+    rules = Rules(players=players)
+    horizons = {
+        rugs_left(s): (schedule(s, 1), schedule(s, 2), schedule(s, 64))
+        for s in random_positions(rules, 3)
+        if s[k.PHASE_] == k.PHASE_ORIENT
+    }
     endgame = ENDGAME_ROUNDS * players
     assert any(left <= endgame for left in horizons) and any(left > endgame for left in horizons)
     for left, (one, two, many) in horizons.items():
@@ -201,20 +211,12 @@ def test_expert_samples_four_times_its_budget_in_the_endgame() -> None:
     """At a placement with at most two rounds of rugs left, budget 2's option values are
     the play-outs to the end over ENDGAME_SAMPLES x 2 = 8 sampled chance sequences (and
     budget 1's value), recomputed here from mean_value: not 2 sequences."""
-    s = k.initial_state(TWO)
-    stream = new_stream(5, 0)
+    s = next(
+        s.copy()
+        for s in random_positions(TWO, 5)
+        if s[k.PHASE_] == k.PHASE_PLACE and rugs_left(s) <= ENDGAME_ROUNDS * 2
+    )
     options = np.empty(16, np.int64)
-    while not (s[k.PHASE_] == k.PHASE_PLACE and rugs_left(s) <= ENDGAME_ROUNDS * 2):
-        phase = s[k.PHASE_]
-        assert phase != k.PHASE_OVER
-        if phase == k.PHASE_ORIENT:
-            k.k_apply(s, 0)
-        elif phase == k.PHASE_ROLL:
-            k.k_apply(s, s[s[k.FACES_AT] + rng_below(stream, s[k.NFACES_])])
-        elif phase == k.PHASE_DRAW:
-            k.k_apply(s, draw_colour(s, stream))
-        else:
-            k.k_apply(s, options[rng_below(stream, k.legal_placements(s, options))])
     rng = np.array([2026], np.uint64)
     values = np.empty(16)
     count = expert_values(s.copy(), 2, rng.copy(), values)

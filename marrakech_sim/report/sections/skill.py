@@ -187,86 +187,56 @@ def _change(p: float, alpha: float, first: tuple[float, ...], last: tuple[float,
     return "grows" if abs(last[0]) > abs(first[0]) else "shrinks"
 
 
-def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
-    """Per (players, rule set, seat) with two levels or more: the weighted slope of the
-    effect over the level index, its interval and p, and the change it shows."""
+def _trend_table(
+    rows: pd.DataFrame, keys: list[str], ends: list[str], level: float, alpha: float
+) -> pd.DataFrame:
+    """Per `keys` group with two levels or more: the weighted slope over the level index of
+    the effect in ends[0] (interval ends[1], ends[2]; standard error se_pp), its interval
+    and p, and the change it shows (columns: keys, then TREND_COLUMNS after the seat)."""
     z = estimators.z_value(level)
     out = []
-    for (k, rs, seat), part in seats.groupby(["players", "ruleset", "seat"], sort=True):
+    for key, part in rows.groupby(keys, sort=True):
         part = part.sort_values("level_index")
         if len(part) < 2:
             continue
         slope, slope_lo, slope_hi, p = _slope(
-            part["effect_pp"].to_numpy(dtype="float64"),
-            part["se_pp"].to_numpy(dtype="float64"),
-            z,
+            part[ends[0]].to_numpy(dtype="float64"), part["se_pp"].to_numpy(dtype="float64"), z
         )
-        lo, hi = part.iloc[0], part.iloc[-1]
-        ends = [tuple(r[["effect_pp", "effect_lo_pp", "effect_hi_pp"]]) for r in (lo, hi)]
+        first, last = part.iloc[0], part.iloc[-1]
         out.append(
             {
-                "players": int(k),
-                "ruleset": rs,
-                "seat": int(seat),
+                **dict(zip(keys, key, strict=True)),
                 "levels": len(part),
-                "weakest": lo["level"],
-                "strongest": hi["level"],
-                "weakest_pp": lo["effect_pp"],
-                "weakest_lo_pp": lo["effect_lo_pp"],
-                "weakest_hi_pp": lo["effect_hi_pp"],
-                "strongest_pp": hi["effect_pp"],
-                "strongest_lo_pp": hi["effect_lo_pp"],
-                "strongest_hi_pp": hi["effect_hi_pp"],
+                "weakest": first["level"],
+                "strongest": last["level"],
+                "weakest_pp": first[ends[0]],
+                "weakest_lo_pp": first[ends[1]],
+                "weakest_hi_pp": first[ends[2]],
+                "strongest_pp": last[ends[0]],
+                "strongest_lo_pp": last[ends[1]],
+                "strongest_hi_pp": last[ends[2]],
                 "slope_pp": slope,
                 "slope_lo_pp": slope_lo,
                 "slope_hi_pp": slope_hi,
                 "p": p,
-                "change": _change(p, alpha, *ends),
+                "change": _change(p, alpha, tuple(first[ends]), tuple(last[ends])),
             }
         )
-    return pd.DataFrame(out, columns=TREND_COLUMNS)
+    return pd.DataFrame(out, columns=[*keys, *TREND_COLUMNS[TREND_COLUMNS.index("seat") + 1 :]])
+
+
+def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
+    """Per (players, rule set, seat) with two levels or more: how the seat's effect changes
+    with skill (`_trend_table`)."""
+    ends = ["effect_pp", "effect_lo_pp", "effect_hi_pp"]
+    return _trend_table(seats, ["players", "ruleset", "seat"], ends, level, alpha)
 
 
 def _variant_trends(variants: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
     """Per (players, variant, seat) with two levels or more: how the variant's effect on the
-    seat (variant minus base) changes with skill, as `_trends` for a seat's effect."""
-    z = estimators.z_value(level)
-    out = []
+    seat (variant minus base) changes with skill (`_trend_table`)."""
     keys = ["players", "ruleset", "baseline", "seat"]
-    for (k, rs, base, seat), part in variants.groupby(keys, sort=True):
-        part = part.sort_values("level_index")
-        if len(part) < 2:
-            continue
-        slope, slope_lo, slope_hi, p = _slope(
-            part["difference_pp"].to_numpy(dtype="float64"),
-            part["se_pp"].to_numpy(dtype="float64"),
-            z,
-        )
-        lo, hi = part.iloc[0], part.iloc[-1]
-        ends = [tuple(r[["difference_pp", "lo_pp", "hi_pp"]]) for r in (lo, hi)]
-        out.append(
-            {
-                "players": int(k),
-                "ruleset": rs,
-                "baseline": base,
-                "seat": int(seat),
-                "levels": len(part),
-                "weakest": lo["level"],
-                "strongest": hi["level"],
-                "weakest_pp": lo["difference_pp"],
-                "weakest_lo_pp": lo["lo_pp"],
-                "weakest_hi_pp": lo["hi_pp"],
-                "strongest_pp": hi["difference_pp"],
-                "strongest_lo_pp": hi["lo_pp"],
-                "strongest_hi_pp": hi["hi_pp"],
-                "slope_pp": slope,
-                "slope_lo_pp": slope_lo,
-                "slope_hi_pp": slope_hi,
-                "p": p,
-                "change": _change(p, alpha, *ends),
-            }
-        )
-    return pd.DataFrame(out, columns=[*TREND_COLUMNS[:2], "baseline", *TREND_COLUMNS[2:]])
+    return _trend_table(variants, keys, ["difference_pp", "lo_pp", "hi_pp"], level, alpha)
 
 
 def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.DataFrame:
