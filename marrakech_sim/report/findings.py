@@ -412,10 +412,40 @@ def decides_sentence(r: Any) -> str:
     )
 
 
+def metric_trend_sentence(r: Any) -> str:
+    """One sentence per (players, variant, metric): how the variant's effect on a per-game
+    metric (variant minus base) changes with skill."""
+    noun, unit = metric_words(str(r.metric))
+    scale = 100.0 if unit == "pp" else 1.0
+
+    def value(x: float) -> str:
+        return f"{scale * x:+.1f} pp" if unit == "pp" else f"{x:+.2f} {unit}"
+
+    def band(lo: float, hi: float) -> str:
+        return (
+            f"[{scale * lo:+.1f}, {scale * hi:+.1f}]" if unit == "pp" else f"[{lo:+.2f}, {hi:+.2f}]"
+        )
+
+    what = f"{r.ruleset} against {r.baseline} ({r.players} players), {noun}"
+    ends = (
+        f"{value(r.weakest_value)} {band(r.weakest_lo_value, r.weakest_hi_value)} when every "
+        f"seat plays {r.weakest}, {value(r.strongest_value)} "
+        f"{band(r.strongest_lo_value, r.strongest_hi_value)} when every seat plays {r.strongest}"
+    )
+    test = (
+        f"slope {value(r.slope_value)} per level {band(r.slope_lo_value, r.slope_hi_value)}, "
+        f"{p_is(r.p)} (weighted trend over {r.levels} levels)"
+    )
+    if r.change == "no change shown":
+        return f"{what}: no change of the variant's effect with skill is shown ({ends}; {test})."
+    return f"{what}: the variant's effect {r.change} with skill: {ends}; {test}."
+
+
 def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
     """One finding per (players, rule set, seat) of a study with skill levels: how the seat's
     effect changes from the weakest to the strongest level, and one per (players, variant,
-    seat): how the variant's effect on the seat changes (report.sections.skill)."""
+    seat) and per (players, variant, per-game metric): how the variant's effect changes
+    (report.sections.skill)."""
     out = []
     rows = [
         (trend_sentence, r, "skill") for r in t.get("skill_trends", pd.DataFrame()).itertuples()
@@ -425,27 +455,45 @@ def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
         for r in t.get("skill_variant_trends", pd.DataFrame()).itertuples()
     ]
     for sentence, r, kind in rows:
-        if r.change != "no change shown":
-            verdict = "shown"
-        elif r.slope_lo_pp > -MATTERS_PP and r.slope_hi_pp < MATTERS_PP:
-            verdict = "not shown"
-        else:
-            verdict = "undecided"
-        out.append(
-            Finding(
-                kind,
-                str(r.ruleset),
-                int(r.players),
-                f"{sentence(r)} {verdict.capitalize()}.",
-                verdict,
-                float(r.slope_pp),
-                float(r.slope_lo_pp),
-                float(r.slope_hi_pp),
-                "pp per level",
-                0,
-            )
+        slope = (float(r.slope_pp), float(r.slope_lo_pp), float(r.slope_hi_pp))
+        out.append(_skill_finding(kind, r, sentence(r), slope, "pp", MATTERS_PP))
+    for r in t.get("skill_metric_variant_trends", pd.DataFrame()).itertuples():
+        _, unit = metric_words(str(r.metric))
+        scale = 100.0 if unit == "pp" else 1.0
+        scaled = (
+            scale * float(r.slope_value),
+            scale * float(r.slope_lo_value),
+            scale * float(r.slope_hi_value),
         )
+        matters = MATTERS_PP if unit == "pp" else None
+        said = metric_trend_sentence(r)
+        out.append(_skill_finding("skill: variant metric", r, said, scaled, unit, matters))
     return out
+
+
+def _skill_finding(
+    kind: str,
+    r: Any,
+    sentence: str,
+    slope: tuple[float, float, float],
+    unit: str,
+    matters: float | None,
+) -> Finding:
+    """A trend over the skill levels as a finding: shown when it changes; not shown when
+    the slope's interval rules out `matters` per level either way."""
+    verdict = _verdict(r.change != "no change shown", slope[1], slope[2], matters)
+    return Finding(
+        kind,
+        str(r.ruleset),
+        int(r.players),
+        f"{sentence} {verdict.capitalize()}.",
+        verdict,
+        slope[0],
+        slope[1],
+        slope[2],
+        f"{unit} per level",
+        0,
+    )
 
 
 def find(rt: ReportTables) -> pd.DataFrame:

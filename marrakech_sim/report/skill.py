@@ -6,11 +6,15 @@ says which players (the skill level in every seat), rule set and player count it
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from marrakech_sim import plots
 from marrakech_sim.report.findings import (
     decides_sentence,
+    metric_trend_sentence,
+    metric_words,
     span,
     trend_sentence,
     variant_trend_sentence,
@@ -36,7 +40,9 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             "its own games; no figure here pools levels. A seat's change with skill is the "
             "slope of a weighted line through the levels' effects; it grows, shrinks or "
             "reverses (the weakest and strongest levels' intervals on opposite sides of 0) "
-            "only where that slope differs from 0 at the 5% level."
+            "only where that slope differs from 0 at the 5% level, and it varies where one "
+            "step between neighbouring levels goes up and another down, each beyond its "
+            "interval (a line would misdescribe it)."
         )
         s.paragraphs += [trend_sentence(r) for r in t["skill_trends"].itertuples()]
         groups = list(seats.groupby(["players", "ruleset"], sort=True))
@@ -118,6 +124,32 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
                     ],
                 )
             )
+        metrics = t.get("skill_metric_variants", pd.DataFrame())
+        if len(metrics):
+            s.paragraphs.append(
+                "The per-game metrics of the variant comparison, level by level (variant mean "
+                "minus base mean; shares in pp), and how each difference changes with skill."
+            )
+            s.paragraphs += [
+                metric_trend_sentence(r)
+                for r in t.get("skill_metric_variant_trends", pd.DataFrame()).itertuples()
+            ]
+            s.tables.append(
+                (
+                    "Variant minus base, per skill level and per-game metric",
+                    [
+                        "players",
+                        "variant",
+                        "base",
+                        "level",
+                        "metric",
+                        "difference",
+                        "95% interval",
+                        "p",
+                    ],
+                    [_metric_row(r) for r in metrics.itertuples()],
+                )
+            )
         sections.append(s)
     decides = t.get("decides", pd.DataFrame())
     if len(decides) and len(levels) >= 1:
@@ -135,3 +167,24 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
         s.charts.append(("decides", title))
         sections.append(s)
     return sections, charts
+
+
+def _metric_row(r: Any) -> list[str]:
+    """A row of the per-level metric table: shares in pp, other metrics in their unit."""
+    _, unit = metric_words(str(r.metric))
+    diff, lo, hi = r.difference_value, r.lo_value, r.hi_value
+    if unit == "pp":
+        value, band = pp(100 * diff), span(100 * lo, 100 * hi)
+    else:
+        value, band = f"{diff:+.2f} {unit}", f"[{lo:+.2f}, {hi:+.2f}]"
+    level = str(r.level)
+    return [
+        str(r.players),
+        str(r.ruleset),
+        str(r.baseline),
+        level,
+        str(r.metric),
+        value,
+        band,
+        pval(r.p),
+    ]

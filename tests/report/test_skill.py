@@ -11,7 +11,7 @@ import pytest
 import statsmodels.api as sm
 from conftest import play_run
 
-from marrakech_sim import runfolder
+from marrakech_sim import runfolder, stats
 from marrakech_sim.report import build_report
 from marrakech_sim.report.sections.skill import _trends
 
@@ -91,6 +91,13 @@ def test_trend_is_statsmodels_weighted_least_squares() -> None:
         effect_lo_pp=reversed_["effect_pp"] - 0.5, effect_hi_pp=reversed_["effect_pp"] + 0.5
     )
     assert _trends(reversed_, 0.95, 0.05).iloc[0]["change"] == "reverses"
+    # up a lot, then down a lot (each step beyond its interval): no one direction, whatever
+    # the line through the levels says
+    humped = seats.assign(effect_pp=[0.0, 4.0, 4.0, -1.0])
+    assert _trends(humped, 0.95, 0.05).iloc[0]["change"] == "varies"
+    # one step against the trend but within its interval: the trend stands
+    dip = seats.assign(effect_pp=[4.0, 2.0, 2.5, 0.0])
+    assert _trends(dip, 0.95, 0.05).iloc[0]["change"] == "shrinks"
 
 
 def test_seating_changes_counted_over_blocks(skill_run: tuple[Path, Path]) -> None:
@@ -215,3 +222,33 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
     assert md.count("the figures here pool every level's games") == 2  # seats, variants
     assert "![late minus standard against skill, 4 players](skill_variant_4_late.png)" in md
     assert (tmp_path / "report" / "skill_variant_4_late.png").stat().st_size > 10_000
+    # the per-game metrics, level by level: each difference is the two rule sets' means
+    # over that level's games, recomputed from stats.game_metrics
+    games = runfolder.read_table(run, "games")
+    seats = runfolder.read_table(run, "seats")
+    metrics = stats.game_metrics(games, seats)
+    level_of = seats.groupby("game_id")["strategy"].first()
+    metrics["level"] = level_of.reindex(metrics.index).to_numpy()  # indexed by game_id
+    got = pd.read_csv(tmp_path / "report" / "skill_metric_variants.csv")
+    assert set(got["metric"]) == {
+        "margin",
+        "bankrupt",
+        "turns",
+        "tie_broken",
+        "winner_dirhams_share",
+    }
+    for r in got.itertuples():
+        mean = metrics.groupby(["ruleset", "level"])[r.metric].mean()
+        want = mean["late", r.level] - mean["standard", r.level]
+        assert r.difference_value == pytest.approx(want)
+    metric_trends = pd.read_csv(tmp_path / "report" / "skill_metric_variant_trends.csv")
+    for r in metric_trends.itertuples():
+        part = got[got["metric"] == r.metric].sort_values("level_index")
+        diff, se = part["difference_value"].to_numpy(), part["se_value"].to_numpy()
+        se = np.maximum(se, 1e-9)  # a level where neither rule set varies (no tie-breaks)
+        fit = sm.WLS(diff, sm.add_constant(np.arange(2.0)), weights=1 / se**2).fit(
+            cov_type="fixed scale"
+        )
+        assert r.slope_value == pytest.approx(fit.params[1], rel=1e-9, abs=1e-9)
+    assert (findings["question"] == "skill: variant metric").sum() == len(metric_trends) == 5
+    assert "late against standard (4 players), the winning margin:" in md

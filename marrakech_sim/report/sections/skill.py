@@ -33,6 +33,8 @@ from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
 
 SKILL_KEYS = ["players", "ruleset", "level_index", "level", "seat"]
+#: the per-game metrics of the variant comparison that are also compared level by level
+LEVEL_METRICS = ("margin", "bankrupt", "turns", "tie_broken", "winner_dirhams_share")
 TREND_COLUMNS = [
     "players",
     "ruleset",
@@ -86,6 +88,9 @@ class SkillTotals:
     Attributes:
         seats: (level code, rule set code, players, seat) -> sums of the block totals of
             the seat's win share in the level's self-play games (estimators.SUMS).
+        metrics: (level code, rule set code, players, metric) -> sums of the block totals
+            of a LEVEL_METRICS metric in the level's self-play games (games where it is
+            defined), taken about the first slice's mean (``estimators.ratio_sums``).
         seating: (rule set code, players) -> [blocks whose winning strategy changed with
             the seating, blocks of two-strategy line-ups with several games].
     """
@@ -93,6 +98,7 @@ class SkillTotals:
     def __init__(self, names: list[str], rulesets: list[str]) -> None:
         self.names, self.rulesets = names, rulesets
         self.seats: dict[tuple[int, int, int, int], dict[str, Any]] = {}
+        self.metrics: dict[tuple[int, int, int, str], dict[str, Any]] = {}
         self.seating: dict[tuple[int, int], list[int]] = {}
 
     def add(self, pg: PerGame) -> None:
@@ -112,6 +118,22 @@ class SkillTotals:
                         y_b = np.bincount(local, won, minlength=len(blocks))
                         sums = {c: v[0] for c, v in estimators.ratio_sums(y_b, n_b).items()}
                         add_sums(self.seats, (code, int(rs_code), int(k), seat), sums)
+                    for metric in LEVEL_METRICS:
+                        values = getattr(pg, metric)[part].astype("float64")
+                        ok = np.isfinite(values)
+                        m_b = np.bincount(local, ok.astype("float64"), minlength=len(blocks))
+                        if not m_b.any():
+                            continue
+                        y_b = np.bincount(local, np.where(ok, values, 0.0), minlength=len(blocks))
+                        cell = (code, int(rs_code), int(k), metric)
+                        before = self.metrics.get(cell)
+                        shift = float(before["shift"]) if before else float(y_b.sum() / m_b.sum())
+                        block_sums = estimators.ratio_sums(y_b, m_b, shift=shift)
+                        add_sums(
+                            self.metrics,
+                            cell,
+                            {c: v[0] for c, v in block_sums.items()} | {"shift": shift},
+                        )
         for key, changed, n in _seating_changes(pg):
             got = self.seating.setdefault(key, [0, 0])
             got[0] += changed
@@ -122,26 +144,33 @@ def skill_tables(
     out: ReportTables, level: float, totals: SkillTotals, order: list[str], alpha: float = 0.05
 ) -> None:
     """`skill_seats` (each seat's effect per level), `skill_trends` (how it changes with
-    skill), `skill_variants` (each variant against its base, per level),
-    `skill_variant_trends` (how that changes with skill) and `decides`."""
+    skill), `skill_variants` (each variant against its base, per level and seat),
+    `skill_variant_trends` (how that changes with skill), `skill_metric_variants` and
+    `skill_metric_variant_trends` (the same for the per-game LEVEL_METRICS) and
+    `decides`."""
     names = totals.names
     codes = level_order(names, {key[0] for key in totals.seats}, order)
     index_of = {code: i for i, code in enumerate(codes)}
-    rows = [
-        sums_frame(
-            {
-                "players": [k],
-                "ruleset": [totals.rulesets[rs_code]],
-                "level_index": [index_of[code]],
-                "level": [names[code]],
-                "seat": [seat],
-            },
-            sums,
-        )
-        for (code, rs_code, k, seat), sums in sorted(
-            totals.seats.items(), key=lambda item: (index_of[item[0][0]], *item[0][1:])
-        )
-    ]
+
+    def frames(cells: dict[tuple[int, int, int, Any], dict[str, Any]], last: str) -> list[Any]:
+        """One sums_frame per (level, rule set, players, `last`) cell, levels in order."""
+        return [
+            sums_frame(
+                {
+                    "players": [k],
+                    "ruleset": [totals.rulesets[rs_code]],
+                    "level_index": [index_of[code]],
+                    "level": [names[code]],
+                    last: [value],
+                },
+                sums,
+            )
+            for (code, rs_code, k, value), sums in sorted(
+                cells.items(), key=lambda item: (index_of[item[0][0]], *item[0][1:])
+            )
+        ]
+
+    rows = frames(totals.seats, "seat")
     if rows:
         tab = add_rate_interval(pd.concat(rows, ignore_index=True), level)
         fair = 1.0 / tab["players"]
@@ -157,10 +186,23 @@ def skill_tables(
         seats = pd.DataFrame(columns=[*SKILL_KEYS, "n_games", "effect_pp", "se_pp"])
     out.tables["skill_seats"] = seats.sort_values(SKILL_KEYS, ignore_index=True)
     out.tables["skill_trends"] = _trends(out.tables["skill_seats"], level, alpha)
-    out.tables["skill_variants"] = _variants(
-        out.tables["skill_seats"], out.facts.get("baselines", {}), level
-    )
+    base_of = out.facts.get("baselines", {})
+    out.tables["skill_variants"] = _differences(
+        out.tables["skill_seats"], base_of, level, "seat", "effect_pp", "se_pp", "_pp"
+    ).sort_values(["players", "ruleset", "level_index", "seat"], ignore_index=True)
     out.tables["skill_variant_trends"] = _variant_trends(out.tables["skill_variants"], level, alpha)
+    metrics = frames(totals.metrics, "metric")
+    means = pd.concat(metrics, ignore_index=True) if metrics else pd.DataFrame()
+    if len(means):
+        means = means.assign(se_value=np.sqrt(means["var"]), n_games=means["n"].astype("int64"))
+    out.tables["skill_metric_variants"] = _differences(
+        means, base_of, level, "metric", "estimate", "se_value", "_value"
+    )
+    keys = ["players", "ruleset", "baseline", "metric"]
+    ends = ["difference_value", "lo_value", "hi_value"]
+    out.tables["skill_metric_variant_trends"] = _trend_table(
+        out.tables["skill_metric_variants"], keys, ends, level, alpha, "_value"
+    )
     out.tables["decides"] = _decides(out, totals, codes, level)
 
 
@@ -176,10 +218,24 @@ def _slope(values: np.ndarray, ses: np.ndarray, z: float) -> tuple[float, float,
     return slope, slope - z * se, slope + z * se, estimators.two_sided_p(slope, se)
 
 
-def _change(p: float, alpha: float, first: tuple[float, ...], last: tuple[float, ...]) -> str:
-    """How an effect changes from the weakest level to the strongest, given the trend's p
-    and each end's (estimate, lo, hi): reverses when the two ends' intervals lie on
-    opposite sides of 0, else grows or shrinks in size; nothing unless p < alpha."""
+def _change(
+    p: float,
+    alpha: float,
+    first: tuple[float, ...],
+    last: tuple[float, ...],
+    values: np.ndarray,
+    ses: np.ndarray,
+) -> str:
+    """How an effect changes from the weakest level to the strongest, given the trend's p,
+    each end's (estimate, lo, hi) and every level's estimate and standard error: varies
+    when one step between neighbouring levels is significantly up and another
+    significantly down (a line would misdescribe it); else, where the trend's p < alpha,
+    reverses when the two ends' intervals lie on opposite sides of 0, or grows or shrinks
+    in size; else no change shown."""
+    steps = np.diff(values) / np.hypot(ses[1:], ses[:-1])
+    z = estimators.z_value(1 - alpha)
+    if np.any(steps > z) and np.any(steps < -z):
+        return "varies"
     if p >= alpha:
         return "no change shown"
     if (first[1] > 0 and last[2] < 0) or (first[2] < 0 and last[1] > 0):
@@ -188,20 +244,27 @@ def _change(p: float, alpha: float, first: tuple[float, ...], last: tuple[float,
 
 
 def _trend_table(
-    rows: pd.DataFrame, keys: list[str], ends: list[str], level: float, alpha: float
+    rows: pd.DataFrame,
+    keys: list[str],
+    ends: list[str],
+    level: float,
+    alpha: float,
+    unit: str = "_pp",
 ) -> pd.DataFrame:
     """Per `keys` group with two levels or more: the weighted slope over the level index of
-    the effect in ends[0] (interval ends[1], ends[2]; standard error se_pp), its interval
-    and p, and the change it shows (columns: keys, then TREND_COLUMNS after the seat)."""
+    the effect in ends[0] (interval ends[1], ends[2]; standard error se{unit}), its interval
+    and p, and the change it shows (columns: keys, then TREND_COLUMNS after the seat, the
+    effects' names ending in `unit`)."""
+    rename = {c: c.removesuffix("_pp") + unit for c in TREND_COLUMNS if c.endswith("_pp")}
     z = estimators.z_value(level)
     out = []
     for key, part in rows.groupby(keys, sort=True):
         part = part.sort_values("level_index")
         if len(part) < 2:
             continue
-        slope, slope_lo, slope_hi, p = _slope(
-            part[ends[0]].to_numpy(dtype="float64"), part["se_pp"].to_numpy(dtype="float64"), z
-        )
+        values = part[ends[0]].to_numpy(dtype="float64")
+        ses = np.maximum(part["se" + unit].to_numpy(dtype="float64"), 1e-9)
+        slope, slope_lo, slope_hi, p = _slope(values, ses, z)
         first, last = part.iloc[0], part.iloc[-1]
         out.append(
             {
@@ -219,10 +282,11 @@ def _trend_table(
                 "slope_lo_pp": slope_lo,
                 "slope_hi_pp": slope_hi,
                 "p": p,
-                "change": _change(p, alpha, tuple(first[ends]), tuple(last[ends])),
+                "change": _change(p, alpha, tuple(first[ends]), tuple(last[ends]), values, ses),
             }
         )
-    return pd.DataFrame(out, columns=[*keys, *TREND_COLUMNS[TREND_COLUMNS.index("seat") + 1 :]])
+    columns = [*keys, *TREND_COLUMNS[TREND_COLUMNS.index("seat") + 1 :]]
+    return pd.DataFrame(out, columns=columns).rename(columns=rename)
 
 
 def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
@@ -239,22 +303,32 @@ def _variant_trends(variants: pd.DataFrame, level: float, alpha: float) -> pd.Da
     return _trend_table(variants, keys, ["difference_pp", "lo_pp", "hi_pp"], level, alpha)
 
 
-def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.DataFrame:
-    """Per level and seat: a variant's effect minus its base's, in pp, with a normal interval.
+def _differences(
+    rows: pd.DataFrame,
+    base_of: dict[str, str],
+    level: float,
+    last: str,
+    value: str,
+    se: str,
+    unit: str,
+) -> pd.DataFrame:
+    """Per level and `last` (seat or metric): a variant's `value` minus its base's, with a
+    normal interval (columns difference, se, lo, hi, each ending in `unit`).
 
     The two rule sets' blocks are taken as independent samples; with common seeds they are
     positively correlated, so the interval is then conservative.
     """
     z = estimators.z_value(level)
     out = []
-    keyed = seats.set_index(["players", "ruleset", "level", "seat"])
-    for (k, rs, lvl, seat), row in keyed.iterrows():
+    keys = ["players", "ruleset", "level", last]
+    keyed = rows.set_index(keys) if len(rows) else rows
+    for (k, rs, lvl, which), row in keyed.iterrows():
         base = base_of.get(rs)
-        if base is None or base == rs or (k, base, lvl, seat) not in keyed.index:
+        if base is None or base == rs or (k, base, lvl, which) not in keyed.index:
             continue
-        other = keyed.loc[(k, base, lvl, seat)]
-        diff = float(row["effect_pp"] - other["effect_pp"])
-        se = float(np.hypot(row["se_pp"], other["se_pp"]))
+        other = keyed.loc[(k, base, lvl, which)]
+        diff = float(row[value] - other[value])
+        error = float(np.hypot(row[se], other[se]))
         out.append(
             {
                 "players": int(k),
@@ -262,20 +336,21 @@ def _variants(seats: pd.DataFrame, base_of: dict[str, str], level: float) -> pd.
                 "baseline": base,
                 "level_index": int(row["level_index"]),
                 "level": lvl,
-                "seat": int(seat),
-                "difference_pp": diff,
-                "se_pp": se,
-                "lo_pp": diff - z * se,
-                "hi_pp": diff + z * se,
-                "p": estimators.two_sided_p(diff, se),
+                last: which,
+                "difference" + unit: diff,
+                "se" + unit: error,
+                "lo" + unit: diff - z * error,
+                "hi" + unit: diff + z * error,
+                "p": estimators.two_sided_p(diff, error),
                 "n_games": int(row["n_games"]),
                 "n_games_baseline": int(other["n_games"]),
             }
         )
-    cols = ["players", "ruleset", "baseline", "level_index", "level", "seat", "difference_pp"]
-    cols += ["se_pp", "lo_pp", "hi_pp", "p", "n_games", "n_games_baseline"]
+    cols = ["players", "ruleset", "baseline", "level_index", "level", last]
+    cols += [name + unit for name in ("difference", "se", "lo", "hi")]
+    cols += ["p", "n_games", "n_games_baseline"]
     return pd.DataFrame(out, columns=cols).sort_values(
-        ["players", "ruleset", "level_index", "seat"], ignore_index=True
+        ["players", "ruleset", last, "level_index"], ignore_index=True
     )
 
 
