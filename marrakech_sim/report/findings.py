@@ -229,8 +229,8 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             else _games_needed(power, "variants", f"{metric}:", f" {r.ruleset} minus {r.baseline}")
         )
         word = "higher" if d > 0 else "lower"
-        value = f"{d:+.1f} pp" if share else f"{d:+.2f} {unit}"
-        band = f"[{lo:+.1f}, {hi:+.1f}]" if share else f"[{lo:+.2f}, {hi:+.2f}]"
+        value = fmt_metric(float(r.diff), unit)
+        band = span_metric(float(r.lo), float(r.hi), unit)
         players = int(players_of.get(str(r.ruleset), 0))
         sentence = (
             f"{r.ruleset} against {r.baseline} ({players} players): among these strategies, "
@@ -358,23 +358,58 @@ def span(lo: float, hi: float, fmt: Any = _signed) -> str:
     return f"[{fmt(lo)}, {fmt(hi)}]"
 
 
+def fmt_metric(x: float, unit: str) -> str:
+    """A variant metric's value in its unit (metric_words), a share given as a fraction:
+    '+1.2 pp' or '+0.35 points'."""
+    return fmt_pp(100 * x) if unit == "pp" else f"{x:+.2f} {unit}"
+
+
+def span_metric(lo: float, hi: float, unit: str) -> str:
+    """A variant metric's interval in its unit, as fmt_metric: '[+1.1, +2.3]'."""
+    if unit == "pp":
+        return span(100 * lo, 100 * hi)
+    return span(lo, hi, lambda v: f"{v:+.2f}")
+
+
 def fmt_pct(x: float) -> str:
     """0.2534 -> '25.3%'."""
     return f"{100 * x:.1f}%"
 
 
-def _ends_and_test(r: Any) -> tuple[str, str]:
-    """A trend row's effect at the weakest and strongest levels, and its test."""
+def _ends_and_test(r: Any, unit: str = "pp", suffix: str = "_pp") -> tuple[str, str]:
+    """A trend row's effect at the weakest and strongest levels, and its test. Its effect
+    columns end in `suffix`: '_pp' (in pp already), or '_value' (a variant metric in its
+    `unit`, shares as fractions)."""
+
+    def get(name: str) -> float:
+        return float(getattr(r, name + suffix))
+
+    in_pp = suffix == "_pp"
+
+    def value(x: float) -> str:
+        return fmt_pp(x) if in_pp else fmt_metric(x, unit)
+
+    def band(lo: float, hi: float) -> str:
+        return span(lo, hi) if in_pp else span_metric(lo, hi, unit)
+
+    slope = fmt_pp(get("slope"), 2) if in_pp else value(get("slope"))
     ends = (
-        f"{fmt_pp(r.weakest_pp)} {span(r.weakest_lo_pp, r.weakest_hi_pp)} when every seat plays "
-        f"{r.weakest}, {fmt_pp(r.strongest_pp)} {span(r.strongest_lo_pp, r.strongest_hi_pp)} "
-        f"when every seat plays {r.strongest}"
+        f"{value(get('weakest'))} {band(get('weakest_lo'), get('weakest_hi'))} when every seat "
+        f"plays {r.weakest}, {value(get('strongest'))} "
+        f"{band(get('strongest_lo'), get('strongest_hi'))} when every seat plays {r.strongest}"
     )
     test = (
-        f"slope {fmt_pp(r.slope_pp, 2)} per level {span(r.slope_lo_pp, r.slope_hi_pp)}, "
+        f"slope {slope} per level {band(get('slope_lo'), get('slope_hi'))}, "
         f"{p_is(r.p)} (weighted trend over {r.levels} levels)"
     )
     return ends, test
+
+
+def _variant_trend(what: str, r: Any, ends: str, test: str) -> str:
+    """A variant's trend sentence: what changes, and how."""
+    if r.change == "no change shown":
+        return f"{what}: no change of the variant's effect with skill is shown ({ends}; {test})."
+    return f"{what}: the variant's effect {r.change} with skill: {ends}; {test}."
 
 
 def trend_sentence(r: Any) -> str:
@@ -390,10 +425,7 @@ def variant_trend_sentence(r: Any) -> str:
     """One sentence per (players, variant, seat): how the variant's effect on the seat
     (variant minus base) changes with skill."""
     what = f"{r.ruleset} against {r.baseline} ({r.players} players), seat {r.seat}"
-    ends, test = _ends_and_test(r)
-    if r.change == "no change shown":
-        return f"{what}: no change of the variant's effect with skill is shown ({ends}; {test})."
-    return f"{what}: the variant's effect {r.change} with skill: {ends}; {test}."
+    return _variant_trend(what, r, *_ends_and_test(r))
 
 
 def decides_sentence(r: Any) -> str:
@@ -416,29 +448,8 @@ def metric_trend_sentence(r: Any) -> str:
     """One sentence per (players, variant, metric): how the variant's effect on a per-game
     metric (variant minus base) changes with skill."""
     noun, unit = metric_words(str(r.metric))
-    scale = 100.0 if unit == "pp" else 1.0
-
-    def value(x: float) -> str:
-        return f"{scale * x:+.1f} pp" if unit == "pp" else f"{x:+.2f} {unit}"
-
-    def band(lo: float, hi: float) -> str:
-        return (
-            f"[{scale * lo:+.1f}, {scale * hi:+.1f}]" if unit == "pp" else f"[{lo:+.2f}, {hi:+.2f}]"
-        )
-
     what = f"{r.ruleset} against {r.baseline} ({r.players} players), {noun}"
-    ends = (
-        f"{value(r.weakest_value)} {band(r.weakest_lo_value, r.weakest_hi_value)} when every "
-        f"seat plays {r.weakest}, {value(r.strongest_value)} "
-        f"{band(r.strongest_lo_value, r.strongest_hi_value)} when every seat plays {r.strongest}"
-    )
-    test = (
-        f"slope {value(r.slope_value)} per level {band(r.slope_lo_value, r.slope_hi_value)}, "
-        f"{p_is(r.p)} (weighted trend over {r.levels} levels)"
-    )
-    if r.change == "no change shown":
-        return f"{what}: no change of the variant's effect with skill is shown ({ends}; {test})."
-    return f"{what}: the variant's effect {r.change} with skill: {ends}; {test}."
+    return _variant_trend(what, r, *_ends_and_test(r, unit, "_value"))
 
 
 def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:

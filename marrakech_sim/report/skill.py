@@ -13,9 +13,11 @@ import pandas as pd
 from marrakech_sim import plots
 from marrakech_sim.report.findings import (
     decides_sentence,
+    fmt_metric,
     metric_trend_sentence,
     metric_words,
     span,
+    span_metric,
     trend_sentence,
     variant_trend_sentence,
 )
@@ -172,19 +174,8 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
 def _metric_row(r: Any) -> list[str]:
     """A row of the per-level metric table: shares in pp, other metrics in their unit."""
     _, unit = metric_words(str(r.metric))
-    diff, lo, hi = r.difference_value, r.lo_value, r.hi_value
-    if unit == "pp":
-        value, band = pp(100 * diff), span(100 * lo, 100 * hi)
-    else:
-        value, band = f"{diff:+.2f} {unit}", f"[{lo:+.2f}, {hi:+.2f}]"
-    level = str(r.level)
-    return [
-        str(r.players),
-        str(r.ruleset),
-        str(r.baseline),
-        level,
-        str(r.metric),
-        value,
-        band,
-        pval(r.p),
-    ]
+    diff = float(r.difference_value)
+    value = pp(100 * diff) if unit == "pp" else fmt_metric(diff, unit)
+    band = span_metric(float(r.lo_value), float(r.hi_value), unit)
+    row = [r.players, r.ruleset, r.baseline, r.level, r.metric]
+    return [*map(str, row), value, band, pval(r.p)]

@@ -208,9 +208,9 @@ def skill_tables(
 
 def _slope(values: np.ndarray, ses: np.ndarray, z: float) -> tuple[float, float, float, float]:
     """The weighted least-squares slope of `values` over their rank (weights 1 / se^2,
-    the variances known): (slope, lo, hi, p)."""
+    the variances known; `ses` > 0): (slope, lo, hi, p)."""
     x = np.arange(len(values), dtype="float64")
-    w = 1.0 / np.maximum(ses, 1e-9) ** 2
+    w = 1.0 / ses**2
     xbar = float(np.sum(w * x) / np.sum(w))
     sxx = float(np.sum(w * (x - xbar) ** 2))
     slope = float(np.sum(w * (x - xbar) * values) / sxx)
