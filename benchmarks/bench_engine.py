@@ -1,6 +1,6 @@
-"""Engine speed on one core, 4 players, uniformly random decisions (issue 2's benchmark).
+"""Engine speed on one core, 4 players, uniformly random decisions (README, Speed).
 
-    /work/venv/bin/python benchmarks/bench_engine.py [--seconds S] [--json]
+    .venv/bin/python benchmarks/bench_engine.py [--seconds S] [--json]
 
 Prints games per second for
   compiled  whole games inside the compiled loop (strategies.compiled.play_batch with the

@@ -1,13 +1,13 @@
 """Games per second of the built-in strategies, 4 players, standard rules, one core.
 
-    /work/venv/bin/python benchmarks/bench_strategies.py [--seconds S] [--json]
+    .venv/bin/python benchmarks/bench_strategies.py [--seconds S] [--json]
 
 Lines: random and greedy through the compiled loop (strategies.compiled.play_batch with
 the twins, every move recorded, buffers reused); greedy, a Python plug-in random (a user's
 file strategy, tests/strategies_examples/good.py:PlainRandom), expectimax and mcts (small
 budgets) through play_game; the plug-in again with a study's 10 s budget per decision
 (one decision watchdog around all games, as a study's worker has around a chunk).
-Issue 3's targets: compiled random >= 100,000, compiled greedy
+Targets (README, Speed): compiled random >= 100,000, compiled greedy
 >= 10,000, the plug-in >= 5,000.
 
 Each figure is the best of ten short timed rounds after a warm-up (compilation excluded),

@@ -1,6 +1,6 @@
 """Regenerate tests/golden/perft.json: perft counts the engine must keep reproducing.
 
-    /work/venv/bin/python tools/regen_perft_goldens.py [--reference-seconds S]
+    .venv/bin/python tools/regen_perft_goldens.py [--reference-seconds S]
 
 Cases: the start positions of 2, 3 and 4 players, standard and "orient at end" (RULES.md
 section 8), and six mid-game positions reached by seeded random play (written into the

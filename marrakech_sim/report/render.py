@@ -391,7 +391,7 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
 
 
 def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Section]:
-    """The seven sections of issue 5 with their paragraphs, charts and tables."""
+    """The seven sections of the report with their paragraphs, charts and tables."""
     t, f = rt.tables, rt.facts
     ch = [n for n in chart_titles]
     secs: list[Section] = []
