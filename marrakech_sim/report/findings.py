@@ -229,7 +229,7 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
             else _games_needed(power, "variants", f"{metric}:", f" {r.ruleset} minus {r.baseline}")
         )
         word = "higher" if d > 0 else "lower"
-        value = fmt_metric(float(r.diff), unit)
+        value = fmt_metric(float(r.diff), unit, float(r.lo), float(r.hi))
         band = span_metric(float(r.lo), float(r.hi), unit)
         players = int(players_of.get(str(r.ruleset), 0))
         sentence = (
@@ -358,17 +358,28 @@ def span(lo: float, hi: float, fmt: Any = _signed) -> str:
     return f"[{fmt(lo)}, {fmt(hi)}]"
 
 
-def fmt_metric(x: float, unit: str) -> str:
-    """A variant metric's value in its unit (metric_words), a share given as a fraction:
-    '+1.2 pp' or '+0.35 points'."""
-    return fmt_pp(100 * x) if unit == "pp" else f"{x:+.2f} {unit}"
+def metric_decimals(lo: float, hi: float) -> int:
+    """Decimals for a metric in its own unit (not pp) whose interval is [lo, hi]: enough
+    to show the half-width to one significant digit (0.005 -> 3), from 2 to 4, so that a
+    difference of a few thousandths of a turn does not print as '+0.00 [-0.00, +0.01]'."""
+    half = (hi - lo) / 2
+    if not math.isfinite(half) or half <= 0:
+        return 2
+    return min(4, max(2, -math.floor(math.log10(half))))
+
+
+def fmt_metric(x: float, unit: str, lo: float, hi: float) -> str:
+    """A variant metric's value in its unit (metric_words), a share given as a fraction,
+    to the decimals its interval [lo, hi] calls for: '+1.2 pp' or '+0.35 points'."""
+    return fmt_pp(100 * x) if unit == "pp" else f"{x:+.{metric_decimals(lo, hi)}f} {unit}"
 
 
 def span_metric(lo: float, hi: float, unit: str) -> str:
     """A variant metric's interval in its unit, as fmt_metric: '[+1.1, +2.3]'."""
     if unit == "pp":
         return span(100 * lo, 100 * hi)
-    return span(lo, hi, lambda v: f"{v:+.2f}")
+    decimals = metric_decimals(lo, hi)
+    return span(lo, hi, lambda v: f"{v:+.{decimals}f}")
 
 
 def fmt_pct(x: float) -> str:
@@ -386,21 +397,34 @@ def _ends_and_test(r: Any, unit: str = "pp", suffix: str = "_pp") -> tuple[str, 
 
     in_pp = suffix == "_pp"
 
-    def value(x: float) -> str:
-        return fmt_pp(x) if in_pp else fmt_metric(x, unit)
+    def estimate(name: str) -> str:
+        """The column `name`'s estimate and interval: '+1.2 pp [+0.3, +2.1]'."""
+        x, lo, hi = get(name), get(name + "_lo"), get(name + "_hi")
+        if in_pp:
+            return f"{fmt_pp(x)} {span(lo, hi)}"
+        return f"{fmt_metric(x, unit, lo, hi)} {span_metric(lo, hi, unit)}"
 
-    def band(lo: float, hi: float) -> str:
-        return span(lo, hi) if in_pp else span_metric(lo, hi, unit)
-
-    slope = fmt_pp(get("slope"), 2) if in_pp else value(get("slope"))
     ends = (
-        f"{value(get('weakest'))} {band(get('weakest_lo'), get('weakest_hi'))} when every seat "
-        f"plays {r.weakest}, {value(get('strongest'))} "
-        f"{band(get('strongest_lo'), get('strongest_hi'))} when every seat plays {r.strongest}"
+        f"{estimate('weakest')} when every seat plays {r.weakest}, "
+        f"{estimate('strongest')} when every seat plays {r.strongest}"
     )
+    slope_lo, slope_hi = get("slope_lo"), get("slope_hi")
+    slope = (
+        f"{fmt_pp(get('slope'), 2)} per level {span(slope_lo, slope_hi)}"
+        if in_pp
+        else f"{fmt_metric(get('slope'), unit, slope_lo, slope_hi)} per level "
+        f"{span_metric(slope_lo, slope_hi, unit)}"
+    )
+    trend = f"slope {slope}, {p_is(r.p)}"
+    if r.change != "varies":
+        return ends, f"{trend} (weighted trend over {r.levels} levels)"
+    steps = {
+        r.up_at: f"up {estimate('up')} from {r.up_from} to {r.up_to}",
+        r.down_at: f"down {estimate('down')} from {r.down_from} to {r.down_to}",
+    }
     test = (
-        f"slope {slope} per level {band(get('slope_lo'), get('slope_hi'))}, "
-        f"{p_is(r.p)} (weighted trend over {r.levels} levels)"
+        f"{' and '.join(steps[i] for i in sorted(steps))}, each step beyond its 95% interval, "
+        f"so a line misdescribes it (weighted trend over {r.levels} levels: {trend})"
     )
     return ends, test
 

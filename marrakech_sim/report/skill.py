@@ -175,7 +175,8 @@ def _metric_row(r: Any) -> list[str]:
     """A row of the per-level metric table: shares in pp, other metrics in their unit."""
     _, unit = metric_words(str(r.metric))
     diff = float(r.difference_value)
-    value = pp(100 * diff) if unit == "pp" else fmt_metric(diff, unit)
-    band = span_metric(float(r.lo_value), float(r.hi_value), unit)
+    lo, hi = float(r.lo_value), float(r.hi_value)
+    value = pp(100 * diff) if unit == "pp" else fmt_metric(diff, unit, lo, hi)
+    band = span_metric(lo, hi, unit)
     row = [r.players, r.ruleset, r.baseline, r.level, r.metric]
     return [*map(str, row), value, band, pval(r.p)]

@@ -163,3 +163,23 @@ def test_missing_tables_give_no_findings() -> None:
     table = findings.find(rt)
     assert set(table["question"]) == {"seat advantage"}
     assert table["games_needed"].isna().all()
+
+
+@pytest.mark.parametrize(
+    ("x", "lo", "hi", "said"),
+    [
+        (2.914, 2.72, 3.11, "+2.91 points [+2.72, +3.11]"),  # half-width 0.2: 2 decimals
+        (-0.0452, -0.0502, -0.0398, "-0.045 turns [-0.050, -0.040]"),  # 0.005: 3
+        (0.0042, -0.0009, 0.0093, "+0.004 turns [-0.001, +0.009]"),  # not '+0.00 [-0.00, +0.01]'
+        (0.00012, -0.00031, 0.00055, "+0.0001 turns [-0.0003, +0.0006]"),  # 4 at most
+        (1.0, 1.0, 1.0, "+1.00 points [+1.00, +1.00]"),  # no width: 2
+    ],
+)
+def test_a_metric_prints_to_the_precision_of_its_interval(
+    x: float, lo: float, hi: float, said: str
+) -> None:
+    """A metric in its own unit shows as many decimals as its interval's half-width needs
+    (one significant digit), from 2 to 4; pp stay at one decimal."""
+    unit = said.split()[1]
+    assert f"{findings.fmt_metric(x, unit, lo, hi)} {findings.span_metric(lo, hi, unit)}" == said
+    assert findings.fmt_metric(0.0123, "pp", 0.0, 0.03) == "+1.2 pp"

@@ -13,6 +13,7 @@ from conftest import play_run
 
 from marrakech_sim import runfolder, stats
 from marrakech_sim.report import build_report
+from marrakech_sim.report.findings import trend_sentence
 from marrakech_sim.report.sections.skill import _trends
 
 LEVELS = ["random", "greedy-area", "greedy"]
@@ -94,7 +95,18 @@ def test_trend_is_statsmodels_weighted_least_squares() -> None:
     # up a lot, then down a lot (each step beyond its interval): no one direction, whatever
     # the line through the levels says
     humped = seats.assign(effect_pp=[0.0, 4.0, 4.0, -1.0])
-    assert _trends(humped, 0.95, 0.05).iloc[0]["change"] == "varies"
+    row = _trends(humped, 0.95, 0.05).iloc[0]
+    assert row["change"] == "varies"
+    # its test is the two steps, each with its interval: a to b up 4.0, c to d down 5.0
+    assert (row["up_from"], row["up_to"], row["down_from"], row["down_to"]) == tuple("abcd")
+    assert row["up_pp"] == pytest.approx(4.0) and row["down_pp"] == pytest.approx(-5.0)
+    up_half, down_half = 1.959964 * np.hypot(0.3, 0.4), 1.959964 * np.hypot(0.5, 0.6)
+    assert row["up_hi_pp"] - row["up_pp"] == pytest.approx(up_half, rel=1e-5)
+    assert row["down_pp"] - row["down_lo_pp"] == pytest.approx(down_half, rel=1e-5)
+    said = trend_sentence(next(_trends(humped, 0.95, 0.05).itertuples()))
+    up = f"up +4.0 pp [{4 - up_half:+.1f}, {4 + up_half:+.1f}] from a to b"
+    down = f"down -5.0 pp [{-5 - down_half:+.1f}, {-5 + down_half:+.1f}] from c to d"
+    assert "varies with skill:" in said and up in said and down in said, said
     # one step against the trend but within its interval: the trend stands
     dip = seats.assign(effect_pp=[4.0, 2.0, 2.5, 0.0])
     assert _trends(dip, 0.95, 0.05).iloc[0]["change"] == "shrinks"

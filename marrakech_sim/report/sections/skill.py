@@ -53,6 +53,20 @@ TREND_COLUMNS = [
     "slope_hi_pp",
     "p",
     "change",
+    # the steps between neighbouring levels that rose and fell the most (by their z), the
+    # test of "varies"
+    "up_at",
+    "up_from",
+    "up_to",
+    "up_pp",
+    "up_lo_pp",
+    "up_hi_pp",
+    "down_at",
+    "down_from",
+    "down_to",
+    "down_pp",
+    "down_lo_pp",
+    "down_hi_pp",
 ]
 RESTRICTED = ("rotation-only", "placement-only")
 
@@ -223,24 +237,38 @@ def _change(
     alpha: float,
     first: tuple[float, ...],
     last: tuple[float, ...],
-    values: np.ndarray,
-    ses: np.ndarray,
+    steps_z: np.ndarray,
 ) -> str:
     """How an effect changes from the weakest level to the strongest, given the trend's p,
-    each end's (estimate, lo, hi) and every level's estimate and standard error: varies
-    when one step between neighbouring levels is significantly up and another
-    significantly down (a line would misdescribe it); else, where the trend's p < alpha,
-    reverses when the two ends' intervals lie on opposite sides of 0, or grows or shrinks
-    in size; else no change shown."""
-    steps = np.diff(values) / np.hypot(ses[1:], ses[:-1])
+    each end's (estimate, lo, hi) and the z of each step between neighbouring levels:
+    varies when one step is significantly up and another significantly down (a line
+    would misdescribe it); else, where the trend's p < alpha, reverses when the two ends'
+    intervals lie on opposite sides of 0, or grows or shrinks in size; else no change
+    shown."""
     z = estimators.z_value(1 - alpha)
-    if np.any(steps > z) and np.any(steps < -z):
+    if np.any(steps_z > z) and np.any(steps_z < -z):
         return "varies"
     if p >= alpha:
         return "no change shown"
     if (first[1] > 0 and last[2] < 0) or (first[2] < 0 and last[1] > 0):
         return "reverses"
     return "grows" if abs(last[0]) > abs(first[0]) else "shrinks"
+
+
+def _step(
+    kind: str, names: list[str], steps: np.ndarray, halves: np.ndarray, i: int
+) -> dict[str, Any]:
+    """Step i, from level names[i] to names[i + 1] (its estimate steps[i], its interval's
+    half-width halves[i]), as a trend row's `kind` columns (TREND_COLUMNS: up or down)."""
+    d, half = float(steps[i]), float(halves[i])
+    return {
+        f"{kind}_at": i,
+        f"{kind}_from": names[i],
+        f"{kind}_to": names[i + 1],
+        f"{kind}_pp": d,
+        f"{kind}_lo_pp": d - half,
+        f"{kind}_hi_pp": d + half,
+    }
 
 
 def _trend_table(
@@ -266,6 +294,9 @@ def _trend_table(
         ses = np.maximum(part["se" + unit].to_numpy(dtype="float64"), 1e-9)
         slope, slope_lo, slope_hi, p = _slope(values, ses, z)
         first, last = part.iloc[0], part.iloc[-1]
+        steps, step_ses = np.diff(values), np.hypot(ses[1:], ses[:-1])
+        steps_z = steps / step_ses
+        names = part["level"].tolist()
         out.append(
             {
                 **dict(zip(keys, key, strict=True)),
@@ -282,7 +313,9 @@ def _trend_table(
                 "slope_lo_pp": slope_lo,
                 "slope_hi_pp": slope_hi,
                 "p": p,
-                "change": _change(p, alpha, tuple(first[ends]), tuple(last[ends]), values, ses),
+                "change": _change(p, alpha, tuple(first[ends]), tuple(last[ends]), steps_z),
+                **_step("up", names, steps, z * step_ses, int(np.argmax(steps_z))),
+                **_step("down", names, steps, z * step_ses, int(np.argmin(steps_z))),
             }
         )
     columns = [*keys, *TREND_COLUMNS[TREND_COLUMNS.index("seat") + 1 :]]
