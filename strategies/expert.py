@@ -8,14 +8,15 @@ At each decision every option (3 rotations, or each legal placement) is valued:
 - When the option is the mover's own rotation (standard turn order), the mover's
   placement after each roll is the best of all its legal placements (the search's
   max node); otherwise the position after the option is played on.
-- Playing on: every seat, the expert too, is played by greedy (default weights, first
-  best) until one round (every seat's turn) after the decision's turn, `budget` times
-  (or to the end of the game, 4 x `budget` times, when at most two rounds of rugs are
-  left),
-  each time with one sampled chance sequence (later rolls and, with two colours a
-  seat, the rug draws). Every option and face meets the same `budget` sequences
-  (common random numbers), so their differences are not drowned in dice noise. With
-  budget 1 the position right after the turn is valued instead (nothing to sample).
+- Playing on: every seat places as greedy (default weights, first best); the expert
+  turns Assam as greedy, the other seats as a player who also looks where the roll
+  will let it place (`model_rotation`). Each sample plays on until one round (every
+  seat's turn) after the decision's turn, `budget` samples (or to the end of the game,
+  4 x `budget`, when at most two rounds of rugs are left), each with one sampled chance
+  sequence (later rolls and, with two colours a seat, the rug draws). Every option and
+  face meets the same `budget` sequences (common random numbers), so their differences
+  are not drowned in dice noise. With budget 1 the position right after the turn is
+  valued instead (nothing to sample).
 - `leaf_value` values the position reached by a learned evaluation: each seat's
   utility is a weighted sum of its features (dirhams, visible squares, the walk about
   to happen at its expectation, its regions' size^2 and their expected income, ...:
@@ -58,7 +59,9 @@ from marrakech_sim.rules.state import Placement
 from marrakech_sim.strategies.kernels import (
     draw_colour,
     greedy_placement,
+    greedy_placement_scores,
     greedy_rotation,
+    greedy_rotation_scores,
     pick_best,
 )
 
@@ -123,6 +126,12 @@ DEFAULT_BUDGET = 8
 MAX_BUDGET = 4096
 #: the greedy weights of the roll-outs: GreedyStrategy's defaults, in GREEDY_PARAMETERS order
 ROLLOUT_GREEDY = (1.0, 1.0, 0.5, 1.0, 10.0)
+#: the play-outs' model of the other seats' rotations: greedy's rotation score plus this
+#: weight times the best greedy placement score each face of the die leads to (summed
+#: over the faces). 0.2 predicts the expert's own rotations best (docs/STRATEGIES.md)
+MODEL_LOOKAHEAD = 0.2
+#: the model's value of a face whose walk ends the mover's game (no placement follows)
+MODEL_OUT = -1000.0
 #: mixes a decision's seed with the sample number (an odd 64-bit constant)
 _SAMPLE_MIX = uint64(0xD1B54A32D192ED03)
 
@@ -258,9 +267,61 @@ def leaf_value(c, me, greedy, values, result, none, weights, feats):
 
 
 @njit(cache=True, _nrt=False)
-def play_out(c, stream, first_face, horizon, start, greedy, options):
-    """Play c on in place with greedy for every seat until turn start + horizon or the
-    end; rolls from `stream`, except the first, which is die face index first_face."""
+def model_rotation(c, greedy, options, e, scores, placement_scores):
+    """The rotation (-1, 0 or 1) the play-outs give a seat other than the searching one in
+    c: the best of greedy's rotation score + MODEL_LOOKAHEAD x the sum over the die's
+    faces of the best greedy placement score after that roll (the rug: the mover's first
+    colour with rugs left; a walk that ends the mover's game: MODEL_OUT), first best.
+    Greedy turns Assam away from payments only; strong players (the expert, expectimax)
+    also turn him towards good places for their rug. Under "orient at end" (RULES.md
+    section 3) the rotation sets the next player's walk: greedy's rotation. Buffers: e a
+    state, scores float64[3], placement_scores float64[16]."""
+    greedy_rotation_scores(c, greedy, scores)
+    if k_next_walker(c) != c[k.SEAT_]:
+        chosen = 0
+        for r in range(1, 3):
+            if scores[r] > scores[chosen]:
+                chosen = r
+        return chosen - 1
+    faces = c[k.FACES_AT]
+    best = -1e300
+    chosen = 0
+    for r in range(3):
+        total = 0.0
+        for f in range(c[k.NFACES_]):
+            for a in range(c.shape[0]):
+                e[a] = c[a]
+            k.k_apply(e, r - 1)
+            k.k_apply(e, e[faces + f])
+            if e[k.PHASE_] == k.PHASE_DRAW:
+                left = e[k.RUGS_LEFT_AT]
+                for colour in range(e[k.SEAT_], e[k.P_] * e[k.C_], e[k.P_]):
+                    if e[left + colour] > 0:
+                        k.k_apply(e, colour)
+                        break
+            if e[k.PHASE_] != k.PHASE_PLACE:
+                total += MODEL_OUT
+                continue
+            count = k.legal_placements(e, options)
+            greedy_placement_scores(e, greedy, options, count, placement_scores)
+            top = placement_scores[0]
+            for q in range(1, count):
+                top = max(top, placement_scores[q])
+            total += top
+        value = scores[r] + MODEL_LOOKAHEAD * total
+        if value > best:
+            best = value
+            chosen = r
+    return chosen - 1
+
+
+@njit(cache=True, _nrt=False)
+def play_out(c, stream, first_face, horizon, start, me, greedy, model):
+    """Play c on in place until turn start + horizon or the end: every seat places as
+    greedy, the searching seat `me` turns Assam as greedy and the others as
+    model_rotation; rolls from `stream`, except the first, which is die face index
+    first_face. model: (options, state, scores, placement_scores), its buffers."""
+    options, e, scores, placement_scores = model
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     none = stream[0:0]
@@ -273,20 +334,40 @@ def play_out(c, stream, first_face, horizon, start, greedy, options):
             k.k_apply(c, c[faces + i])
         elif phase == k.PHASE_DRAW:
             k.k_apply(c, draw_colour(c, stream))
-        elif phase == k.PHASE_ORIENT:
+        elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
             k.k_apply(c, greedy_rotation(c, greedy, none))
+        elif phase == k.PHASE_ORIENT:
+            k.k_apply(c, model_rotation(c, greedy, options, e, scores, placement_scores))
         else:
             count = k.legal_placements(c, options)
             k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
+
+
+@njit(cache=True)
+def work_buffers(s):
+    """The buffers of a search in s (sampled_total's `work`): options, values, result,
+    stream, mixer, feats, and model_rotation's state, scores and placement scores."""
+    p = s[k.P_]
+    return (
+        np.empty(16, np.int64),
+        np.empty(p),
+        np.empty(4 * p + 1, np.int64),
+        np.empty(1, np.uint64),
+        np.empty(1, np.uint64),
+        np.zeros((p, len(LEAF_FEATURES))),
+        np.empty_like(s),
+        np.empty(3),
+        np.empty(16),
+    )
 
 
 @njit(cache=True, _nrt=False)
 def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, greedy, work):
     """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
     on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
-    face index first_face when >= 0. work: (options, values, result, stream, mixer,
-    feats)."""
-    options, values, result, stream, mixer, feats = work
+    face index first_face when >= 0. work: work_buffers."""
+    options, values, result, stream, mixer, feats, state, scores, placement_scores = work
+    model = (options, state, scores, placement_scores)
     total = 0.0
     for j in range(samples):
         for a in range(c.shape[0]):
@@ -294,7 +375,7 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
         # sample j's chance sequence: the same for every option (common random numbers)
         mixer[0] = seed ^ (uint64(j + 1) * _SAMPLE_MIX)
         stream[0] = rng_next(mixer)
-        play_out(d, stream, first_face, horizon, start, greedy, options)
+        play_out(d, stream, first_face, horizon, start, me, greedy, model)
         total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
     return total
 
@@ -304,10 +385,10 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
     """The mean leaf_value for `me` of the position c reached at turn start + horizon
     (sampled_total over `budget` chance sequences). From budget 2 on (horizon past the
     turn), budget 1's value, the turn finished, counts as one more sample: the sampled
-    play-outs model every other seat as greedy, and this term keeps a small budget from
+    play-outs model every seat by greedy's one-move look, and this term keeps a small budget from
     playing worse than budget 1 (docs/STRATEGIES.md). Not recursive: numba cannot load a
     cached recursive kernel."""
-    _, values, result, stream, _, feats = work
+    values, result, stream, feats = work[1], work[2], work[3], work[5]
     if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
         return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
     total = sampled_total(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work)
@@ -359,7 +440,6 @@ def expert_values_with(s, budget, rng, values, weights):
     if horizon == TO_THE_END:
         budget *= ENDGAME_SAMPLES  # finished games are worth 0 or 1: noisier leaves
     me = s[k.SEAT_]
-    p = s[k.P_]
     nf = s[k.NFACES_]
     faces = s[k.FACES_AT]
     start = s[k.TURN_]
@@ -368,14 +448,7 @@ def expert_values_with(s, budget, rng, values, weights):
         greedy[i] = ROLLOUT_GREEDY[i]
     options = np.empty(16, np.int64)
     mine = np.empty(16, np.int64)
-    work = (
-        np.empty(16, np.int64),
-        np.empty(p),
-        np.empty(4 * p + 1, np.int64),
-        np.empty(1, np.uint64),
-        np.empty(1, np.uint64),
-        np.zeros((p, len(LEAF_FEATURES))),
-    )
+    work = work_buffers(s)
     orient = s[k.PHASE_] == k.PHASE_ORIENT
     if orient:
         count = 3

@@ -25,8 +25,9 @@ from marrakech_sim.strategies.expert import (
     ENDGAME_ROUNDS,
     ENDGAME_SAMPLES,
     HORIZON_ROUNDS,
-    LEAF_FEATURES,
     LEAF_WEIGHTS,
+    MODEL_LOOKAHEAD,
+    MODEL_OUT,
     ROLLOUT_GREEDY,
     TO_THE_END,
     ExpertStrategy,
@@ -34,7 +35,9 @@ from marrakech_sim.strategies.expert import (
     RotationOnlyStrategy,
     expert_values,
     mean_value,
+    model_rotation,
     schedule,
+    work_buffers,
 )
 from marrakech_sim.strategies.greedy import GreedyStrategy
 from marrakech_sim.strategies.kernels import draw_colour
@@ -226,14 +229,7 @@ def test_expert_samples_four_times_its_budget_in_the_endgame() -> None:
         seed = rng_next(rng.copy())  # the decision's one draw seeds its samples
         weights = np.array(LEAF_WEIGHTS[0])
         greedy = np.array(ROLLOUT_GREEDY)
-        work = (
-            np.empty(16, np.int64),
-            np.empty(2),
-            np.empty(9, np.int64),
-            np.empty(1, np.uint64),
-            np.empty(1, np.uint64),
-            np.zeros((2, len(LEAF_FEATURES))),
-        )
+        work = work_buffers(s)
         faces = [int(s[s[k.FACES_AT] + f]) for f in range(s[k.NFACES_])]
         out = np.zeros(count)
         for i in range(count):
@@ -267,3 +263,56 @@ def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> No
     for name in ("expert", "rotation-only", "placement-only"):
         assert name in registered() and describe(name)["compiled"]
     assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8}
+
+
+def model_by_hand(rules: Rules, s: np.ndarray) -> int:
+    """model_rotation recomputed with the Python greedy over GameState: each rotation's
+    greedy score + MODEL_LOOKAHEAD x the sum over the die's faces of the best greedy
+    placement score after that roll (the mover's first colour with rugs left), first
+    best; greedy's own choice (first best) when the rotation sets the next player's walk."""
+    greedy = GreedyStrategy()
+    state = GameState.from_packed(rules, s)
+    scores = greedy.rotation_scores(GameView(rules, s.copy(), state.seat, Rng(1, 1)))
+    if rules.orient_at_end:
+        return int(np.argmax(scores)) - 1
+    values = []
+    for rotation, score in zip((-1, 0, 1), scores, strict=True):
+        total = 0.0
+        for face in rules.die_faces:
+            after = state.apply(rotation).apply(face)
+            if after.phase == "draw":
+                after = after.apply(after.legal_actions()[0])
+            if after.phase != "place":
+                total += MODEL_OUT
+                continue
+            view = GameView(rules, np.array(after.packed), after.seat, Rng(1, 1))
+            total += max(greedy.placement_scores(view, after.legal_actions()))
+        values.append(score + MODEL_LOOKAHEAD * total)
+    return int(np.argmax(values)) - 1
+
+
+@pytest.mark.parametrize(
+    "rules", [TWO, Rules(players=4), Rules(players=3, orient_at_end=True)], ids=str
+)
+def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
+    rules: Rules,
+) -> None:
+    """model_rotation, the other seats' rotations in the expert's play-outs, is the
+    rotation the Python greedy's scores give when each also counts the best placement
+    the roll leads to (model_by_hand), at every rotation of two games; under "orient at
+    end" it is greedy's; in the standard order it differs from greedy's in some."""
+    greedy = np.array(ROLLOUT_GREEDY)
+    buffers = (np.empty(16, np.int64), k.initial_state(rules), np.empty(3), np.empty(16))
+    differ = seen = 0
+    for seed in (11, 12):
+        for s in random_positions(rules, seed):
+            if s[k.PHASE_] != k.PHASE_ORIENT:
+                continue
+            got = model_rotation(s, greedy, *buffers)
+            assert got == model_by_hand(rules, s), (seed, int(s[k.TURN_]))
+            view = GameView(rules, s.copy(), int(s[k.SEAT_]), Rng(1, 1))
+            plain = GreedyStrategy().rotation_scores(view)
+            differ += got != int(np.argmax(plain)) - 1
+            seen += 1
+    assert seen > 20
+    assert (differ == 0) if rules.orient_at_end else (differ > 0), (differ, seen)
