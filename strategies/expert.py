@@ -59,7 +59,7 @@ from marrakech_sim.rules.state import Placement
 from marrakech_sim.strategies.kernels import (
     draw_colour,
     greedy_placement,
-    greedy_placement_scores,
+    greedy_best_score,
     greedy_rotation,
     greedy_rotation_scores,
     pick_best,
@@ -267,15 +267,20 @@ def leaf_value(c, me, greedy, values, result, none, weights, feats):
 
 
 @njit(cache=True, _nrt=False)
-def model_rotation(c, greedy, options, e, scores, placement_scores):
+def model_rotation(c, greedy, options, e, scores):
     """The rotation (-1, 0 or 1) the play-outs give a seat other than the searching one in
     c: the best of greedy's rotation score + MODEL_LOOKAHEAD x the sum over the die's
     faces of the best greedy placement score after that roll (the rug: the mover's first
     colour with rugs left; a walk that ends the mover's game: MODEL_OUT), first best.
     Greedy turns Assam away from payments only; strong players (the expert, expectimax)
     also turn him towards good places for their rug. Under "orient at end" (RULES.md
-    section 3) the rotation sets the next player's walk: greedy's rotation. Buffers: e a
-    state, scores float64[3], placement_scores float64[16]."""
+    section 3) the rotation sets the next player's walk: greedy's rotation. Buffers:
+    options int64[16], e a state, scores float64[3].
+
+    Each distinct face is scored once and counted by its number of faces, and the board's
+    region queries are prepared once (a walk moves Assam and dirhams, not rugs); scores
+    are multiples of 0.5, so the sums are exact and equal the face-by-face sums.
+    """
     greedy_rotation_scores(c, greedy, scores)
     if k_next_walker(c) != c[k.SEAT_]:
         chosen = 0
@@ -284,11 +289,23 @@ def model_rotation(c, greedy, options, e, scores, placement_scores):
                 chosen = r
         return chosen - 1
     faces = c[k.FACES_AT]
+    nf = c[k.NFACES_]
+    shared = c[k.N_] * c[k.N_] < 64  # bitboard queries: one preparation serves every landing
+    rb = prepare_regions(c)
     best = -1e300
     chosen = 0
     for r in range(3):
         total = 0.0
-        for f in range(c[k.NFACES_]):
+        for f in range(nf):
+            weight = 0  # each distinct face once, weighted by its count
+            for g in range(nf):
+                if c[faces + g] == c[faces + f]:
+                    if g < f:
+                        weight = 0
+                        break
+                    weight += 1
+            if weight == 0:
+                continue
             for a in range(c.shape[0]):
                 e[a] = c[a]
             k.k_apply(e, r - 1)
@@ -300,14 +317,11 @@ def model_rotation(c, greedy, options, e, scores, placement_scores):
                         k.k_apply(e, colour)
                         break
             if e[k.PHASE_] != k.PHASE_PLACE:
-                total += MODEL_OUT
+                total += weight * MODEL_OUT
                 continue
             count = k.legal_placements(e, options)
-            greedy_placement_scores(e, greedy, options, count, placement_scores)
-            top = placement_scores[0]
-            for q in range(1, count):
-                top = max(top, placement_scores[q])
-            total += top
+            here = rb if shared else prepare_regions(e)
+            total += weight * greedy_best_score(e, greedy, options, count, here)
         value = scores[r] + MODEL_LOOKAHEAD * total
         if value > best:
             best = value
@@ -320,8 +334,8 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
     """Play c on in place until turn start + horizon or the end: every seat places as
     greedy, the searching seat `me` turns Assam as greedy and the others as
     model_rotation; rolls from `stream`, except the first, which is die face index
-    first_face. model: (options, state, scores, placement_scores), its buffers."""
-    options, e, scores, placement_scores = model
+    first_face. model: (options, state, scores), its buffers."""
+    options, e, scores = model
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     none = stream[0:0]
@@ -337,7 +351,7 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
         elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
             k.k_apply(c, greedy_rotation(c, greedy, none))
         elif phase == k.PHASE_ORIENT:
-            k.k_apply(c, model_rotation(c, greedy, options, e, scores, placement_scores))
+            k.k_apply(c, model_rotation(c, greedy, options, e, scores))
         else:
             count = k.legal_placements(c, options)
             k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
@@ -346,7 +360,7 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
 @njit(cache=True)
 def work_buffers(s):
     """The buffers of a search in s (sampled_total's `work`): options, values, result,
-    stream, mixer, feats, and model_rotation's state, scores and placement scores."""
+    stream, mixer, feats, and model_rotation's state and rotation scores."""
     p = s[k.P_]
     return (
         np.empty(16, np.int64),
@@ -357,7 +371,6 @@ def work_buffers(s):
         np.zeros((p, len(LEAF_FEATURES))),
         np.empty_like(s),
         np.empty(3),
-        np.empty(16),
     )
 
 
@@ -366,8 +379,8 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
     """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
     on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
     face index first_face when >= 0. work: work_buffers."""
-    options, values, result, stream, mixer, feats, state, scores, placement_scores = work
-    model = (options, state, scores, placement_scores)
+    options, values, result, stream, mixer, feats, state, scores = work
+    model = (options, state, scores)
     total = 0.0
     for j in range(samples):
         for a in range(c.shape[0]):
@@ -385,9 +398,9 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
     """The mean leaf_value for `me` of the position c reached at turn start + horizon
     (sampled_total over `budget` chance sequences). From budget 2 on (horizon past the
     turn), budget 1's value, the turn finished, counts as one more sample: the sampled
-    play-outs model every seat by greedy's one-move look, and this term keeps a small budget from
-    playing worse than budget 1 (docs/STRATEGIES.md). Not recursive: numba cannot load a
-    cached recursive kernel."""
+    play-outs model every seat's placements by greedy's one-move look, and this term
+    keeps a small budget from playing worse than budget 1 (docs/STRATEGIES.md). Not
+    recursive: numba cannot load a cached recursive kernel."""
     values, result, stream, feats = work[1], work[2], work[3], work[5]
     if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
         return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)

@@ -83,6 +83,18 @@ def greedy_placement_scores(s, params, options, count, out):
         out[i] = _placement_score(s, params, options[i], rb, own, i + 1)
 
 
+@njit(cache=True, _nrt=False)
+def greedy_best_score(s, params, options, count, rb):
+    """max(greedy_placement_scores) over options[:count] (count >= 1), with the region
+    queries already prepared: rb = prepare_regions of a position with the same rugs on
+    the board (a model that scores several landings of one board prepares it once)."""
+    own = placing_mask(s, rb)
+    best = _placement_score(s, params, options[0], rb, own, 1)
+    for i in range(1, count):
+        best = max(best, _placement_score(s, params, options[i], rb, own, i + 1))
+    return best
+
+
 @njit(cache=True, inline="always")
 def _tie(best, ties, mask, i, score):
     """One step of pick_best's scan: (best, ties, bit mask of the tied indices) after

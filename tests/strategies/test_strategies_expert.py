@@ -302,7 +302,7 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
     the roll leads to (model_by_hand), at every rotation of two games; under "orient at
     end" it is greedy's; in the standard order it differs from greedy's in some."""
     greedy = np.array(ROLLOUT_GREEDY)
-    buffers = (np.empty(16, np.int64), k.initial_state(rules), np.empty(3), np.empty(16))
+    buffers = (np.empty(16, np.int64), k.initial_state(rules), np.empty(3))
     differ = seen = 0
     for seed in (11, 12):
         for s in random_positions(rules, seed):
