@@ -58,8 +58,8 @@ from marrakech_sim.rules.queries import (
 from marrakech_sim.rules.state import Placement
 from marrakech_sim.strategies.kernels import (
     draw_colour,
-    greedy_placement,
     greedy_best_score,
+    greedy_placement,
     greedy_rotation,
     greedy_rotation_scores,
     pick_best,
