@@ -266,6 +266,21 @@ def leaf_value(c, me, greedy, values, result, none, weights, feats):
     return np.exp(values[me] - best) / total + TIE_EPS * (values[me] - best)
 
 
+@njit(cache=True, inline="always")
+def face_weight(s, f):
+    """How many of the die's faces show the number of face index f, when f is the first
+    index showing it, else 0: visiting f = 0 .. NFACES - 1 and skipping the zeros visits
+    each distinct face once, with its weight (RULES.md section 1: 1, 2, 2, 3, 3, 4)."""
+    faces = s[k.FACES_AT]
+    weight = 0
+    for g in range(s[k.NFACES_]):
+        if s[faces + g] == s[faces + f]:
+            if g < f:
+                return 0
+            weight += 1
+    return weight
+
+
 @njit(cache=True, _nrt=False)
 def model_rotation(c, greedy, options, e, scores):
     """The rotation (-1, 0 or 1) the play-outs give a seat other than the searching one in
@@ -297,13 +312,7 @@ def model_rotation(c, greedy, options, e, scores):
     for r in range(3):
         total = 0.0
         for f in range(nf):
-            weight = 0  # each distinct face once, weighted by its count
-            for g in range(nf):
-                if c[faces + g] == c[faces + f]:
-                    if g < f:
-                        weight = 0
-                        break
-                    weight += 1
+            weight = face_weight(c, f)
             if weight == 0:
                 continue
             for a in range(c.shape[0]):
@@ -478,13 +487,7 @@ def expert_values_with(s, budget, rng, values, weights):
     for i in range(count):
         values[i] = 0.0
         for f in range(nf):
-            weight = 0  # the first roll: each distinct face once, weighted by its count
-            for g in range(nf):
-                if s[faces + g] == s[faces + f]:
-                    if g < f:
-                        weight = 0
-                        break
-                    weight += 1
+            weight = face_weight(s, f)  # the first roll: each distinct face once
             if weight == 0:
                 continue
             for a in range(s.shape[0]):
