@@ -1,7 +1,7 @@
 """Shared test helpers: where the test data lives, and a small run played in this process.
 
 Tests are grouped by the package's layers (tests/rules, tests/play, tests/run, ...). The
-helper modules beside this file (reference.py, backends.py, report_runs.py,
+helper modules beside this file (reference.py, backends.py, report_runs.py, terminal.py,
 synthetic_games.py) are importable from every test: pytest puts this folder on the path.
 """
 

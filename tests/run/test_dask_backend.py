@@ -406,15 +406,14 @@ def test_a_worker_with_other_code_refuses_to_play(cluster: Any) -> None:
 @pytest.mark.slow  # a LocalCluster of its own, in a child process
 def test_ctrl_c_on_dask_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     """SIGINT to a dask run: status interrupted, a resume hint, no worker traceback."""
+    from terminal import start_in_terminal
     from test_runner import _slow_config, _wait_for_parts
 
     out = tmp_path / "run"
     marrakech = Path(sys.executable).parent / "marrakech"
     args = [str(marrakech), "run", str(_slow_config(tmp_path)), "--out", str(out)]
     args += ["--backend", "dask", "--workers", "2", "--no-summary"]
-    proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
+    proc = start_in_terminal(args, start_new_session=True)
     _wait_for_parts(out, proc, 2)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)

@@ -138,10 +138,10 @@ def _slow_config(tmp_path: Path) -> Path:
 
 
 def _start(config: Path, out: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    from terminal import start_in_terminal  # here: `marrakech run` loads this file too
+
+    return start_in_terminal(
         [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: the signal reaches the workers too
     )
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from terminal import start_in_terminal
 
 from marrakech_sim import GameState, Rules, runfolder
 from marrakech_sim.rules import core as k
@@ -57,9 +58,7 @@ def test_perft_in_slices_counts_what_the_kernel_counts() -> None:
 
 def test_ctrl_c_stops_a_deep_perft(tmp_path: Path) -> None:
     """`marrakech perft -d 100` ends within seconds of Ctrl-C, without a traceback."""
-    proc = subprocess.Popen(
-        [str(MARRAKECH), "perft", "-d", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    proc = start_in_terminal([str(MARRAKECH), "perft", "-d", "100"])
     time.sleep(4)  # past start-up and into the counting
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
