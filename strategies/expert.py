@@ -282,7 +282,7 @@ def face_weight(s, f):
 
 
 @njit(cache=True, _nrt=False)
-def model_rotation(c, greedy, options, e, scores):
+def model_rotation(c, greedy, options, e, scores, memo):
     """The rotation (-1, 0 or 1) the play-outs give a seat other than the searching one in
     c: the best of greedy's rotation score + MODEL_LOOKAHEAD x the sum over the die's
     faces of the best greedy placement score after that roll (the rug: the mover's first
@@ -290,11 +290,13 @@ def model_rotation(c, greedy, options, e, scores):
     Greedy turns Assam away from payments only; strong players (the expert, expectimax)
     also turn him towards good places for their rug. Under "orient at end" (RULES.md
     section 3) the rotation sets the next player's walk: greedy's rotation. Buffers:
-    options int64[16], e a state, scores float64[3].
+    options int64[16], e a state, scores float64[3], memo float64[2 x squares].
 
-    Each distinct face is scored once and counted by its number of faces, and the board's
-    region queries are prepared once (a walk moves Assam and dirhams, not rugs); scores
-    are multiples of 0.5, so the sums are exact and equal the face-by-face sums.
+    Each distinct face is scored once and counted by its number of faces, the board's
+    region queries are prepared once, and each placement is scored once however many
+    landings offer it (a walk moves Assam and dirhams, not rugs: greedy_best_score's
+    memo); scores are multiples of 0.5, so the sums are exact and equal the face-by-face
+    sums.
     """
     greedy_rotation_scores(c, greedy, scores)
     if k_next_walker(c) != c[k.SEAT_]:
@@ -307,6 +309,7 @@ def model_rotation(c, greedy, options, e, scores):
     nf = c[k.NFACES_]
     shared = c[k.N_] * c[k.N_] < 64  # bitboard queries: one preparation serves every landing
     rb = prepare_regions(c)
+    memo[:] = np.nan
     best = -1e300
     chosen = 0
     for r in range(3):
@@ -330,7 +333,7 @@ def model_rotation(c, greedy, options, e, scores):
                 continue
             count = k.legal_placements(e, options)
             here = rb if shared else prepare_regions(e)
-            total += weight * greedy_best_score(e, greedy, options, count, here)
+            total += weight * greedy_best_score(e, greedy, options, count, here, memo)
         value = scores[r] + MODEL_LOOKAHEAD * total
         if value > best:
             best = value
@@ -343,8 +346,8 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
     """Play c on in place until turn start + horizon or the end: every seat places as
     greedy, the searching seat `me` turns Assam as greedy and the others as
     model_rotation; rolls from `stream`, except the first, which is die face index
-    first_face. model: (options, state, scores), its buffers."""
-    options, e, scores = model
+    first_face. model: (options, state, scores, memo), its buffers."""
+    options, e, scores, memo = model
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     none = stream[0:0]
@@ -360,7 +363,7 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
         elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
             k.k_apply(c, greedy_rotation(c, greedy, none))
         elif phase == k.PHASE_ORIENT:
-            k.k_apply(c, model_rotation(c, greedy, options, e, scores))
+            k.k_apply(c, model_rotation(c, greedy, options, e, scores, memo))
         else:
             count = k.legal_placements(c, options)
             k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
@@ -369,7 +372,7 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
 @njit(cache=True)
 def work_buffers(s):
     """The buffers of a search in s (sampled_total's `work`): options, values, result,
-    stream, mixer, feats, and model_rotation's state and rotation scores."""
+    stream, mixer, feats, and model_rotation's state, rotation scores and memo."""
     p = s[k.P_]
     return (
         np.empty(16, np.int64),
@@ -380,6 +383,7 @@ def work_buffers(s):
         np.zeros((p, len(LEAF_FEATURES))),
         np.empty_like(s),
         np.empty(3),
+        np.empty(2 * s[k.N_] * s[k.N_]),
     )
 
 
@@ -388,8 +392,8 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
     """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
     on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
     face index first_face when >= 0. work: work_buffers."""
-    options, values, result, stream, mixer, feats, state, scores = work
-    model = (options, state, scores)
+    options, values, result, stream, mixer, feats, state, scores, memo = work
+    model = (options, state, scores, memo)
     total = 0.0
     for j in range(samples):
         for a in range(c.shape[0]):

@@ -84,14 +84,25 @@ def greedy_placement_scores(s, params, options, count, out):
 
 
 @njit(cache=True, _nrt=False)
-def greedy_best_score(s, params, options, count, rb):
+def greedy_best_score(s, params, options, count, rb, memo):
     """max(greedy_placement_scores) over options[:count] (count >= 1), with the region
     queries already prepared: rb = prepare_regions of a position with the same rugs on
-    the board (a model that scores several landings of one board prepares it once)."""
+    the board (a model that scores several landings of one board prepares it once).
+
+    memo: float64[2 x squares], each placement's score by its first square and its
+    direction, NaN where not scored yet. A score does not depend on where Assam stands,
+    so a caller scoring several landings of one board and one rug to place keeps the memo
+    between them, and each placement they share is scored once.
+    """
     own = placing_mask(s, rb)
-    best = _placement_score(s, params, options[0], rb, own, 1)
-    for i in range(1, count):
-        best = max(best, _placement_score(s, params, options[i], rb, own, i + 1))
+    n = s[k.N_]
+    best = -np.inf
+    for i in range(count):
+        x1, y1, x2, y2 = k.unpack_placement(options[i])
+        key = 2 * min(y1 * n + x1, y2 * n + x2) + (x1 == x2)
+        if np.isnan(memo[key]):
+            memo[key] = _placement_score(s, params, options[i], rb, own, i + 1)
+        best = max(best, memo[key])
     return best
 
 

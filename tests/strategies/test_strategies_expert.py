@@ -292,7 +292,9 @@ def model_by_hand(rules: Rules, s: np.ndarray) -> int:
 
 
 @pytest.mark.parametrize(
-    "rules", [TWO, Rules(players=4), Rules(players=3, orient_at_end=True)], ids=str
+    "rules",
+    [TWO, Rules(players=4), Rules(players=3, orient_at_end=True), Rules(board_size=9)],
+    ids=str,
 )
 def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
     rules: Rules,
@@ -300,9 +302,11 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
     """model_rotation, the other seats' rotations in the expert's play-outs, is the
     rotation the Python greedy's scores give when each also counts the best placement
     the roll leads to (model_by_hand), at every rotation of two games; under "orient at
-    end" it is greedy's; in the standard order it differs from greedy's in some."""
+    end" it is greedy's; in the standard order it differs from greedy's in some. A 9 x 9
+    board (81 squares) takes the labelled region queries instead of the bitboards."""
     greedy = np.array(ROLLOUT_GREEDY)
-    buffers = (np.empty(16, np.int64), k.initial_state(rules), np.empty(3))
+    n = rules.board_size
+    buffers = (np.empty(16, np.int64), k.initial_state(rules), np.empty(3), np.empty(2 * n * n))
     differ = seen = 0
     for seed in (11, 12):
         for s in random_positions(rules, seed):
