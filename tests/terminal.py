@@ -8,19 +8,25 @@ ignored. The tests of Ctrl-C start their child with SIGINT at its default instea
 
 from __future__ import annotations
 
-import signal
 import subprocess
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-
-def _ctrl_c_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# a small Python that sets SIGINT to its default and then becomes the command (same
+# process id); a default disposition, unlike an ignored one, is what exec passes on
+_RESET_AND_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
 
 
 def start_in_terminal(args: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
     """subprocess.Popen(args, stdout and stderr piped, **popen) with SIGINT at its default
-    in the child, whatever this process inherited."""
+    in the command, whatever this process inherited."""
     return subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_default, **popen
+        [sys.executable, "-c", _RESET_AND_EXEC, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **popen,
     )
