@@ -300,11 +300,7 @@ def model_rotation(c, greedy, options, e, scores, memo):
     """
     greedy_rotation_scores(c, greedy, scores)
     if k_next_walker(c) != c[k.SEAT_]:
-        chosen = 0
-        for r in range(1, 3):
-            if scores[r] > scores[chosen]:
-                chosen = r
-        return chosen - 1
+        return np.argmax(scores) - 1  # greedy's first best
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     shared = c[k.N_] * c[k.N_] < 64  # bitboard queries: one preparation serves every landing
