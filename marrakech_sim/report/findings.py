@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from marrakech_sim.report.fmt import count, interval, p_is, pct, pp
 from marrakech_sim.report.tables import ReportTables
 
 MATTERS_PP = 1.0  # an effect on a win share smaller than this does not matter to a designer
@@ -76,29 +77,6 @@ class Finding:
     games_needed: float = math.nan
 
 
-def fmt_pp(x: float, digits: int = 1) -> str:
-    """Signed percentage points: 1.234 -> '+1.2 pp'."""
-    return f"{x:+.{digits}f} pp"
-
-
-def fmt_count(x: float) -> str:
-    """A count with thousands separators."""
-    return f"{round(float(x)):,}"
-
-
-def fmt_p(x: float) -> str:
-    """A p-value as the report's tables print it: '< 1e-300' for underflow."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return "< 1e-300" if x == 0 else f"{x:.2g}"
-
-
-def p_is(x: float) -> str:
-    """'p = 0.012' or 'p < 1e-300'."""
-    text = fmt_p(x)
-    return f"p {text}" if text.startswith("<") else f"p = {text}"
-
-
 def _verdict(rejected: bool, lo: float, hi: float, matters: float | None) -> str:
     if rejected:
         return "shown"
@@ -125,7 +103,7 @@ def _tail(verdict: str, needed: float, what: str) -> str:
     if verdict == "not shown":
         return f"Not shown: an effect of {MATTERS_PP:g} pp or more is ruled out."
     if math.isfinite(needed):
-        return f"Undecided: about {fmt_count(needed)} games in all would settle {what}."
+        return f"Undecided: about {count(needed)} games in all would settle {what}."
     return "Undecided: more games are needed."
 
 
@@ -175,8 +153,8 @@ def seat_findings(
         sentence = (
             f"Seat advantage ({_group(ruleset, int(players))}): among these strategies, the "
             f"first seat wins {said(first)} than a fair share of {fair:.1f}%, the last seat "
-            f"{said(last)} ({fmt_count(first.n_games)} games; test of equal shares "
-            f"{p_is(p)}). " + _tail(verdict, needed, "the first seat's advantage")
+            f"{said(last)} ({count(first.n_games)} games; test of equal shares "
+            f"p{p_is(p)}). " + _tail(verdict, needed, "the first seat's advantage")
         )
         out.append(
             Finding(
@@ -235,8 +213,8 @@ def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
         sentence = (
             f"{r.ruleset} against {r.baseline} ({players} players): among these strategies, "
             f"{noun} is {word} by {value.lstrip('+-')} ({value} {band}; "
-            f"{fmt_count(r.n_games)} and {fmt_count(r.n_games_baseline)} games; Holm-corrected "
-            f"{p_is(float(r.p_holm))}). " + _tail(verdict, needed, "this difference")
+            f"{count(r.n_games)} and {count(r.n_games_baseline)} games; Holm-corrected "
+            f"p{p_is(float(r.p_holm))}). " + _tail(verdict, needed, "this difference")
         )
         out.append(
             Finding(
@@ -286,7 +264,7 @@ def strategy_findings(
             f"{top.strategy} rates highest, {gap:.0f} Elo above {second.strategy} "
             f"({top.strategy} {top.elo:.0f} [{top.elo_lo:.0f}, {top.elo_hi:.0f}], "
             f"{second.strategy} {second.elo:.0f} [{second.elo_lo:.0f}, {second.elo_hi:.0f}]; "
-            f"{fmt_count(n_games)} games); order: " + ", ".join(steps) + ". "
+            f"{count(n_games)} games); order: " + ", ".join(steps) + ". "
         )
         duel = _duel(lineups, str(ruleset), str(top.strategy), str(second.strategy))
         if duel:
@@ -329,8 +307,8 @@ def _duel(lineups: pd.DataFrame, ruleset: str, top: str, second: str) -> str:
     r = rows.iloc[0]
     return (
         f"Head to head, {top} wins {100 * r.rate:.1f}% of its games against {second} "
-        f"[{100 * r.lo:.1f}, {100 * r.hi:.1f}], {fmt_pp(100 * (r.rate - 0.5))} over an even "
-        f"share ({fmt_count(r.n_games)} games)."
+        f"[{100 * r.lo:.1f}, {100 * r.hi:.1f}], {pp(100 * (r.rate - 0.5))} over an even "
+        f"share ({count(r.n_games)} games)."
     )
 
 
@@ -349,15 +327,6 @@ def player_model(rt: ReportTables) -> str:
     )
 
 
-def _signed(x: float) -> str:
-    return f"{x:+.1f}"
-
-
-def span(lo: float, hi: float, fmt: Any = _signed) -> str:
-    """An interval as the summary prints it: '[+1.1, +2.3]'."""
-    return f"[{fmt(lo)}, {fmt(hi)}]"
-
-
 def metric_decimals(lo: float, hi: float) -> int:
     """Decimals for a metric in its own unit (not pp) whose interval is [lo, hi]: enough
     to show the half-width to one significant digit (0.005 -> 3), from 2 to 4, so that a
@@ -371,20 +340,15 @@ def metric_decimals(lo: float, hi: float) -> int:
 def fmt_metric(x: float, unit: str, lo: float, hi: float) -> str:
     """A variant metric's value in its unit (metric_words), a share given as a fraction,
     to the decimals its interval [lo, hi] calls for: '+1.2 pp' or '+0.35 points'."""
-    return fmt_pp(100 * x) if unit == "pp" else f"{x:+.{metric_decimals(lo, hi)}f} {unit}"
+    return pp(100 * x) if unit == "pp" else f"{x:+.{metric_decimals(lo, hi)}f} {unit}"
 
 
 def span_metric(lo: float, hi: float, unit: str) -> str:
     """A variant metric's interval in its unit, as fmt_metric: '[+1.1, +2.3]'."""
     if unit == "pp":
-        return span(100 * lo, 100 * hi)
+        return interval(100 * lo, 100 * hi)
     decimals = metric_decimals(lo, hi)
-    return span(lo, hi, lambda v: f"{v:+.{decimals}f}")
-
-
-def fmt_pct(x: float) -> str:
-    """0.2534 -> '25.3%'."""
-    return f"{100 * x:.1f}%"
+    return interval(lo, hi, lambda v: f"{v:+.{decimals}f}")
 
 
 def _ends_and_test(r: Any, unit: str = "pp", suffix: str = "_pp") -> tuple[str, str]:
@@ -401,7 +365,7 @@ def _ends_and_test(r: Any, unit: str = "pp", suffix: str = "_pp") -> tuple[str, 
         """The column `name`'s estimate and interval: '+1.2 pp [+0.3, +2.1]'."""
         x, lo, hi = get(name), get(name + "_lo"), get(name + "_hi")
         if in_pp:
-            return f"{fmt_pp(x)} {span(lo, hi)}"
+            return f"{pp(x)} {interval(lo, hi)}"
         return f"{fmt_metric(x, unit, lo, hi)} {span_metric(lo, hi, unit)}"
 
     ends = (
@@ -410,12 +374,12 @@ def _ends_and_test(r: Any, unit: str = "pp", suffix: str = "_pp") -> tuple[str, 
     )
     slope_lo, slope_hi = get("slope_lo"), get("slope_hi")
     slope = (
-        f"{fmt_pp(get('slope'), 2)} per level {span(slope_lo, slope_hi)}"
+        f"{pp(get('slope'), 2)} per level {interval(slope_lo, slope_hi)}"
         if in_pp
         else f"{fmt_metric(get('slope'), unit, slope_lo, slope_hi)} per level "
         f"{span_metric(slope_lo, slope_hi, unit)}"
     )
-    trend = f"slope {slope}, {p_is(r.p)}"
+    trend = f"slope {slope}, p{p_is(r.p)}"
     if r.change != "varies":
         return ends, f"{trend} (weighted trend over {r.levels} levels)"
     steps = {
@@ -457,14 +421,14 @@ def decides_sentence(r: Any) -> str:
     where = f"{r.players} players, {r.ruleset}"
     if r.measure == "seating":
         return (
-            f"How much the seat and the dice decide: in {fmt_pct(r.rate)} "
-            f"{span(r.lo, r.hi, fmt_pct)} of {fmt_count(r.n)} blocks of two-strategy line-ups "
+            f"How much the seat and the dice decide: in {pct(r.rate)} "
+            f"{interval(r.lo, r.hi, pct)} of {count(r.n)} blocks of two-strategy line-ups "
             f"({where}) the winning strategy changes when only the seating changes."
         )
     lead = "How much skill decides" if r.measure == "skill" else "Which decision matters more"
     return (
-        f"{lead}: {r.what}, {fmt_pct(r.rate)} {span(r.lo, r.hi, fmt_pct)} of "
-        f"{fmt_count(r.n)} games ({where}; fair share {fmt_pct(r.fair_share)})."
+        f"{lead}: {r.what}, {pct(r.rate)} {interval(r.lo, r.hi, pct)} of "
+        f"{count(r.n)} games ({where}; fair share {pct(r.fair_share)})."
     )
 
 

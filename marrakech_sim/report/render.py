@@ -20,6 +20,7 @@ import pandas as pd
 
 from marrakech_sim import palette, plots
 from marrakech_sim.report import findings
+from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pct2, pp, pp2, pval
 from marrakech_sim.report.tables import ReportTables
 
 
@@ -35,61 +36,6 @@ class Section:
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def pct(x: float, digits: int = 1) -> str:
-    """0.2534 -> '25.3%'."""
-    return "n/a" if _bad(x) else f"{100 * x:.{digits}f}%"
-
-
-def pp(x: float, digits: int = 1) -> str:
-    """Signed percentage points: 1.234 -> '+1.2 pp'."""
-    return "n/a" if _bad(x) else f"{x:+.{digits}f} pp"
-
-
-def num(x: float, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits, or 'n/a'."""
-    return "n/a" if _bad(x) else f"{x:.{digits}g}"
-
-
-def count(x: float) -> str:
-    """A count with thousands separators."""
-    return "n/a" if _bad(x) else f"{round(float(x)):,}"
-
-
-def pval(x: float) -> str:
-    """A p-value: '< 1e-300' for underflow, else two significant digits."""
-    if _bad(x):
-        return "n/a"
-    return "< 1e-300" if x == 0 else f"{x:.2g}"
-
-
-def p_is(x: float) -> str:
-    """' = 0.012' or ' < 1e-300': a p-value after 'p', as the tables print it."""
-    text = pval(x)
-    return f" {text}" if text.startswith("<") else f" = {text}"
-
-
-def pp2(x: float) -> str:
-    """Signed percentage points with two decimals."""
-    return pp(x, 2)
-
-
-def pct2(x: float) -> str:
-    """A percentage with two decimals."""
-    return pct(x, 2)
-
-
-def interval(lo: float, hi: float, fmt: Callable[[float], str]) -> str:
-    """'[lo, hi]' with each end formatted by ``fmt``."""
-    return f"[{fmt(lo)}, {fmt(hi)}]"
-
-
-def _bad(x: Any) -> bool:
-    try:
-        return x is None or (isinstance(x, float | np.floating) and math.isnan(x))
-    except TypeError:
-        return False
 
 
 Column = tuple[str, Callable[[Any], str]]

@@ -16,12 +16,12 @@ from marrakech_sim.report.findings import (
     fmt_metric,
     metric_trend_sentence,
     metric_words,
-    span,
     span_metric,
     trend_sentence,
     variant_trend_sentence,
 )
-from marrakech_sim.report.render import Section, count, pp, pval
+from marrakech_sim.report.fmt import count, interval, pp, pval
+from marrakech_sim.report.render import Section
 from marrakech_sim.report.tables import ReportTables
 
 
@@ -63,7 +63,7 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
                 str(r.level),
                 str(r.seat),
                 pp(r.effect_pp),
-                span(r.effect_lo_pp, r.effect_hi_pp),
+                interval(r.effect_lo_pp, r.effect_hi_pp),
                 count(r.n_games),
             ]
             for r in seats.itertuples()
@@ -119,7 +119,7 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
                             str(r.level),
                             str(r.seat),
                             pp(r.difference_pp),
-                            span(r.lo_pp, r.hi_pp),
+                            interval(r.lo_pp, r.hi_pp),
                             pval(r.p),
                         ]
                         for r in variants.itertuples()
