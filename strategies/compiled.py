@@ -17,12 +17,14 @@ from numba import njit
 
 from marrakech_sim.play import turns as t
 from marrakech_sim.rules import core as k
+from marrakech_sim.strategies.expert import M_FLAGS, memory_size
 from marrakech_sim.strategies.twins import choose_placement, choose_rotation
 
 
 @njit(cache=True, _nrt=False)
-def _play(s, codes, params, moves, streams, rngs, options):
+def _play(s, codes, params, moves, streams, rngs, options, memory):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
+    memory[seat]: each seat's memory of the game (zero at its start).
 
     One call of turns._record for every phase, so the rules (inlined into it) are
     compiled into this loop once.
@@ -33,12 +35,15 @@ def _play(s, codes, params, moves, streams, rngs, options):
             action = t.k_chance(s, streams)
         elif phase == k.PHASE_ORIENT:
             seat = s[k.SEAT_]
-            action = choose_rotation(codes[seat], params[seat], s, rngs[seat : seat + 1])
+            rng = rngs[seat : seat + 1]
+            action = choose_rotation(codes[seat], params[seat], s, rng, memory[seat])
         elif phase == k.PHASE_PLACE:
             seat = s[k.SEAT_]
             count = k.placements_of_key(s, k.legal_placement_mask(s), options)
             rng = rngs[seat : seat + 1]
-            action = options[choose_placement(codes[seat], params[seat], s, rng, options, count)]
+            mine = memory[seat]
+            chosen = choose_placement(codes[seat], params[seat], s, rng, options, count, mine)
+            action = options[chosen]
         else:
             return 0
         err = t._record(s, action, moves)
@@ -53,8 +58,9 @@ def play_one(s, seed, codes, params, moves):
     streams = np.empty(1 + p, np.uint64)
     rngs = np.empty(p, np.uint64)
     options = np.empty(16, np.int64)
+    memory = np.zeros((p, memory_size(s)), np.int64)
     t.seed_streams(seed, p, streams, rngs)
-    return _play(s, codes, params, moves, streams, rngs, options)
+    return _play(s, codes, params, moves, streams, rngs, options, memory)
 
 
 @njit(cache=True)
@@ -73,11 +79,14 @@ def play_batch(init, seeds, codes, params, moves, games, seats):
     streams = np.empty(1 + p, np.uint64)
     rngs = np.empty(p, np.uint64)
     options = np.empty(16, np.int64)
-    return _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options)
+    memory = np.zeros((p, memory_size(s)), np.int64)
+    return _batch(
+        s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory
+    )
 
 
 @njit(cache=True, _nrt=False)
-def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options):
+def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory):
     """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
     without reference counting (see marrakech_sim.rules.core), and so with plain loops
     where a slice assignment would need the runtime."""
@@ -90,8 +99,10 @@ def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, op
         flat = block.reshape(-1)
         for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
             flat[i] = t.NULL
+        for seat in range(p):
+            memory[seat, M_FLAGS] = 0  # a new game: nothing remembered
         t.seed_streams(seeds[g], p, streams, rngs)
-        err = _play(s, codes[g], params[g], block, streams, rngs, options)
+        err = _play(s, codes[g], params[g], block, streams, rngs, options, memory)
         if err < 0:
             return err
         games[g, 0] = s[k.TURN_] + 1

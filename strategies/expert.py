@@ -130,10 +130,20 @@ ROLLOUT_GREEDY = (1.0, 1.0, 0.5, 1.0, 10.0)
 #: weight times the best greedy placement score each face of the die leads to (summed
 #: over the faces). 0.2 predicts the expert's own rotations best (docs/STRATEGIES.md)
 MODEL_LOOKAHEAD = 0.2
+#: with 2 players, while every rotation the other seat was seen to make was one of
+#: greedy's best (the expert's memory of the game), the model's weight for that seat:
+#: greedy's rotation, its ties broken by the look (docs/STRATEGIES.md)
+GREEDY_LOOKAHEAD = 1e-6
 #: the model's value of a face whose walk ends the mover's game (no placement follows)
 MODEL_OUT = -1000.0
 #: mixes a decision's seed with the sample number (an odd 64-bit constant)
 _SAMPLE_MIX = uint64(0xD1B54A32D192ED03)
+#: the expert's memory of a game, an int64 array of memory_size(s) (2 players: what it
+#: needs to see how the other seat turned Assam): flags, the code of its last placement,
+#: and the state it placed in
+M_FLAGS, M_PLACED, M_STATE = 0, 1, 2
+#: M_FLAGS bits: the last placement is stored; the other seat once turned otherwise than greedy
+PLACED, NOT_GREEDY = 1, 2
 
 
 # ---------------------------------------------------------------- valuing a position
@@ -282,14 +292,15 @@ def face_weight(s, f):
 
 
 @njit(cache=True, _nrt=False)
-def model_rotation(c, greedy, options, e, scores, memo):
+def model_rotation(c, greedy, options, e, scores, memo, look):
     """The rotation (-1, 0 or 1) the play-outs give a seat other than the searching one in
-    c: the best of greedy's rotation score + MODEL_LOOKAHEAD x the sum over the die's
+    c: the best of greedy's rotation score + look[0] x the sum over the die's
     faces of the best greedy placement score after that roll (the rug: the mover's first
     colour with rugs left; a walk that ends the mover's game: MODEL_OUT), first best.
     Greedy turns Assam away from payments only; strong players (the expert, expectimax)
     also turn him towards good places for their rug. Under "orient at end" (RULES.md
-    section 3) the rotation sets the next player's walk: greedy's rotation. Buffers:
+    section 3) the rotation sets the next player's walk: greedy's rotation. look[0] is
+    MODEL_LOOKAHEAD, or GREEDY_LOOKAHEAD for a seat seen to turn as greedy. Buffers:
     options int64[16], e a state, scores float64[3], memo float64[2 x squares].
 
     Each distinct face is scored once and counted by its number of faces, the board's
@@ -330,7 +341,7 @@ def model_rotation(c, greedy, options, e, scores, memo):
             count = k.legal_placements(e, options)
             here = rb if shared else prepare_regions(e)
             total += weight * greedy_best_score(e, greedy, options, count, here, memo)
-        value = scores[r] + MODEL_LOOKAHEAD * total
+        value = scores[r] + look[0] * total
         if value > best:
             best = value
             chosen = r
@@ -338,16 +349,17 @@ def model_rotation(c, greedy, options, e, scores, memo):
 
 
 @njit(cache=True, _nrt=False)
-def play_out(c, stream, first_face, horizon, start, me, greedy, model):
+def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, model):
     """Play c on in place until turn start + horizon or the end: every seat places as
     greedy, the searching seat `me` turns Assam as greedy and the others as
-    model_rotation; rolls from `stream`, except the first, which is die face index
-    first_face. model: (options, state, scores, memo), its buffers."""
-    options, e, scores, memo = model
+    model_rotation; rolls and rug draws from `stream`, except the first roll, which is
+    die face index first_face, and the first draw, colour first_colour, when >= 0.
+    model: (options, state, scores, memo, look), model_rotation's buffers."""
+    options, e, scores, memo, look = model
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     none = stream[0:0]
-    first = True
+    first = drawn = True
     while c[k.PHASE_] != k.PHASE_OVER and c[k.TURN_] - start < horizon:
         phase = c[k.PHASE_]
         if phase == k.PHASE_ROLL:
@@ -355,11 +367,13 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
             first = False
             k.k_apply(c, c[faces + i])
         elif phase == k.PHASE_DRAW:
-            k.k_apply(c, draw_colour(c, stream))
+            colour = first_colour if drawn and first_colour >= 0 else draw_colour(c, stream)
+            drawn = False
+            k.k_apply(c, colour)
         elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
             k.k_apply(c, greedy_rotation(c, greedy, none))
         elif phase == k.PHASE_ORIENT:
-            k.k_apply(c, model_rotation(c, greedy, options, e, scores, memo))
+            k.k_apply(c, model_rotation(c, greedy, options, e, scores, memo, look))
         else:
             count = k.legal_placements(c, options)
             k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
@@ -368,7 +382,8 @@ def play_out(c, stream, first_face, horizon, start, me, greedy, model):
 @njit(cache=True)
 def work_buffers(s):
     """The buffers of a search in s (sampled_total's `work`): options, values, result,
-    stream, mixer, feats, and model_rotation's state, rotation scores and memo."""
+    stream, mixer, feats, and model_rotation's state, rotation scores, memo and look
+    (its weight, MODEL_LOOKAHEAD until set)."""
     p = s[k.P_]
     return (
         np.empty(16, np.int64),
@@ -380,6 +395,7 @@ def work_buffers(s):
         np.empty_like(s),
         np.empty(3),
         np.empty(2 * s[k.N_] * s[k.N_]),
+        np.full(1, MODEL_LOOKAHEAD),
     )
 
 
@@ -388,8 +404,8 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
     """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
     on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
     face index first_face when >= 0. work: work_buffers."""
-    options, values, result, stream, mixer, feats, state, scores, memo = work
-    model = (options, state, scores, memo)
+    options, values, result, stream, mixer, feats, state, scores, memo, look = work
+    model = (options, state, scores, memo, look)
     total = 0.0
     for j in range(samples):
         for a in range(c.shape[0]):
@@ -397,9 +413,44 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
         # sample j's chance sequence: the same for every option (common random numbers)
         mixer[0] = seed ^ (uint64(j + 1) * _SAMPLE_MIX)
         stream[0] = rng_next(mixer)
-        play_out(d, stream, first_face, horizon, start, me, greedy, model)
+        play_out(d, stream, first_face, -1, horizon, start, me, greedy, model)
         total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
     return total
+
+
+@njit(cache=True, _nrt=False)
+def exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, work):
+    """The expected leaf_value for `me` of playing on from c (not changed; d: a state
+    buffer) to turn start + horizon, when the only chance on the way is one rug draw
+    and one roll (2 players, one round): every colour the drawing seat may draw, by its
+    rugs of that colour left, times every face of the die (or face index first_face
+    when >= 0), by its count (RULES.md section 1). A further draw or roll, which one
+    round with 2 players does not hold, would be sampled from the decision's seed."""
+    options, values, result, stream, mixer, feats, state, scores, memo, look = work
+    model = (options, state, scores, memo, look)
+    nf = c[k.NFACES_]
+    left = c[k.RUGS_LEFT_AT]
+    seat = c[k.SEAT_]
+    draws = c[k.PHASE_] == k.PHASE_DRAW
+    colours = c[k.P_] * c[k.C_] if draws else seat + 1
+    total = 0.0
+    for colour in range(seat, colours, c[k.P_]):
+        chance = c[left + colour] if draws else 1
+        if chance == 0:
+            continue
+        for f in range(nf):
+            weight = 1 if f == first_face else (face_weight(c, f) if first_face < 0 else 0)
+            if weight == 0:
+                continue
+            for a in range(c.shape[0]):
+                d[a] = c[a]
+            mixer[0] = seed ^ _SAMPLE_MIX
+            stream[0] = rng_next(mixer)
+            play_out(d, stream, f, colour if draws else -1, horizon, start, me, greedy, model)
+            value = leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
+            total += chance * weight * value
+    faces = 1 if first_face >= 0 else nf
+    return total / (faces * (k.seat_rugs_left(c, seat) if draws else 1))
 
 
 @njit(cache=True, _nrt=False)
@@ -408,11 +459,15 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
     (sampled_total over `budget` chance sequences). From budget 2 on (horizon past the
     turn), budget 1's value, the turn finished, counts as one more sample: the sampled
     play-outs model every seat's placements by greedy's one-move look, and this term
-    keeps a small budget from playing worse than budget 1 (docs/STRATEGIES.md). Not
-    recursive: numba cannot load a cached recursive kernel."""
+    keeps a small budget from playing worse than budget 1 (docs/STRATEGIES.md). With 2
+    players one round holds one rug draw and one roll: exact_total takes their
+    expectation instead of sampling it. Not recursive: numba cannot load a cached
+    recursive kernel."""
     values, result, stream, feats = work[1], work[2], work[3], work[5]
     if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
         return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
+    if c[k.P_] == 2 and horizon == HORIZON_ROUNDS * 2:
+        return exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, work)
     total = sampled_total(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work)
     if horizon == 1:
         return total / budget
@@ -437,19 +492,20 @@ _LEAF_WEIGHTS = np.array(LEAF_WEIGHTS, np.float64)
 
 
 @njit(cache=True, _nrt=True)
-def expert_values(s, budget, rng, values):
+def expert_values(s, budget, rng, values, look):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
     legal placements in legal_placements order); returns the number of options: the
     search of expert_values_with, with the fitted LEAF_WEIGHTS of the player count."""
     row = min(s[k.P_], 1 + _LEAF_WEIGHTS.shape[0]) - 2
-    return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS[row])
+    return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS[row], look)
 
 
 @njit(cache=True, _nrt=True)
-def expert_values_with(s, budget, rng, values, weights):
+def expert_values_with(s, budget, rng, values, weights, look):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
-    legal placements in legal_placements order), leaves valued with `weights`; returns
-    the number of options.
+    legal placements in legal_placements order), leaves valued with `weights`, the other
+    seats' rotations in the play-outs modelled with weight `look` (model_rotation);
+    returns the number of options.
 
     The first roll after the option is expanded over the die's distinct faces (weighted
     by their counts); when the option is the mover's own rotation, the mover's
@@ -471,6 +527,7 @@ def expert_values_with(s, budget, rng, values, weights):
     options = np.empty(16, np.int64)
     mine = np.empty(16, np.int64)
     work = work_buffers(s)
+    work[-1][0] = look
     orient = s[k.PHASE_] == k.PHASE_ORIENT
     if orient:
         count = 3
@@ -519,24 +576,98 @@ def expert_values_with(s, budget, rng, values, weights):
 # ---------------------------------------------------------------- the twins' entry points
 
 
+@njit(cache=True)
+def memory_size(s):
+    """The length of the expert's memory of a game in s (M_STATE + the state)."""
+    return M_STATE + s.shape[0]
+
+
 @njit(cache=True, _nrt=True)
-def expert_rotation(s, budget, rng):
-    """The expert's rotation (-1, 0 or 1) in s."""
+def other_turned_as_greedy(s, memory):
+    """Whether the other seat (2 players), in the turn before this one of mine, turned
+    Assam as greedy would: 1 when every rotation that takes him from where my last
+    placement left him to where he stands now, with some face of the die, is one of
+    greedy's best rotations there, or some is; 0 when none is; -1 when it cannot be
+    told (no placement of mine stored, or the rotation did not set the mover's walk)."""
+    if memory[M_FLAGS] & PLACED == 0:
+        return -1
+    c = memory[M_STATE:].copy()
+    k.k_apply(c, memory[M_PLACED])  # the other seat's turn starts
+    if c[k.PHASE_] == k.PHASE_DRAW:  # its rug's colour moves neither Assam nor dirhams
+        left = c[k.RUGS_LEFT_AT]
+        for colour in range(c[k.SEAT_], c[k.P_] * c[k.C_], c[k.P_]):
+            if c[left + colour] > 0:
+                k.k_apply(c, colour)
+                break
+    if c[k.PHASE_] != k.PHASE_ORIENT or k_next_walker(c) != c[k.SEAT_]:
+        return -1
+    greedy = np.empty(5)
+    for i in range(5):
+        greedy[i] = ROLLOUT_GREEDY[i]
+    scores = np.empty(3)
+    greedy_rotation_scores(c, greedy, scores)
+    seen = False
+    e = np.empty_like(c)
+    for r in range(3):
+        for f in range(c[k.NFACES_]):
+            e[:] = c
+            k.k_apply(e, r - 1)
+            k.k_apply(e, c[c[k.FACES_AT] + f])
+            if e[k.X_] == s[k.X_] and e[k.Y_] == s[k.Y_] and e[k.FACING_] == s[k.FACING_]:
+                if scores[r] == scores.max():
+                    return 1
+                seen = True
+    return 0 if seen else -1
+
+
+@njit(cache=True)
+def remembers(s, budget):
+    """Whether the expert keeps its memory of the game: with 2 players, where the other
+    seat's turns are seen one by one, and from budget 2 (budget 1 has no play-outs)."""
+    return s[k.P_] == 2 and budget >= 2
+
+
+@njit(cache=True)
+def lookahead(s, budget, memory):
+    """model_rotation's weight for the other seats: GREEDY_LOOKAHEAD while the expert
+    remembers and has not seen the other seat turn Assam otherwise than greedy (a
+    player not seen to differ from greedy is modelled as greedy), else MODEL_LOOKAHEAD."""
+    if remembers(s, budget) and memory[M_FLAGS] & NOT_GREEDY == 0:
+        return GREEDY_LOOKAHEAD
+    return MODEL_LOOKAHEAD
+
+
+@njit(cache=True, _nrt=True)
+def expert_rotation(s, budget, rng, memory):
+    """The expert's rotation (-1, 0 or 1) in s; memory: its memory of the game
+    (memory_size(s), zero at the game's start), read and updated."""
+    if remembers(s, budget):
+        if other_turned_as_greedy(s, memory) == 0:
+            memory[M_FLAGS] |= NOT_GREEDY
+        memory[M_FLAGS] &= ~PLACED
     values = np.empty(16)
-    count = expert_values(s, budget, rng, values)
+    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory))
     return pick_best(values, count, rng) - 1
 
 
 @njit(cache=True, _nrt=True)
-def expert_placement(s, budget, rng):
-    """The expert's placement as an index into legal_placements order."""
+def expert_placement(s, budget, rng, memory):
+    """The expert's placement as an index into legal_placements order; memory as in
+    expert_rotation (where it remembers: the state and the placement chosen)."""
     values = np.empty(16)
-    count = expert_values(s, budget, rng, values)
-    return pick_best(values, count, rng)
+    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory))
+    chosen = pick_best(values, count, rng)
+    if remembers(s, budget):
+        options = np.empty(16, np.int64)
+        k.legal_placements(s, options)
+        memory[M_PLACED] = options[chosen]
+        memory[M_STATE:] = s
+        memory[M_FLAGS] |= PLACED
+    return chosen
 
 
 @njit(cache=True, _nrt=True)
-def well_rotation(s, budget, rng):
+def well_rotation(s, budget, rng, memory):
     """The restricted players' well-chosen rotation: greedy's (default weights, ties by
     a draw) with budget 0, else the expert's at that budget."""
     if budget == 0:
@@ -544,11 +675,11 @@ def well_rotation(s, budget, rng):
         for i in range(5):
             greedy[i] = ROLLOUT_GREEDY[i]
         return greedy_rotation(s, greedy, rng)
-    return expert_rotation(s, budget, rng)
+    return expert_rotation(s, budget, rng, memory)
 
 
 @njit(cache=True, _nrt=True)
-def well_placement(s, budget, rng, options, count):
+def well_placement(s, budget, rng, options, count, memory):
     """The restricted players' well-chosen placement (an index into options[:count], in
     legal_placements order): greedy's with budget 0, else the expert's."""
     if budget == 0:
@@ -556,7 +687,7 @@ def well_placement(s, budget, rng, options, count):
         for i in range(5):
             greedy[i] = ROLLOUT_GREEDY[i]
         return greedy_placement(s, greedy, rng, options, count)
-    return expert_placement(s, budget, rng)
+    return expert_placement(s, budget, rng, memory)
 
 
 # ---------------------------------------------------------------- the Python forms
@@ -582,7 +713,25 @@ def check_budget(name: str, budget: Any, low: int) -> int:
     return budget
 
 
-class ExpertStrategy(BaseStrategy):
+class _Remembering(BaseStrategy):
+    """A player that keeps the expert's memory of a game (expert_rotation's `memory`):
+    fresh at each game's start, or when a decision comes from a game it does not fit."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._memory = np.zeros(0, np.int64)
+
+    def on_game_start(self, view: GameView) -> None:
+        self._memory = np.zeros(memory_size(view.packed), np.int64)
+
+    def memory(self, view: GameView) -> np.ndarray:
+        """The memory of the game in `view`, read and updated by the kernels."""
+        if len(self._memory) != memory_size(view.packed):
+            self.on_game_start(view)
+        return self._memory
+
+
+class ExpertStrategy(_Remembering):
     """Expert: greedy roll-outs over `budget` sampled chance sequences per option.
 
     Larger budgets play better and cost proportionally more (see docs/STRATEGIES.md,
@@ -599,18 +748,28 @@ class ExpertStrategy(BaseStrategy):
         self._budget = check_budget("expert", self.params["budget"], 1)
 
     def on_game_start(self, view: GameView) -> None:
-        _compile(
-            (expert_rotation, expert_placement), view.packed.copy(), self._budget, view.rng.state
-        )
+        super().on_game_start(view)
+        s, state = view.packed.copy(), view.rng.state
+        _compile((expert_rotation, expert_placement), s, self._budget, state, self._memory)
+
+    @property
+    def other_seems_greedy(self) -> bool:
+        """Whether, in its game so far, every rotation the other seat was seen to make
+        was one of greedy's best (seen with 2 players from budget 2; its rotations are
+        then modelled as greedy's)."""
+        return len(self._memory) == 0 or not self._memory[M_FLAGS] & NOT_GREEDY
 
     def choose_rotation(self, view: GameView) -> int:
-        return int(expert_rotation(view.packed.copy(), self._budget, view.rng.state))
+        memory = self.memory(view)
+        return int(expert_rotation(view.packed.copy(), self._budget, view.rng.state, memory))
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        return options[int(expert_placement(view.packed.copy(), self._budget, view.rng.state))]
+        memory = self.memory(view)
+        s = view.packed.copy()
+        return options[int(expert_placement(s, self._budget, view.rng.state, memory))]
 
 
-class _Restricted(BaseStrategy):
+class _Restricted(_Remembering):
     """Shared by the restricted players: budget 0 decides as greedy, >= 1 as expert."""
 
     NAME: ClassVar[str] = "restricted"
@@ -624,17 +783,21 @@ class _Restricted(BaseStrategy):
         self._codes = np.empty(16, np.int64)
 
     def on_game_start(self, view: GameView) -> None:
-        s, state = view.packed.copy(), view.rng.state
-        _compile((well_rotation,), s, self._budget, state)
-        _compile((well_placement,), s, self._budget, state, self._codes, 16)
+        super().on_game_start(view)
+        s, state, memory = view.packed.copy(), view.rng.state, self._memory
+        _compile((well_rotation,), s, self._budget, state, memory)
+        _compile((well_placement,), s, self._budget, state, self._codes, 16, memory)
 
     def _rotation(self, view: GameView) -> int:
-        return int(well_rotation(view.packed.copy(), self._budget, view.rng.state))
+        memory = self.memory(view)
+        return int(well_rotation(view.packed.copy(), self._budget, view.rng.state, memory))
 
     def _placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
+        memory = self.memory(view)
         s = view.packed.copy()
         count = k.legal_placements(s, self._codes)
-        return options[int(well_placement(s, self._budget, view.rng.state, self._codes, count))]
+        chosen = well_placement(s, self._budget, view.rng.state, self._codes, count, memory)
+        return options[int(chosen)]
 
 
 class RotationOnlyStrategy(_Restricted):

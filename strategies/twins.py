@@ -76,26 +76,28 @@ def encode_params(twin: str, params: Mapping[str, Any]) -> np.ndarray:
 # inlined into the compiled loop, which runs without reference counting
 # (see marrakech_sim.rules.core)
 @njit(cache=True, inline="always")
-def choose_rotation(code, params, s, rng):
-    """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`."""
+def choose_rotation(code, params, s, rng, memory):
+    """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`; memory: the seat's
+    memory of the game (expert.memory_size, zero at its start; the expert's)."""
     if code == GREEDY:
         return greedy_rotation(s, params, rng)
     if code == EXPERT:
-        return expert_rotation(s, int(params[0]), rng)
+        return expert_rotation(s, int(params[0]), rng, memory)
     if code == ROTATION_ONLY:
-        return well_rotation(s, int(params[0]), rng)
+        return well_rotation(s, int(params[0]), rng, memory)
     return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
 
 
 @njit(cache=True, inline="always")
-def choose_placement(code, params, s, rng, options, count):
-    """The index into options[:count] (legal_placements order) the twin chooses."""
+def choose_placement(code, params, s, rng, options, count, memory):
+    """The index into options[:count] (legal_placements order) the twin chooses; memory
+    as in choose_rotation."""
     if code == GREEDY:
         return greedy_placement(s, params, rng, options, count)
     if code == EXPERT:
-        return expert_placement(s, int(params[0]), rng)
+        return expert_placement(s, int(params[0]), rng, memory)
     if code == PLACEMENT_ONLY:
-        return well_placement(s, int(params[0]), rng, options, count)
+        return well_placement(s, int(params[0]), rng, options, count, memory)
     return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
 
 

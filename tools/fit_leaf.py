@@ -29,6 +29,7 @@ from marrakech_sim.rules.options import Rules
 from marrakech_sim.strategies import twins
 from marrakech_sim.strategies.expert import (
     LEAF_FEATURES,
+    MODEL_LOOKAHEAD,
     ROLLOUT_GREEDY,
     expert_values_with,
     leaf_features,
@@ -78,6 +79,7 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
         greedy[i] = ROLLOUT_GREEDY[i]
     result = np.empty(4 * p + 1, np.int64)
     values = np.empty(16)
+    unused = np.zeros(0, np.int64)  # the greedy twins' memory: they keep none
     row = 0
     for g in range(seeds.shape[0]):
         s[:] = init
@@ -103,12 +105,17 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
                     action = rng_below(noise, 3) - 1
                 elif codes[g, seat] == EXPERT:
                     n = expert_values_with(
-                        s, int(params[g, seat, 0]), rngs[seat : seat + 1], values, boot
+                        s,
+                        int(params[g, seat, 0]),
+                        rngs[seat : seat + 1],
+                        values,
+                        boot,
+                        MODEL_LOOKAHEAD,
                     )
                     action = pick_best(values, n, rngs[seat : seat + 1]) - 1
                 else:
                     action = choose_rotation(
-                        codes[g, seat], params[g, seat], s, rngs[seat : seat + 1]
+                        codes[g, seat], params[g, seat], s, rngs[seat : seat + 1], unused
                     )
             else:
                 count = k.placements_of_key(s, k.legal_placement_mask(s), options)
@@ -116,13 +123,20 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
                     action = options[rng_below(noise, count)]
                 elif codes[g, seat] == EXPERT:
                     n = expert_values_with(
-                        s, int(params[g, seat, 0]), rngs[seat : seat + 1], values, boot
+                        s,
+                        int(params[g, seat, 0]),
+                        rngs[seat : seat + 1],
+                        values,
+                        boot,
+                        MODEL_LOOKAHEAD,
                     )
                     action = options[pick_best(values, n, rngs[seat : seat + 1])]
                 else:
                     rng = rngs[seat : seat + 1]
                     action = options[
-                        choose_placement(codes[g, seat], params[g, seat], s, rng, options, count)
+                        choose_placement(
+                            codes[g, seat], params[g, seat], s, rng, options, count, unused
+                        )
                     ]
             k.k_apply(s, action)
         k.k_result(s, result)

@@ -19,11 +19,12 @@ from marrakech_sim.play.rng import Rng, new_stream, rng_below, rng_next
 from marrakech_sim.play.strategy import StrategySpec, describe, registered
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
-from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.options import COLOUR_LETTERS, Rules
 from marrakech_sim.rules.state import GameState
 from marrakech_sim.strategies.expert import (
     ENDGAME_ROUNDS,
     ENDGAME_SAMPLES,
+    GREEDY_LOOKAHEAD,
     HORIZON_ROUNDS,
     LEAF_WEIGHTS,
     MODEL_LOOKAHEAD,
@@ -34,6 +35,7 @@ from marrakech_sim.strategies.expert import (
     PlacementOnlyStrategy,
     RotationOnlyStrategy,
     expert_values,
+    leaf_value,
     mean_value,
     model_rotation,
     schedule,
@@ -222,7 +224,7 @@ def test_expert_samples_four_times_its_budget_in_the_endgame() -> None:
     options = np.empty(16, np.int64)
     rng = np.array([2026], np.uint64)
     values = np.empty(16)
-    count = expert_values(s.copy(), 2, rng.copy(), values)
+    count = expert_values(s.copy(), 2, rng.copy(), values, MODEL_LOOKAHEAD)
     assert count == k.legal_placements(s, options) and schedule(s, 2) == TO_THE_END
 
     def by_hand(samples: int) -> np.ndarray:
@@ -306,7 +308,13 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
     board (81 squares) takes the labelled region queries instead of the bitboards."""
     greedy = np.array(ROLLOUT_GREEDY)
     n = rules.board_size
-    buffers = (np.empty(16, np.int64), k.initial_state(rules), np.empty(3), np.empty(2 * n * n))
+    buffers = (
+        np.empty(16, np.int64),
+        k.initial_state(rules),
+        np.empty(3),
+        np.empty(2 * n * n),
+        np.full(1, MODEL_LOOKAHEAD),
+    )
     differ = seen = 0
     for seed in (11, 12):
         for s in random_positions(rules, seed):
@@ -320,3 +328,81 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
             seen += 1
     assert seen > 20
     assert (differ == 0) if rules.orient_at_end else (differ > 0), (differ, seen)
+
+
+def round_by_hand(rules: Rules, c: np.ndarray, face: int, me: int) -> float:
+    """The expected leaf_value for `me` one round on from c (the other seat's turn, 2
+    players, the expert having placed), its roll `face`, recomputed with the Python
+    engine: each colour it may draw by its rugs of that colour left, then its rotation
+    by model_by_hand, its roll, and greedy's first best placement (the Python greedy)."""
+    greedy = GreedyStrategy()
+    state = GameState.from_packed(rules, c)
+    seat = state.seat
+    left = {colour: int(c[c[k.RUGS_LEFT_AT] + colour]) for colour in (seat, seat + 2)}
+    total = 0.0
+    for colour, count in left.items():
+        if count == 0:
+            continue
+        drawn = state.apply(COLOUR_LETTERS[colour])
+        turned = drawn.apply(model_by_hand(rules, np.array(drawn.packed)))
+        rolled = turned.apply(face)
+        if rolled.phase == "place":
+            view = GameView(rules, np.array(rolled.packed), rolled.seat, Rng(1, 1))
+            legal = rolled.legal_actions()
+            rolled = rolled.apply(legal[int(np.argmax(greedy.placement_scores(view, legal)))])
+        leaf = np.array(rolled.packed)
+        assert leaf[k.TURN_] == c[k.TURN_] + 1 or leaf[k.PHASE_] == k.PHASE_OVER
+        work = work_buffers(leaf)
+        values, result, none, feats = work[1], work[2], work[3][0:0], work[5]
+        weights = np.array(LEAF_WEIGHTS[0])
+        value = leaf_value(leaf, me, np.array(ROLLOUT_GREEDY), values, result, none, weights, feats)
+        total += count * value
+    return total / sum(left.values())
+
+
+def test_with_two_players_the_round_is_expanded_exactly() -> None:
+    """With 2 players one round of play-out holds one rug draw and one roll of the other
+    seat: a placement's value is their exact expectation (round_by_hand, averaged over
+    the die's faces for that roll), so budgets 2 and 8 value alike before the last two
+    rounds (two positions, all their placements)."""
+    positions = [
+        s.copy()
+        for s in random_positions(TWO, 8)
+        if s[k.PHASE_] == k.PHASE_PLACE and rugs_left(s) > ENDGAME_ROUNDS * 2 + 4
+    ][5:7]
+    assert len(positions) == 2
+    options = np.empty(16, np.int64)
+    for s in positions:
+        me = int(s[k.SEAT_])
+        values = {}
+        for budget in (2, 8):
+            values[budget] = np.empty(16)
+            count = expert_values(
+                s.copy(), budget, np.array([7], np.uint64), values[budget], MODEL_LOOKAHEAD
+            )
+        assert count == k.legal_placements(s, options)
+        np.testing.assert_array_equal(values[2][:count], values[8][:count])
+        faces = [int(s[s[k.FACES_AT] + f]) for f in range(s[k.NFACES_])]
+        for i in range(count):
+            c = s.copy()
+            k.k_apply(c, options[i])
+            expected = sum(round_by_hand(TWO, c, face, me) for face in faces) / len(faces)
+            assert values[2][i] == pytest.approx(expected, rel=1e-12), i
+
+
+@pytest.mark.parametrize("other", ["greedy", "random"])
+def test_expert_models_a_seat_it_sees_turn_as_greedy_as_greedy(other: str) -> None:
+    """With 2 players the expert remembers how the other seat turns Assam: against
+    greedy every rotation seen is one of greedy's best (it stays modelled as greedy,
+    GREEDY_LOOKAHEAD), against random one is not (modelled as a strong player,
+    MODEL_LOOKAHEAD). The compiled twin remembers alike: the same games."""
+    assert 0 < GREEDY_LOOKAHEAD < 1e-3 < MODEL_LOOKAHEAD
+    specs = [StrategySpec.of("expert", {"budget": 2}), StrategySpec.of(other)]
+    seeds = [3, 4]
+    moves, _, _ = play_compiled(TWO, specs, seeds)
+    for g, seed in enumerate(seeds):
+        expert = specs[0].build()
+        record = play_game(TWO, [expert, specs[1].build()], seed)
+        assert record.error is None
+        np.testing.assert_array_equal(moves[g, : record.turns], record.moves)
+        assert expert.other_seems_greedy == (other == "greedy"), seed
