@@ -419,6 +419,23 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
 
 
 @njit(cache=True, _nrt=False)
+def round_outcomes(c, first_face):
+    """The chance outcomes of exact_total from c: the colours the drawing seat may draw
+    (1 when c is not at a draw) times the die's distinct faces (1 when first_face >= 0)."""
+    colours = 1
+    if c[k.PHASE_] == k.PHASE_DRAW:
+        colours = 0
+        for colour in range(c[k.SEAT_], c[k.P_] * c[k.C_], c[k.P_]):
+            colours += c[c[k.RUGS_LEFT_AT] + colour] > 0
+    faces = 1
+    if first_face < 0:
+        faces = 0
+        for f in range(c[k.NFACES_]):
+            faces += face_weight(c, f) > 0
+    return colours * faces
+
+
+@njit(cache=True, _nrt=False)
 def exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, work):
     """The expected leaf_value for `me` of playing on from c (not changed; d: a state
     buffer) to turn start + horizon, when the only chance on the way is one rug draw
@@ -460,13 +477,15 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
     turn), budget 1's value, the turn finished, counts as one more sample: the sampled
     play-outs model every seat's placements by greedy's one-move look, and this term
     keeps a small budget from playing worse than budget 1 (docs/STRATEGIES.md). With 2
-    players one round holds one rug draw and one roll: exact_total takes their
-    expectation instead of sampling it. Not recursive: numba cannot load a cached
-    recursive kernel."""
+    players one round holds one rug draw and one roll: where their outcomes are no more
+    than the budget (all 8 from budget 8; the 2 draws of a placement's round, its roll
+    expanded, from budget 2), exact_total takes their expectation instead, exact and no
+    dearer than the samples. Not recursive: numba cannot load a cached recursive
+    kernel."""
     values, result, stream, feats = work[1], work[2], work[3], work[5]
     if c[k.PHASE_] == k.PHASE_OVER or c[k.TURN_] - start >= horizon:
         return leaf_value(c, me, greedy, values, result, stream[0:0], weights, feats)
-    if c[k.P_] == 2 and horizon == HORIZON_ROUNDS * 2:
+    if c[k.P_] == 2 and horizon == HORIZON_ROUNDS * 2 and round_outcomes(c, first_face) <= budget:
         return exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, work)
     total = sampled_total(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work)
     if horizon == 1:

@@ -96,9 +96,11 @@ def test_compiled_twins_play_the_python_games(rules: Rules) -> None:
         np.testing.assert_array_equal(seats[g], record.seats)
 
 
-def test_expert_passes_the_conformance_checker() -> None:
-    """check-strategy finds no problem with expert (every seat, 2-4 players, both orders)."""
-    report = check_strategy("expert", {"budget": 1}, games=1)
+@pytest.mark.parametrize("budget", [1, 2])
+def test_expert_passes_the_conformance_checker(budget: int) -> None:
+    """check-strategy finds no problem with expert (every seat, 2-4 players, both orders;
+    budget 2: with its memory of the game and the exact round)."""
+    report = check_strategy("expert", {"budget": budget}, games=1)
     assert report.ok, report.lines()
 
 
@@ -364,7 +366,8 @@ def test_with_two_players_the_round_is_expanded_exactly() -> None:
     """With 2 players one round of play-out holds one rug draw and one roll of the other
     seat: a placement's value is their exact expectation (round_by_hand, averaged over
     the die's faces for that roll), so budgets 2 and 8 value alike before the last two
-    rounds (two positions, all their placements)."""
+    rounds (two positions, all their placements). A rotation's round has 8 outcomes
+    (2 colours, 4 faces): budget 8 and 16 expand it alike, budget 2 samples it."""
     positions = [
         s.copy()
         for s in random_positions(TWO, 8)
@@ -388,6 +391,16 @@ def test_with_two_players_the_round_is_expanded_exactly() -> None:
             k.k_apply(c, options[i])
             expected = sum(round_by_hand(TWO, c, face, me) for face in faces) / len(faces)
             assert values[2][i] == pytest.approx(expected, rel=1e-12), i
+    turn = next(
+        s.copy()
+        for s in random_positions(TWO, 8)
+        if s[k.PHASE_] == k.PHASE_ORIENT and rugs_left(s) > ENDGAME_ROUNDS * 2 + 4
+    )
+    rotations = {budget: np.empty(16) for budget in (2, 8, 16)}
+    for budget, values in rotations.items():
+        expert_values(turn.copy(), budget, np.array([7], np.uint64), values, MODEL_LOOKAHEAD)
+    np.testing.assert_array_equal(rotations[8][:3], rotations[16][:3])
+    assert not np.array_equal(rotations[2][:3], rotations[8][:3])
 
 
 @pytest.mark.parametrize("other", ["greedy", "random"])
