@@ -15,8 +15,14 @@ At each decision every option (3 rotations, or each legal placement) is valued:
   4 x `budget`, when at most two rounds of rugs are left), each with one sampled chance
   sequence (later rolls and, with two colours a seat, the rug draws). Every option and
   face meets the same `budget` sequences (common random numbers), so their differences
-  are not drowned in dice noise. With budget 1 the position right after the turn is
-  valued instead (nothing to sample).
+  are not drowned in dice noise. With 2 players a round holds one draw and one roll,
+  and where their outcomes are no more than the budget they are expanded exactly
+  instead (`exact_total`). With budget 1 the position right after the turn is valued
+  instead (nothing to sample).
+- With 2 players the expert remembers the game (`memory`: the state of its last
+  placement) and so sees each rotation of the other seat; a seat that has only turned
+  Assam as greedy would is modelled as greedy (`GREEDY_LOOKAHEAD`), one that once did
+  otherwise as a strong player (`MODEL_LOOKAHEAD`).
 - `leaf_value` values the position reached by a learned evaluation: each seat's
   utility is a weighted sum of its features (dirhams, visible squares, the walk about
   to happen at its expectation, its regions' size^2 and their expected income, ...:
@@ -449,9 +455,9 @@ def exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, wor
     left = c[k.RUGS_LEFT_AT]
     seat = c[k.SEAT_]
     draws = c[k.PHASE_] == k.PHASE_DRAW
-    colours = c[k.P_] * c[k.C_] if draws else seat + 1
+    end = c[k.P_] * c[k.C_] if draws else seat + 1  # the drawing seat's colours, or one pass
     total = 0.0
-    for colour in range(seat, colours, c[k.P_]):
+    for colour in range(seat, end, c[k.P_]):
         chance = c[left + colour] if draws else 1
         if chance == 0:
             continue
@@ -604,10 +610,10 @@ def memory_size(s):
 @njit(cache=True, _nrt=True)
 def other_turned_as_greedy(s, memory):
     """Whether the other seat (2 players), in the turn before this one of mine, turned
-    Assam as greedy would: 1 when every rotation that takes him from where my last
-    placement left him to where he stands now, with some face of the die, is one of
-    greedy's best rotations there, or some is; 0 when none is; -1 when it cannot be
-    told (no placement of mine stored, or the rotation did not set the mover's walk)."""
+    Assam as greedy would: of the rotations that, with some face of the die, take him
+    from where my last placement left him to where he stands now, 1 when one is among
+    greedy's best rotations there, 0 when none is; -1 when it cannot be told (no
+    placement of mine stored, or that rotation did not set the mover's own walk)."""
     if memory[M_FLAGS] & PLACED == 0:
         return -1
     c = memory[M_STATE:].copy()
@@ -625,6 +631,7 @@ def other_turned_as_greedy(s, memory):
         greedy[i] = ROLLOUT_GREEDY[i]
     scores = np.empty(3)
     greedy_rotation_scores(c, greedy, scores)
+    top = scores.max()
     seen = False
     e = np.empty_like(c)
     for r in range(3):
@@ -633,7 +640,7 @@ def other_turned_as_greedy(s, memory):
             k.k_apply(e, r - 1)
             k.k_apply(e, c[c[k.FACES_AT] + f])
             if e[k.X_] == s[k.X_] and e[k.Y_] == s[k.Y_] and e[k.FACING_] == s[k.FACING_]:
-                if scores[r] == scores.max():
+                if scores[r] == top:
                     return 1
                 seen = True
     return 0 if seen else -1
