@@ -752,16 +752,18 @@ class _Remembering(BaseStrategy):
 
     def memory(self, view: GameView) -> np.ndarray:
         """The memory of the game in `view`, read and updated by the kernels."""
-        if len(self._memory) != memory_size(view.packed):
-            self.on_game_start(view)
+        size = memory_size(view.packed)
+        if len(self._memory) != size:  # on_game_start was not called for this game
+            self._memory = np.zeros(size, np.int64)
         return self._memory
 
 
 class ExpertStrategy(_Remembering):
     """Expert: greedy roll-outs over `budget` sampled chance sequences per option.
 
-    Larger budgets play better and cost proportionally more (see docs/STRATEGIES.md,
-    the skill ladder). Compiled twin: play_batch plays it.
+    Larger budgets play no worse and cost more (see docs/STRATEGIES.md, the skill
+    ladder). With 2 players it remembers the game (how the other seat turns Assam).
+    Compiled twin: play_batch plays it.
     """
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
