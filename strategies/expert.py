@@ -145,9 +145,9 @@ MODEL_OUT = -1000.0
 #: mixes a decision's seed with the sample number (an odd 64-bit constant)
 _SAMPLE_MIX = uint64(0xD1B54A32D192ED03)
 #: the expert's memory of a game, an int64 array of memory_size(s) (2 players: what it
-#: needs to see how the other seat turned Assam): flags, the code of its last placement,
-#: and the state it placed in
-M_FLAGS, M_PLACED, M_STATE = 0, 1, 2
+#: needs to see how the other seat turned Assam): flags, and the state right after its
+#: last placement
+M_FLAGS, M_STATE = 0, 1
 #: M_FLAGS bits: the last placement is stored; the other seat once turned otherwise than greedy
 PLACED, NOT_GREEDY = 1, 2
 
@@ -616,8 +616,7 @@ def other_turned_as_greedy(s, memory):
     placement of mine stored, or that rotation did not set the mover's own walk)."""
     if memory[M_FLAGS] & PLACED == 0:
         return -1
-    c = memory[M_STATE:].copy()
-    k.k_apply(c, memory[M_PLACED])  # the other seat's turn starts
+    c = memory[M_STATE:].copy()  # the other seat's turn starts
     if c[k.PHASE_] == k.PHASE_DRAW:  # its rug's colour moves neither Assam nor dirhams
         left = c[k.RUGS_LEFT_AT]
         for colour in range(c[k.SEAT_], c[k.P_] * c[k.C_], c[k.P_]):
@@ -679,15 +678,15 @@ def expert_rotation(s, budget, rng, memory):
 @njit(cache=True, _nrt=True)
 def expert_placement(s, budget, rng, memory):
     """The expert's placement as an index into legal_placements order; memory as in
-    expert_rotation (where it remembers: the state and the placement chosen)."""
+    expert_rotation (where it remembers: the state after the placement chosen)."""
     values = np.empty(16)
     count = expert_values(s, budget, rng, values, lookahead(s, budget, memory))
     chosen = pick_best(values, count, rng)
     if remembers(s, budget):
         options = np.empty(16, np.int64)
         k.legal_placements(s, options)
-        memory[M_PLACED] = options[chosen]
         memory[M_STATE:] = s
+        k.k_apply(memory[M_STATE:], options[chosen])
         memory[M_FLAGS] |= PLACED
     return chosen
 
