@@ -17,8 +17,7 @@ from numba import njit
 
 from marrakech_sim.play import turns as t
 from marrakech_sim.rules import core as k
-from marrakech_sim.strategies.expert import M_FLAGS, memory_size
-from marrakech_sim.strategies.twins import choose_placement, choose_rotation
+from marrakech_sim.strategies.twins import choose_placement, choose_rotation, forget, memories
 
 
 @njit(cache=True, _nrt=False)
@@ -58,7 +57,7 @@ def play_one(s, seed, codes, params, moves):
     streams = np.empty(1 + p, np.uint64)
     rngs = np.empty(p, np.uint64)
     options = np.empty(16, np.int64)
-    memory = np.zeros((p, memory_size(s)), np.int64)
+    memory = memories(s)
     t.seed_streams(seed, p, streams, rngs)
     return _play(s, codes, params, moves, streams, rngs, options, memory)
 
@@ -79,7 +78,7 @@ def play_batch(init, seeds, codes, params, moves, games, seats):
     streams = np.empty(1 + p, np.uint64)
     rngs = np.empty(p, np.uint64)
     options = np.empty(16, np.int64)
-    memory = np.zeros((p, memory_size(s)), np.int64)
+    memory = memories(s)
     return _batch(
         s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory
     )
@@ -100,7 +99,7 @@ def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, op
         for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
             flat[i] = t.NULL
         for seat in range(p):
-            memory[seat, M_FLAGS] = 0  # a new game: nothing remembered
+            forget(memory[seat])
         t.seed_streams(seeds[g], p, streams, rngs)
         err = _play(s, codes[g], params[g], block, streams, rngs, options, memory)
         if err < 0:

@@ -297,6 +297,27 @@ def face_weight(s, f):
     return weight
 
 
+@njit(cache=True)
+def rollout_greedy():
+    """ROLLOUT_GREEDY as a new float64 array: the greedy weights of the play-outs."""
+    greedy = np.empty(len(ROLLOUT_GREEDY))
+    for i in range(len(ROLLOUT_GREEDY)):
+        greedy[i] = ROLLOUT_GREEDY[i]
+    return greedy
+
+
+@njit(cache=True, inline="always")
+def draw_first_colour(c):
+    """At a rug draw, draw the drawing seat's first colour with rugs left (a look ahead
+    that does not sample the draw); elsewhere nothing."""
+    if c[k.PHASE_] == k.PHASE_DRAW:
+        left = c[k.RUGS_LEFT_AT]
+        for colour in range(c[k.SEAT_], c[k.P_] * c[k.C_], c[k.P_]):
+            if c[left + colour] > 0:
+                k.k_apply(c, colour)
+                return
+
+
 @njit(cache=True, _nrt=False)
 def model_rotation(c, greedy, options, e, scores, memo, look):
     """The rotation (-1, 0 or 1) the play-outs give a seat other than the searching one in
@@ -335,12 +356,7 @@ def model_rotation(c, greedy, options, e, scores, memo, look):
                 e[a] = c[a]
             k.k_apply(e, r - 1)
             k.k_apply(e, e[faces + f])
-            if e[k.PHASE_] == k.PHASE_DRAW:
-                left = e[k.RUGS_LEFT_AT]
-                for colour in range(e[k.SEAT_], e[k.P_] * e[k.C_], e[k.P_]):
-                    if e[left + colour] > 0:
-                        k.k_apply(e, colour)
-                        break
+            draw_first_colour(e)
             if e[k.PHASE_] != k.PHASE_PLACE:
                 total += weight * MODEL_OUT
                 continue
@@ -546,9 +562,7 @@ def expert_values_with(s, budget, rng, values, weights, look):
     nf = s[k.NFACES_]
     faces = s[k.FACES_AT]
     start = s[k.TURN_]
-    greedy = np.empty(5)
-    for i in range(5):
-        greedy[i] = ROLLOUT_GREEDY[i]
+    greedy = rollout_greedy()
     options = np.empty(16, np.int64)
     mine = np.empty(16, np.int64)
     work = work_buffers(s)
@@ -617,19 +631,11 @@ def other_turned_as_greedy(s, memory):
     if memory[M_FLAGS] & PLACED == 0:
         return -1
     c = memory[M_STATE:].copy()  # the other seat's turn starts
-    if c[k.PHASE_] == k.PHASE_DRAW:  # its rug's colour moves neither Assam nor dirhams
-        left = c[k.RUGS_LEFT_AT]
-        for colour in range(c[k.SEAT_], c[k.P_] * c[k.C_], c[k.P_]):
-            if c[left + colour] > 0:
-                k.k_apply(c, colour)
-                break
+    draw_first_colour(c)  # its rug's colour moves neither Assam nor dirhams
     if c[k.PHASE_] != k.PHASE_ORIENT or k_next_walker(c) != c[k.SEAT_]:
         return -1
-    greedy = np.empty(5)
-    for i in range(5):
-        greedy[i] = ROLLOUT_GREEDY[i]
     scores = np.empty(3)
-    greedy_rotation_scores(c, greedy, scores)
+    greedy_rotation_scores(c, rollout_greedy(), scores)
     top = scores.max()
     seen = False
     e = np.empty_like(c)
@@ -696,10 +702,7 @@ def well_rotation(s, budget, rng, memory):
     """The restricted players' well-chosen rotation: greedy's (default weights, ties by
     a draw) with budget 0, else the expert's at that budget."""
     if budget == 0:
-        greedy = np.empty(5)
-        for i in range(5):
-            greedy[i] = ROLLOUT_GREEDY[i]
-        return greedy_rotation(s, greedy, rng)
+        return greedy_rotation(s, rollout_greedy(), rng)
     return expert_rotation(s, budget, rng, memory)
 
 
@@ -708,10 +711,7 @@ def well_placement(s, budget, rng, options, count, memory):
     """The restricted players' well-chosen placement (an index into options[:count], in
     legal_placements order): greedy's with budget 0, else the expert's."""
     if budget == 0:
-        greedy = np.empty(5)
-        for i in range(5):
-            greedy[i] = ROLLOUT_GREEDY[i]
-        return greedy_placement(s, greedy, rng, options, count)
+        return greedy_placement(s, rollout_greedy(), rng, options, count)
     return expert_placement(s, budget, rng, memory)
 
 

@@ -27,9 +27,12 @@ from numba import njit
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.play.rng import rng_below
+from marrakech_sim.rules import core as k
 from marrakech_sim.strategies.expert import (
+    M_FLAGS,
     expert_placement,
     expert_rotation,
+    memory_size,
     well_placement,
     well_rotation,
 )
@@ -73,8 +76,21 @@ def encode_params(twin: str, params: Mapping[str, Any]) -> np.ndarray:
     return vector
 
 
+@njit(cache=True)
+def memories(s):
+    """Each seat's memory of a game in s (a row of memory_size, zero: nothing remembered)."""
+    return np.zeros((s[k.P_], memory_size(s)), np.int64)
+
+
 # inlined into the compiled loop, which runs without reference counting
 # (see marrakech_sim.rules.core)
+@njit(cache=True, inline="always")
+def forget(memory):
+    """Make a seat's memory (memory_size) that of a new game: nothing remembered (the
+    expert's flags cleared; the rest is read only under them)."""
+    memory[M_FLAGS] = 0
+
+
 @njit(cache=True, inline="always")
 def choose_rotation(code, params, s, rng, memory):
     """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`; memory: the seat's

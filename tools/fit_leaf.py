@@ -30,9 +30,9 @@ from marrakech_sim.strategies import twins
 from marrakech_sim.strategies.expert import (
     LEAF_FEATURES,
     MODEL_LOOKAHEAD,
-    ROLLOUT_GREEDY,
     expert_values_with,
     leaf_features,
+    rollout_greedy,
 )
 from marrakech_sim.strategies.greedy import GreedyStrategy
 from marrakech_sim.strategies.kernels import pick_best
@@ -74,9 +74,7 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
     rngs = np.empty(p, np.uint64)
     noise = np.empty(1, np.uint64)
     options = np.empty(16, np.int64)
-    greedy = np.empty(5)
-    for i in range(5):
-        greedy[i] = ROLLOUT_GREEDY[i]
+    greedy = rollout_greedy()
     result = np.empty(4 * p + 1, np.int64)
     values = np.empty(16)
     unused = np.zeros(0, np.int64)  # the greedy twins' memory: they keep none
