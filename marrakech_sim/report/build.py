@@ -161,7 +161,8 @@ def _before_appendix(sections: list[Section], more: list[Section]) -> list[Secti
     body, tail = sections, []
     if sections and sections[-1].title.startswith("Appendix"):
         body, tail = sections[:-1], sections[-1:]
-    for i, section in enumerate(more, start=len(body)):  # the summary is not numbered
+    numbered = sum(s.title[:1].isdigit() for s in body)  # the summary's are not numbered
+    for i, section in enumerate(more, start=numbered + 1):
         section.title = f"{i}. {section.title}"
     return [*body, *more, *tail]
 

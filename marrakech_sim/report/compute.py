@@ -15,10 +15,11 @@ from marrakech_sim.report.sections.data import DataTotals, data_tables
 from marrakech_sim.report.sections.power import power_table
 from marrakech_sim.report.sections.ratings import rating_tables
 from marrakech_sim.report.sections.seats import SeatTotals, seat_tables
-from marrakech_sim.report.sections.skill import SkillTotals, skill_tables
+from marrakech_sim.report.sections.skill import SkillTotals, skill_tables, study_levels
 from marrakech_sim.report.sections.variants import VariantTotals, variant_tables
 from marrakech_sim.report.sections.winrates import WinRateTotals, win_rate_tables
 from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.run.config import DEFAULT_MATTERS_PP, MARGINS, ReportOptions
 from marrakech_sim.stats.intervals import (
     DEFAULT_LEVEL,
 )
@@ -82,22 +83,27 @@ def compute_tables(
         seat_tables(out, level, seats)
     with clock("variants"):
         variant_tables(con, out, moves_games, level, variants, paired)
-    with clock("skill"):
-        skill_tables(out, level, skill, strategy_order(runs))
     with clock("ratings"):
         rating_tables(con, out, rating_games, level)
+    with clock("skill"):  # after the ratings: a skill level's strength is its Elo
+        skill_tables(out, level, skill, *study_levels([r.manifest for r in runs]))
+    out.facts["report_options"] = report_options(runs)
     out.tables["power"] = power_table(out)
     out.facts["seconds"] = {name: round(v, 2) for name, v in seconds.items()}
     out.facts["slices"] = len(slices)
     return out
 
 
-def strategy_order(runs: list[RunInfo]) -> list[str]:
-    """Strategy names in the order the runs' study configs list them (first run first)."""
-    order: list[str] = []
+def report_options(runs: list[RunInfo]) -> ReportOptions:
+    """What matters to the designer: the first run's `[report]` table that has one, else
+    the defaults (run.config.ReportOptions)."""
     for run in runs:
         config = run.manifest.get("config", {})
-        strategies = config.get("strategies", {}) if isinstance(config, dict) else {}
-        names = strategies if isinstance(strategies, dict) else [s.get("name") for s in strategies]
-        order += [str(n) for n in names if str(n) not in order]
-    return order
+        raw = config.get("report") if isinstance(config, dict) else None
+        if isinstance(raw, dict):
+            margins = raw.get("margins", {})
+            return ReportOptions(
+                float(raw.get("matters_pp", DEFAULT_MATTERS_PP)),
+                tuple((str(k), float(v)) for k, v in {**MARGINS, **margins}.items()),
+            )
+    return ReportOptions()

@@ -1,40 +1,46 @@
-"""The report's summary: one sentence per question the study can answer, from its tables.
+"""The report's findings: one corrected family of tests, each stated once in plain words.
 
-Questions, each answered per group the data has (never across groups):
+Every sentence of the summary is one test of a single family, corrected together
+(`stats.verdicts`: Bonferroni, so each finding's printed interval is a ``1 - 0.05 / m``
+interval and its verdict is read off that same interval). The family holds, per group
+the data has (rule set, player count, player model; never across groups):
 
-- seat advantage, per rule set and player count (tables ``seat_shares``, ``seat_tests``);
-- each variant against its baseline, per metric compared (``variant_comparison``);
-- strategy order, per rule set and player count (``ratings``, ``lineup_win_rates``).
+- **seat**: each seat's win share against a fair share (with 2 players seat 1's is minus
+  seat 0's, so only seat 0 is tested), in the study's mixed games (``seat_shares``), or
+  per skill level where the study declares levels (``skill_seats``);
+- **skill**: how a seat's effect changes with skill: a line on the levels' measured
+  strength where one fits (``skill_trends``; its lack-of-fit test at 5%), else each step
+  between neighbouring levels (``skill_steps``);
+- **variant**: each variant against its base, per metric (``variant_comparison``), or per
+  skill level and seat / metric (``skill_variants``, ``skill_metric_variants``);
+- **strategy order**: the top strategy's Elo gap over the second (``ratings``).
 
-Every sentence is generated from numbers read out of :class:`ReportTables` by column
-name (nothing is re-estimated here), names its group, its effect (percentage points for
-shares), its 95% interval and its games, and ends in a verdict:
-
-- **shown**: the test rejects "no effect" (an interval that excludes zero; for variants,
-  after Holm's correction over every comparison);
-- **not shown**: the test does not reject, and the interval excludes every effect of
-  ``MATTERS_PP`` percentage points or more, so an effect that size is ruled out;
-- **undecided**: neither; the sentence gives the games that would settle it (the power
-  table's ``n_to_settle`` for that claim) when the table has it.
-
-The sentences speak of "these strategies": a seat advantage or a strategy order measured
-among scripted players need not hold for other players.
+A verdict compares the interval with what matters to the designer (the study's
+``[report] matters_pp`` for shares, ``margins`` for metrics in their own unit): *matters*,
+*real but small*, *negligible* or *undecided* (with the games a prospective 80%-power
+design at the family's level would need). The player model is named in every sentence:
+a seat advantage among scripted players need not hold for other players.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Set as AbstractSet
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import pandas as pd
 
-from marrakech_sim.report.fmt import count, interval, p_is, pct, pp
+from marrakech_sim.report.fmt import count, interval, pct, pp
 from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.run.config import ReportOptions
+from marrakech_sim.stats import estimators, verdicts
+from marrakech_sim.stats.winrates import LINEUP_SEP
 
-MATTERS_PP = 1.0  # an effect on a win share smaller than this does not matter to a designer
+ALPHA = 0.05  # the family's error rate
+LACK_OF_FIT_ALPHA = 0.05  # a line rejected at this level is not a trend
+MATTERS_PP = ReportOptions().matters_pp
 METRIC_WORDS = {
     "seat_advantage": ("the first seat's win share minus its fair share", "pp"),
     "turns": ("the game length", "turns"),
@@ -49,15 +55,47 @@ COLUMNS = (
     "question",
     "ruleset",
     "players",
+    "model",
+    "subject",
     "sentence",
+    "headline",
     "verdict",
     "estimate",
     "lo",
     "hi",
     "unit",
+    "margin",
     "n_games",
     "games_needed",
+    "family_size",
+    "level",
 )
+VERDICT_WORDS = {
+    "matters": "it matters",
+    "real but small": "real but small",
+    "negligible": "negligible",
+    "undecided": "undecided",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Test:
+    """One member of the family before the correction: an effect, its standard error and
+    (for a share) what a Wilson interval needs, and how to say it."""
+
+    question: str
+    ruleset: str
+    players: int
+    model: str
+    subject: str
+    estimate: float
+    se: float
+    unit: str
+    margin: float
+    n_games: int
+    say: Callable[[Finding], str]
+    plain: Callable[[Finding], str] | None = None
+    share: tuple[float, float, float] | None = None  # (share, n_eff, fair share): Wilson
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,264 +105,44 @@ class Finding:
     question: str
     ruleset: str
     players: int
+    model: str
+    subject: str
     sentence: str
+    headline: str
     verdict: str
     estimate: float
     lo: float
     hi: float
     unit: str
+    margin: float
     n_games: int
-    games_needed: float = math.nan
+    games_needed: float
+    family_size: int
+    level: float
 
 
-def _verdict(rejected: bool, lo: float, hi: float, matters: float | None) -> str:
-    if rejected:
-        return "shown"
-    if matters is not None and -matters < lo and hi < matters:
-        return "not shown"
-    return "undecided"
+def player(seat: int) -> str:
+    """A seat as a person reads it: seat 0 is player 1."""
+    return f"player {int(seat) + 1}"
 
 
-def _games_needed(power: pd.DataFrame, section: str, *words: str) -> float:
-    """The power table's games to settle the claim of ``section`` naming all ``words``."""
-    if power.empty or not {"section", "claim", "n_to_settle"} <= set(power.columns):
-        return math.nan
-    rows = power.loc[power["section"] == section]
-    for w in words:
-        rows = rows.loc[rows["claim"].astype(str).str.contains(w, regex=False)]
-    if len(rows) != 1:
-        return math.nan
-    return float(rows["n_to_settle"].iloc[0])
-
-
-def _tail(verdict: str, needed: float, what: str) -> str:
-    if verdict == "shown":
-        return "Shown."
-    if verdict == "not shown":
-        return f"Not shown: an effect of {MATTERS_PP:g} pp or more is ruled out."
-    if math.isfinite(needed):
-        return f"Undecided: about {count(needed)} games in all would settle {what}."
-    return "Undecided: more games are needed."
-
-
-def _group(ruleset: str, players: int) -> str:
-    return f"{ruleset}, {players} players"
-
-
-def _order(baselines: set[str]) -> Any:
-    """Sort key for (players, ruleset): most players first, a baseline before its variants."""
-    return lambda players, ruleset: (-int(players), str(ruleset) not in baselines, str(ruleset))
-
-
-def seat_findings(
-    t: dict[str, pd.DataFrame], baselines: AbstractSet[str] = frozenset()
-) -> list[Finding]:
-    """One finding per (rule set, players): the first and last seat against a fair share."""
-    shares = t.get("seat_shares", pd.DataFrame())
-    tests = t.get("seat_tests", pd.DataFrame())
-    power = t.get("power", pd.DataFrame())
-    out = []
-    key = _order(set(baselines))
-    groups = sorted(shares.groupby(["players", "ruleset"]), key=lambda g: key(*g[0]))
-    for (players, ruleset), part in groups:
-        part = part.sort_values("seat")
-        first, last = part.iloc[0], part.iloc[-1]
-        test = tests.loc[(tests["players"] == players) & (tests["ruleset"] == ruleset)]
-        p = float(test["p_block"].iloc[0]) if len(test) else math.nan
-        lo_all = float(part["effect_lo_pp"].min())
-        hi_all = float(part["effect_hi_pp"].max())
-        rejected = (not math.isnan(p) and p < 0.05) or not (
-            first.effect_lo_pp <= 0 <= first.effect_hi_pp
-        )
-        verdict = _verdict(rejected, lo_all, hi_all, MATTERS_PP)
-        needed = (
-            math.nan
-            if verdict != "undecided"
-            else _games_needed(power, "seat advantage", "seat 0", f"({ruleset}, {players} ")
-        )
-        fair = 100.0 / int(players)
-
-        def said(r: Any) -> str:
-            more = "more" if r.effect_pp >= 0 else "less"
-            return (
-                f"{abs(r.effect_pp):.1f} pp {more} [{r.effect_lo_pp:+.1f}, {r.effect_hi_pp:+.1f}]"
-            )
-
-        sentence = (
-            f"Seat advantage ({_group(ruleset, int(players))}): among these strategies, the "
-            f"first seat wins {said(first)} than a fair share of {fair:.1f}%, the last seat "
-            f"{said(last)} ({count(first.n_games)} games; test of equal shares "
-            f"p{p_is(p)}). " + _tail(verdict, needed, "the first seat's advantage")
-        )
-        out.append(
-            Finding(
-                "seat advantage",
-                str(ruleset),
-                int(players),
-                sentence,
-                verdict,
-                float(first.effect_pp),
-                float(first.effect_lo_pp),
-                float(first.effect_hi_pp),
-                "pp",
-                int(first.n_games),
-                needed,
-            )
-        )
-    return out
+def title(ruleset: str) -> str:
+    """A rule set's name as a title: 'orient_at_end' -> 'orient at end'."""
+    return str(ruleset).replace("_", " ")
 
 
 def metric_words(metric: str) -> tuple[str, str]:
-    """A variant metric in words, and its unit ('pp' for a share): seat_2_share is seat 2's
-    win share (the primary family's per-seat metrics)."""
+    """A variant metric in words, and its unit ('pp' for a share): seat_2_share is
+    player 3's win share (the primary family's per-seat metrics)."""
     seat = re.fullmatch(r"seat_(\d+)_share", metric)
     if seat:
-        return f"seat {seat.group(1)}'s win share", "pp"
+        return f"{player(int(seat.group(1)))}'s win share", "pp"
     return METRIC_WORDS.get(metric, (metric, ""))
 
 
-def variant_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
-    """One finding per (variant, metric) against the variant's baseline rule set."""
-    comp = t.get("variant_comparison", pd.DataFrame())
-    power = t.get("power", pd.DataFrame())
-    rulesets = t.get("rulesets", pd.DataFrame())
-    players_of = (
-        dict(zip(rulesets["ruleset"].astype(str), rulesets["players"], strict=True))
-        if len(rulesets)
-        else {}
-    )
-    out = []
-    for r in comp.itertuples():
-        metric = str(r.metric)
-        noun, unit = metric_words(metric)
-        share = unit == "pp"
-        scale = 100.0 if share else 1.0
-        d, lo, hi = scale * r.diff, scale * r.lo, scale * r.hi
-        verdict = _verdict(bool(r.reject_holm), lo, hi, MATTERS_PP if share else None)
-        needed = (
-            math.nan
-            if verdict != "undecided"
-            else _games_needed(power, "variants", f"{metric}:", f" {r.ruleset} minus {r.baseline}")
-        )
-        word = "higher" if d > 0 else "lower"
-        value = fmt_metric(float(r.diff), unit, float(r.lo), float(r.hi))
-        band = span_metric(float(r.lo), float(r.hi), unit)
-        players = int(players_of.get(str(r.ruleset), 0))
-        sentence = (
-            f"{r.ruleset} against {r.baseline} ({players} players): among these strategies, "
-            f"{noun} is {word} by {value.lstrip('+-')} ({value} {band}; "
-            f"{count(r.n_games)} and {count(r.n_games_baseline)} games; Holm-corrected "
-            f"p{p_is(float(r.p_holm))}). " + _tail(verdict, needed, "this difference")
-        )
-        out.append(
-            Finding(
-                f"variant: {metric}",
-                str(r.ruleset),
-                players,
-                sentence,
-                verdict,
-                d,
-                lo,
-                hi,
-                "pp" if share else unit,
-                int(r.n_games + r.n_games_baseline),
-                needed,
-            )
-        )
-    return out
-
-
-def strategy_findings(
-    t: dict[str, pd.DataFrame], baselines: AbstractSet[str] = frozenset()
-) -> list[Finding]:
-    """One finding per (rule set, players): the rating order and how sure each step is."""
-    ratings = t.get("ratings", pd.DataFrame())
-    if ratings.empty or "ruleset" not in ratings.columns:
-        return []
-    out = []
-    lineups = t.get("lineup_win_rates", pd.DataFrame())
-    key = _order(set(baselines))
-    groups = sorted(ratings.groupby(["ruleset", "players"]), key=lambda g: key(g[0][1], g[0][0]))
-    for (ruleset, players), part in groups:
-        part = part.sort_values("elo", ascending=False)
-        steps = []
-        for a, b in zip(part.itertuples(), part.iloc[1:].itertuples(), strict=False):
-            sure = a.p_above_next >= 0.975
-            steps.append(
-                f"{a.strategy} {'above' if sure else 'not clearly above'} {b.strategy} "
-                f"(P(stronger) = {a.p_above_next:.2f})"
-            )
-        top, second = part.iloc[0], part.iloc[1]
-        gap = float(top.elo - second.elo)
-        sure_top = bool(top.p_above_next >= 0.975)
-        verdict = "shown" if sure_top else "undecided"
-        n_games = int(part["n_games"].max())
-        sentence = (
-            f"Strategy order ({_group(ruleset, int(players))}): among these strategies, "
-            f"{top.strategy} rates highest, {gap:.0f} Elo above {second.strategy} "
-            f"({top.strategy} {top.elo:.0f} [{top.elo_lo:.0f}, {top.elo_hi:.0f}], "
-            f"{second.strategy} {second.elo:.0f} [{second.elo_lo:.0f}, {second.elo_hi:.0f}]; "
-            f"{count(n_games)} games); order: " + ", ".join(steps) + ". "
-        )
-        duel = _duel(lineups, str(ruleset), str(top.strategy), str(second.strategy))
-        if duel:
-            sentence += duel + " "
-        sentence += (
-            "Shown: the top strategy is ahead."
-            if sure_top
-            else "Undecided: the top two are within chance of each other."
-        )
-        out.append(
-            Finding(
-                "strategy order",
-                str(ruleset),
-                int(players),
-                sentence,
-                verdict,
-                gap,
-                float("nan"),
-                float("nan"),
-                "Elo",
-                n_games,
-            )
-        )
-    return out
-
-
-def _duel(lineups: pd.DataFrame, ruleset: str, top: str, second: str) -> str:
-    """The top strategy's win share against the second alone, when a line-up is just them."""
-    need = {"ruleset", "lineup", "strategy", "rate", "lo", "hi", "n_games"}
-    if lineups.empty or not need <= set(lineups.columns):
-        return ""
-    pair = {top, second}
-    rows = lineups.loc[
-        (lineups["ruleset"].astype(str) == ruleset)
-        & (lineups["strategy"].astype(str) == top)
-        & lineups["lineup"].astype(str).map(lambda x: set(x.split("|")) == pair)
-    ]
-    if len(rows) != 1:
-        return ""
-    r = rows.iloc[0]
-    return (
-        f"Head to head, {top} wins {100 * r.rate:.1f}% of its games against {second} "
-        f"[{100 * r.lo:.1f}, {100 * r.hi:.1f}], {pp(100 * (r.rate - 0.5))} over an even "
-        f"share ({count(r.n_games)} games)."
-    )
-
-
-def player_model(rt: ReportTables) -> str:
-    """The sentence stating whom the findings hold for."""
-    names: list[str] = []
-    wr = rt.tables.get("win_rates", pd.DataFrame())
-    if "strategy" in wr:
-        names = sorted(str(s) for s in wr["strategy"].unique())
-    who = ", ".join(names) if names else "the study's strategies"
-    return (
-        f"These findings are about the scripted strategies this study played ({who}) in its "
-        "schedule; a seat advantage or a strategy order among other players (people, or "
-        "stronger programs) may differ. Intervals are 95% and computed from block totals "
-        "(games that share dice are not counted as independent)."
-    )
+def margin_of(options: ReportOptions, metric: str, unit: str) -> float:
+    """The practical margin of a metric in its unit: matters_pp for shares (pp)."""
+    return options.matters_pp if unit == "pp" else options.margin(metric)
 
 
 def metric_decimals(lo: float, hi: float) -> int:
@@ -351,167 +169,441 @@ def span_metric(lo: float, hi: float, unit: str) -> str:
     return interval(lo, hi, lambda v: f"{v:+.{decimals}f}")
 
 
-def _ends_and_test(r: Any, unit: str = "pp", suffix: str = "_pp") -> tuple[str, str]:
-    """A trend row's effect at the weakest and strongest levels, and its test. Its effect
-    columns end in `suffix`: '_pp' (in pp already), or '_value' (a variant metric in its
-    `unit`, shares as fractions)."""
-
-    def get(name: str) -> float:
-        return float(getattr(r, name + suffix))
-
-    in_pp = suffix == "_pp"
-
-    def estimate(name: str) -> str:
-        """The column `name`'s estimate and interval: '+1.2 pp [+0.3, +2.1]'."""
-        x, lo, hi = get(name), get(name + "_lo"), get(name + "_hi")
-        if in_pp:
-            return f"{pp(x)} {interval(lo, hi)}"
-        return f"{fmt_metric(x, unit, lo, hi)} {span_metric(lo, hi, unit)}"
-
-    ends = (
-        f"{estimate('weakest')} when every seat plays {r.weakest}, "
-        f"{estimate('strongest')} when every seat plays {r.strongest}"
-    )
-    slope_lo, slope_hi = get("slope_lo"), get("slope_hi")
-    slope = (
-        f"{pp(get('slope'), 2)} per level {interval(slope_lo, slope_hi)}"
-        if in_pp
-        else f"{fmt_metric(get('slope'), unit, slope_lo, slope_hi)} per level "
-        f"{span_metric(slope_lo, slope_hi, unit)}"
-    )
-    trend = f"slope {slope}, p{p_is(r.p)}"
-    if r.change != "varies":
-        return ends, f"{trend} (weighted trend over {r.levels} levels)"
-    steps = {
-        r.up_at: f"up {estimate('up')} from {r.up_from} to {r.up_to}",
-        r.down_at: f"down {estimate('down')} from {r.down_from} to {r.down_to}",
-    }
-    test = (
-        f"{' and '.join(steps[i] for i in sorted(steps))}, each step beyond its 95% interval, "
-        f"so a line misdescribes it (weighted trend over {r.levels} levels: {trend})"
-    )
-    return ends, test
+def _value(f: Finding) -> str:
+    """A finding's estimate and its family interval in its unit: '+1.2 pp [+0.3, +2.1]'."""
+    if f.unit == "pp" or f.unit.startswith("pp "):
+        return f"{pp(f.estimate)} {interval(f.lo, f.hi)}{f.unit[2:]}"
+    if f.unit == "Elo":
+        return f"{f.estimate:+.0f} Elo [{f.lo:+.0f}, {f.hi:+.0f}]"
+    unit = f.unit.split(" ", 1)
+    shown = fmt_metric(f.estimate, unit[0], f.lo, f.hi)
+    band = span_metric(f.lo, f.hi, unit[0])
+    return f"{shown} {band}" + (f" {unit[1]}" if len(unit) > 1 else "")
 
 
-def _variant_trend(what: str, r: Any, ends: str, test: str) -> str:
-    """A variant's trend sentence: what changes, and how."""
-    if r.change == "no change shown":
-        return f"{what}: no change of the variant's effect with skill is shown ({ends}; {test})."
-    return f"{what}: the variant's effect {r.change} with skill: {ends}; {test}."
+def _margin(f: Finding) -> str:
+    unit = f.unit.split(" ")[0]
+    return f"±{f.margin:g} {unit}"
 
 
-def trend_sentence(r: Any) -> str:
-    """One sentence per (players, rule set, seat): how the seat's effect changes with skill."""
-    where = f"with {r.players} players under {r.ruleset}"
-    ends, test = _ends_and_test(r)
-    if r.change == "no change shown":
-        return f"Seat {r.seat} {where}: no change with skill is shown ({ends}; {test})."
-    return f"Seat {r.seat}'s advantage {where} {r.change} with skill: {ends}; {test}."
-
-
-def variant_trend_sentence(r: Any) -> str:
-    """One sentence per (players, variant, seat): how the variant's effect on the seat
-    (variant minus base) changes with skill."""
-    what = f"{r.ruleset} against {r.baseline} ({r.players} players), seat {r.seat}"
-    return _variant_trend(what, r, *_ends_and_test(r))
-
-
-def decides_sentence(r: Any) -> str:
-    """One sentence per restricted-play measure."""
-    where = f"{r.players} players, {r.ruleset}"
-    if r.measure == "seating":
+def tail(f: Finding) -> str:
+    """The verdict in words, with the margin it was judged against, and for an undecided
+    finding the games a prospective design would need."""
+    band = _margin(f)
+    if f.verdict == "matters":
+        return f"It matters: the interval lies beyond {band}."
+    if f.verdict == "real but small":
+        return f"Real but small: the interval excludes 0 and lies within {band}."
+    if f.verdict == "negligible":
+        return f"Negligible: the interval lies within {band} (an equivalence test)."
+    if math.isfinite(f.games_needed) and f.games_needed > f.n_games:
+        more = f.games_needed - f.n_games
         return (
-            f"How much the seat and the dice decide: in {pct(r.rate)} "
-            f"{interval(r.lo, r.hi, pct)} of {count(r.n)} blocks of two-strategy line-ups "
-            f"({where}) the winning strategy changes when only the seating changes."
+            f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
+            f"would give 80% power to show an effect of {band} at the family's level."
         )
-    lead = "How much skill decides" if r.measure == "skill" else "Which decision matters more"
+    if math.isfinite(f.games_needed):
+        return (
+            "Undecided: these games already give 80% power for an effect of "
+            f"{band}; the effect lies close to that margin."
+        )
+    return "Undecided: more games are needed."
+
+
+# ---------------------------------------------------------------- the family's members
+
+
+def _group_words(ruleset: str, players: int) -> str:
+    return f"{players}-player games under {title(ruleset)}"
+
+
+def mixed_model(t: dict[str, pd.DataFrame], ruleset: str) -> str:
+    """The player model of a rule set's mixed games: the strategies that played them."""
+    lineups = t.get("lineup_win_rates", pd.DataFrame())
+    names: set[str] = set()
+    if len(lineups) and "lineup" in lineups.columns:
+        for x in lineups.loc[lineups["ruleset"].astype(str) == ruleset, "lineup"]:
+            names |= set(str(x).split(LINEUP_SEP))
+    if not names:
+        wr = t.get("win_rates", pd.DataFrame())
+        names = {str(s) for s in wr.get("strategy", [])}
+    return "the study's mix of " + ", ".join(sorted(names)) if names else "the study's players"
+
+
+def level_model(level: str) -> str:
+    return f"every seat {level}"
+
+
+def _seat_tests(
+    rows: pd.DataFrame, model_of: Callable[[Any], str], options: ReportOptions
+) -> Iterator[Test]:
+    """One test per seat row (share, n_eff, effect_pp, n_games, players, seat, ruleset);
+    with 2 players seat 0 only."""
+    for r in rows.itertuples():
+        if int(r.players) == 2 and int(r.seat) == 1:
+            continue
+        share, n_eff, fair = float(r.share), float(r.n_eff), 1.0 / int(r.players)
+        se = 100 * math.sqrt(share * (1 - share) / n_eff) if n_eff > 0 else math.nan
+        model = model_of(r)
+
+        def say(f: Finding, r: Any = r, model: str = model, fair: float = fair) -> str:
+            word = "an edge" if f.estimate >= 0 else "a deficit"
+            return (
+                f"Seat advantage ({_group_words(r.ruleset, int(r.players))}, among {model}): "
+                f"{player(r.seat)} wins {pct(r.share)} against a fair share of {pct(fair)}, "
+                f"{word} of {_value(f)} ({count(r.n_games)} games). {tail(f)}"
+            )
+
+        def plain(f: Finding, r: Any = r, model: str = model, fair: float = fair) -> str:
+            more = "more" if f.estimate >= 0 else "less"
+            return (
+                f"{player(r.seat).capitalize()} wins {pct(r.share)} of "
+                f"{_group_words(r.ruleset, int(r.players))} among {model} "
+                f"({abs(f.estimate):.1f} pp {more} than a fair {pct(fair)}): "
+                f"{VERDICT_WORDS[f.verdict]}."
+            )
+
+        yield Test(
+            "seat",
+            str(r.ruleset),
+            int(r.players),
+            model,
+            player(r.seat),
+            float(r.effect_pp),
+            se,
+            "pp",
+            options.matters_pp,
+            int(r.n_games),
+            say,
+            plain,
+            (share, n_eff, fair),
+        )
+
+
+def _step_tests(t: dict[str, pd.DataFrame], options: ReportOptions) -> Iterator[Test]:
+    """The skill findings of each (players, rule set, seat): the lines on strength that
+    fit, and where none fits, each step between neighbouring levels."""
+    lines = t.get("skill_trends", pd.DataFrame())
+    steps = t.get("skill_steps", pd.DataFrame())
+    fitted: set[tuple[int, str, int]] = set()
+    for r in lines.itertuples():
+        if r.lack_of_fit_p < LACK_OF_FIT_ALPHA:
+            continue
+        fitted.add((int(r.players), str(r.ruleset), int(r.seat)))
+
+        def say(f: Finding, r: Any = r) -> str:
+            names = str(r.names).replace(LINEUP_SEP, ", ")
+            return (
+                f"Skill ({_group_words(r.ruleset, int(r.players))}, {player(r.seat)}, "
+                f"{r.level_set}: {names}): on the levels' measured strength "
+                f"({r.elo_from:.0f} to {r.elo_to:.0f} Elo) a line fits (lack of fit "
+                f"chi-square {r.lack_of_fit:.1f} on {r.lack_of_fit_df} df, p = "
+                f"{r.lack_of_fit_p:.2f}); the effect {_direction(r, f)} by {_value(f)} "
+                f"per 100 Elo, from {pp(r.weakest_fit_pp)} to {pp(r.strongest_fit_pp)} on "
+                f"the line. {tail(f)}"
+            )
+
+        yield Test(
+            "skill trend",
+            str(r.ruleset),
+            int(r.players),
+            f"skill levels ({r.level_set})",
+            player(r.seat),
+            float(r.slope_pp),
+            float(r.se_pp),
+            "pp per 100 Elo",
+            options.matters_pp,
+            0,
+            say,
+        )
+    for r in steps.itertuples():
+        if (int(r.players), str(r.ruleset), int(r.seat)) in fitted:
+            continue
+
+        def say_step(f: Finding, r: Any = r) -> str:
+            return (
+                f"Skill ({_group_words(r.ruleset, int(r.players))}, {player(r.seat)}): from "
+                f"{r.from_level} to {r.to_level} players (every seat plays it) the "
+                f"{player(r.seat)}'s effect changes by {_value(f)} "
+                f"({count(r.n_games_from)} and {count(r.n_games_to)} games). {tail(f)}"
+            )
+
+        yield Test(
+            "skill step",
+            str(r.ruleset),
+            int(r.players),
+            f"{r.from_level} to {r.to_level}",
+            player(r.seat),
+            float(r.step_pp),
+            float(r.se_pp),
+            "pp",
+            options.matters_pp,
+            int(r.n_games_from + r.n_games_to),
+            say_step,
+        )
+
+
+def _direction(r: Any, f: Finding) -> str:
+    """How a fitted line's effect moves from the weakest to the strongest level: only a
+    verdict that excludes 0 says which way."""
+    if f.verdict not in ("matters", "real but small"):
+        return "changes"
+    a, b = float(r.weakest_fit_pp), float(r.strongest_fit_pp)
+    if a * b < 0:
+        return "reverses (crosses 0) as skill rises, changing"
     return (
-        f"{lead}: {r.what}, {pct(r.rate)} {interval(r.lo, r.hi, pct)} of "
-        f"{count(r.n)} games ({where}; fair share {pct(r.fair_share)})."
+        "grows as skill rises, changing" if abs(b) > abs(a) else "shrinks as skill rises, changing"
     )
 
 
-def metric_trend_sentence(r: Any) -> str:
-    """One sentence per (players, variant, metric): how the variant's effect on a per-game
-    metric (variant minus base) changes with skill."""
-    noun, unit = metric_words(str(r.metric))
-    what = f"{r.ruleset} against {r.baseline} ({r.players} players), {noun}"
-    return _variant_trend(what, r, *_ends_and_test(r, unit, "_value"))
-
-
-def skill_findings(t: dict[str, pd.DataFrame]) -> list[Finding]:
-    """One finding per (players, rule set, seat) of a study with skill levels: how the seat's
-    effect changes from the weakest to the strongest level, and one per (players, variant,
-    seat) and per (players, variant, per-game metric): how the variant's effect changes
-    (report.sections.skill)."""
-    out = []
-    rows = [
-        (trend_sentence, r, "skill") for r in t.get("skill_trends", pd.DataFrame()).itertuples()
-    ]
-    rows += [
-        (variant_trend_sentence, r, "skill: variant")
-        for r in t.get("skill_variant_trends", pd.DataFrame()).itertuples()
-    ]
-    for sentence, r, kind in rows:
-        slope = (float(r.slope_pp), float(r.slope_lo_pp), float(r.slope_hi_pp))
-        out.append(_skill_finding(kind, r, sentence(r), slope, "pp", MATTERS_PP))
-    for r in t.get("skill_metric_variant_trends", pd.DataFrame()).itertuples():
-        _, unit = metric_words(str(r.metric))
+def _variant_tests(
+    rows: pd.DataFrame,
+    options: ReportOptions,
+    model_of: Callable[[Any], str],
+    players_of: Callable[[Any], int],
+) -> Iterator[Test]:
+    """One test per variant comparison row (metric, diff, se, n_games, n_games_baseline)."""
+    for r in rows.itertuples():
+        metric = str(r.metric)
+        players = players_of(r)
+        if players == 2 and metric == "seat_1_share":
+            continue
+        noun, unit = metric_words(metric)
         scale = 100.0 if unit == "pp" else 1.0
-        scaled = (
-            scale * float(r.slope_value),
-            scale * float(r.slope_lo_value),
-            scale * float(r.slope_hi_value),
+        model = model_of(r)
+
+        def say(
+            f: Finding, r: Any = r, noun: str = noun, model: str = model, players: int = players
+        ) -> str:
+            word = "higher" if f.estimate > 0 else "lower"
+            return (
+                f"{title(r.ruleset).capitalize()} against {title(r.baseline)} ({players} "
+                f"players, among {model}): {noun} is {word} by {_value(f)} "
+                f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}"
+            )
+
+        def plain(
+            f: Finding, r: Any = r, noun: str = noun, model: str = model, players: int = players
+        ) -> str:
+            word = "raises" if f.estimate > 0 else "lowers"
+            return (
+                f"{title(r.ruleset).capitalize()} (against {title(r.baseline)}, {players} "
+                f"players, among {model}) {word} {noun} by {_value(f)}: "
+                f"{VERDICT_WORDS[f.verdict]}."
+            )
+
+        yield Test(
+            f"variant: {metric}",
+            str(r.ruleset),
+            players,
+            model,
+            noun,
+            scale * float(r.diff),
+            scale * float(r.se),
+            unit,
+            margin_of(options, metric, unit),
+            int(r.n_games + r.n_games_baseline),
+            say,
+            plain,
         )
-        matters = MATTERS_PP if unit == "pp" else None
-        said = metric_trend_sentence(r)
-        out.append(_skill_finding("skill: variant metric", r, said, scaled, unit, matters))
+
+
+def _order_tests(t: dict[str, pd.DataFrame], options: ReportOptions) -> Iterator[Test]:
+    """Per (rule set, players) with ratings: the top strategy's Elo gap over the second."""
+    ratings = t.get("ratings", pd.DataFrame())
+    if ratings.empty or "gap_se_elo" not in ratings.columns:
+        return
+    for (ruleset, players), part in ratings.groupby(["ruleset", "players"], sort=True):
+        part = part.sort_values("elo", ascending=False)
+        if len(part) < 2:
+            continue
+        top, second = part.iloc[0], part.iloc[1]
+        gap = float(top.elo - second.elo)
+        order = " > ".join(str(s) for s in part["strategy"])
+        model = mixed_model(t, str(ruleset))
+
+        def say(
+            f: Finding,
+            top: Any = top,
+            second: Any = second,
+            order: str = order,
+            group: str = _group_words(str(ruleset), int(players)),
+            model: str = model,
+        ) -> str:
+            return (
+                f"Strategy order ({group}, among "
+                f"{model}): {top.strategy} rates highest, {_value(f)} above "
+                f"{second.strategy} (rating order {order}; {count(top.n_games)} games "
+                f"of {top.strategy}). {tail(f)}"
+            )
+
+        yield Test(
+            "strategy order",
+            str(ruleset),
+            int(players),
+            model,
+            str(top.strategy),
+            gap,
+            float(top.gap_se_elo),
+            "Elo",
+            options.margin("elo"),
+            int(part["n_games"].max()),
+            say,
+        )
+
+
+def family(rt: ReportTables) -> list[Test]:
+    """Every member of the report's family of tests, in the summary's order."""
+    t = rt.tables
+    options = rt.facts.get("report_options") or ReportOptions()
+    levels = t.get("skill_seats", pd.DataFrame())
+    leveled = levels.loc[levels["kind"] == "skill level"] if "kind" in levels else levels
+    leveled_groups = {
+        (str(r), int(k))
+        for r, k in zip(leveled.get("ruleset", []), leveled.get("players", []), strict=True)
+    }
+    rulesets = t.get("rulesets", pd.DataFrame())
+    players_of_rs = (
+        dict(zip(rulesets["ruleset"].astype(str), rulesets["players"], strict=True))
+        if len(rulesets)
+        else {}
+    )
+    shares = t.get("seat_shares", pd.DataFrame())
+    if len(shares):
+        shares = shares.loc[
+            [
+                (str(r), int(k)) not in leveled_groups
+                for r, k in zip(shares["ruleset"], shares["players"], strict=True)
+            ]
+        ]
+        shares = shares.sort_values(["players", "ruleset", "seat"], ascending=[False, True, True])
+    tests = list(_seat_tests(shares, lambda r: mixed_model(t, str(r.ruleset)), options))
+    if len(leveled):
+        tests += _seat_tests(leveled, lambda r: level_model(str(r.level)) + " players", options)
+        tests += _step_tests(t, options)
+    comp = t.get("variant_comparison", pd.DataFrame())
+    if len(comp):
+        comp = comp.loc[
+            [
+                (str(r), int(players_of_rs.get(str(r), 0))) not in leveled_groups
+                for r in comp["ruleset"]
+            ]
+        ]
+        tests += _variant_tests(
+            comp,
+            options,
+            lambda r: mixed_model(t, str(r.ruleset)),
+            lambda r: int(players_of_rs.get(str(r.ruleset), 0)),
+        )
+    per_level = t.get("skill_variants", pd.DataFrame())
+    if len(per_level):
+        rows = per_level.assign(
+            metric=[f"seat_{s}_share" for s in per_level["seat"]],
+            diff=per_level["difference_pp"] / 100,
+            se=per_level["se_pp"] / 100,
+        )
+        tests += _variant_tests(
+            rows,
+            options,
+            lambda r: level_model(str(r.level)) + " players",
+            lambda r: int(r.players),
+        )
+    metrics = t.get("skill_metric_variants", pd.DataFrame())
+    if len(metrics):
+        rows = metrics.assign(diff=metrics["difference_value"], se=metrics["se_value"])
+        tests += _variant_tests(
+            rows,
+            options,
+            lambda r: level_model(str(r.level)) + " players",
+            lambda r: int(r.players),
+        )
+    tests += _order_tests(t, options)
+    return [x for x in tests if math.isfinite(x.estimate)]
+
+
+def decide(tests: list[Test], alpha: float = ALPHA) -> list[Finding]:
+    """The family's findings: each test's interval at the family's level, its verdict read
+    off that interval, and the games a prospective design would need when undecided."""
+    if not tests:
+        return []
+    m = len(tests)
+    level = verdicts.family_level(m, alpha)
+    z = verdicts.family_z(m, alpha)
+    out = []
+    for x in tests:
+        if x.share is not None:
+            share, n_eff, fair = x.share
+            lo_s, hi_s = estimators.wilson_interval(share * n_eff, n_eff, level)
+            lo, hi = 100 * (lo_s - fair), 100 * (hi_s - fair)
+        else:
+            lo, hi = x.estimate - z * x.se, x.estimate + z * x.se
+        verdict = verdicts.verdict(lo, hi, x.margin)
+        needed = (
+            verdicts.games_for_power(x.se, x.n_games, x.margin, z)
+            if verdict == "undecided" and x.n_games
+            else math.nan
+        )
+        f = Finding(
+            x.question, x.ruleset, x.players, x.model, x.subject, "", "", verdict,
+            x.estimate, lo, hi, x.unit, x.margin, x.n_games, needed, m, level,
+        )  # fmt: skip
+        sentence = x.say(f)
+        out.append(replace(f, sentence=sentence, headline=x.plain(f) if x.plain else sentence))
     return out
 
 
-def _skill_finding(
-    kind: str,
-    r: Any,
-    sentence: str,
-    slope: tuple[float, float, float],
-    unit: str,
-    matters: float | None,
-) -> Finding:
-    """A trend over the skill levels as a finding: shown when it changes; not shown when
-    the slope's interval rules out `matters` per level either way."""
-    verdict = _verdict(r.change != "no change shown", slope[1], slope[2], matters)
-    return Finding(
-        kind,
-        str(r.ruleset),
-        int(r.players),
-        f"{sentence} {verdict.capitalize()}.",
-        verdict,
-        slope[0],
-        slope[1],
-        slope[2],
-        f"{unit} per level",
-        0,
-    )
-
-
 def find(rt: ReportTables) -> pd.DataFrame:
-    """Every finding of the report as a table (``COLUMNS``), in the summary's order.
-
-    In a study with skill levels (one strategy in every seat), a rule set's seat and
-    variant findings are per level (`skill_findings`): a seat effect or a variant's effect
-    pooled over levels is not a finding.
-    """
-    t = rt.tables
-    bases = {str(b) for b in rt.facts.get("baselines", {}).values()}
-    skill = skill_findings(t)
-    leveled = {(f.ruleset, f.players) for f in skill}
-    seats = [f for f in seat_findings(t, bases) if (f.ruleset, f.players) not in leveled]
-    variants = [f for f in variant_findings(t) if (f.ruleset, f.players) not in leveled]
-    found = [*seats, *skill, *variants, *strategy_findings(t, bases)]
+    """Every finding of the report as a table (``COLUMNS``), in the summary's order."""
+    found = decide(family(rt))
     table = pd.DataFrame([asdict(f) for f in found], columns=list(COLUMNS))
     table["n_games"] = table["n_games"].astype("int64")
     return table
+
+
+def headlines(findings: pd.DataFrame, most: int = 4) -> list[str]:
+    """The first screen: the seat and variant findings that matter, the largest first
+    (relative to their margin), at most ``most`` of them; with fewer than three, each
+    player count's largest other seat effect, in plain words."""
+    if findings.empty:
+        return []
+    plain = findings.loc[findings["question"].str.startswith(("seat", "variant"))]
+    size = (plain["estimate"].abs() / plain["margin"]).rename("size")
+    ranked = plain.assign(size=size).sort_values("size", ascending=False)
+    matters = ranked.loc[ranked["verdict"] == "matters"].head(most)
+    seats = ranked.loc[(ranked["question"] == "seat") & (ranked["verdict"] != "matters")]
+    # fewer than three that matter: add each player count's largest seat effect
+    extra = seats.drop_duplicates("players").head(max(0, 3 - len(matters)))
+    return [str(h) for h in pd.concat([matters, extra])["headline"]]
+
+
+def player_model(rt: ReportTables) -> str:
+    """The sentence stating whom the findings hold for."""
+    names: list[str] = []
+    wr = rt.tables.get("win_rates", pd.DataFrame())
+    if "strategy" in wr:
+        names = sorted(str(s) for s in wr["strategy"].unique())
+    who = ", ".join(names) if names else "the study's strategies"
+    return (
+        f"These findings are about the scripted strategies this study played ({who}), each "
+        "sentence among the players it names; a seat advantage or a strategy order among "
+        "other players (people, or stronger programs) may differ."
+    )
+
+
+def family_note(findings: pd.DataFrame) -> str:
+    """How the family was corrected and what the verdicts mean, with their counts."""
+    if findings.empty:
+        return ""
+    m = int(findings["family_size"].iloc[0])
+    level = float(findings["level"].iloc[0])
+    counts = verdict_counts(findings)
+    said = ", ".join(f"{counts[v]} {v}" for v in verdicts.VERDICTS)
+    return (
+        f"{m} tests, corrected together (Bonferroni: each interval is a {100 * level:.2f}% "
+        f"interval, so that all {m} hold together with 95% confidence, and each verdict is "
+        f"read off the interval it prints): {said}. Intervals are computed from block "
+        "totals (games that share dice are not counted as independent)."
+    )
 
 
 def summary_lines(findings: pd.DataFrame) -> list[str]:
@@ -522,14 +614,30 @@ def summary_lines(findings: pd.DataFrame) -> list[str]:
 def verdict_counts(findings: pd.DataFrame) -> dict[str, int]:
     """How many findings have each verdict."""
     counts = findings["verdict"].value_counts()
-    return {v: int(counts.get(v, 0)) for v in ("shown", "not shown", "undecided")}
+    return {v: int(counts.get(v, 0)) for v in verdicts.VERDICTS}
+
+
+def decides_sentence(r: Any) -> str:
+    """One sentence per restricted-play measure."""
+    where = f"{r.players} players, {title(r.ruleset)}"
+    lead = "How much skill decides" if r.measure == "skill" else "Which decision matters more"
+    return (
+        f"{lead}: {r.what}, {pct(r.rate)} {interval(r.lo, r.hi, pct)} of "
+        f"{count(r.n)} games ({where}; fair share {pct(r.fair_share)}; a 95% interval, "
+        "not a finding of the summary's family)."
+    )
 
 
 __all__ = [
     "COLUMNS",
     "MATTERS_PP",
     "Finding",
+    "Test",
+    "decide",
+    "family",
+    "family_note",
     "find",
+    "headlines",
     "player_model",
     "summary_lines",
     "verdict_counts",

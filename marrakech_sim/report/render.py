@@ -858,23 +858,82 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
 
 
 def _findings_first(rt: ReportTables, secs: list[Section]) -> list[Section]:
-    """Summary first, the analysis sections renumbered, the data (provenance) as appendix."""
+    """Summary first (the headline, the compact table, every finding, the glossary), the
+    analysis sections renumbered, the data (provenance) as appendix."""
     table = rt.tables.get("findings")
     summary = Section("Summary")
-    summary.paragraphs.append(findings.player_model(rt))
+    every = Section("Every finding")
     if table is not None and len(table):
-        counts = findings.verdict_counts(table)
-        summary.paragraphs.append(
-            f"{len(table)} questions: {counts['shown']} shown, {counts['not shown']} not shown "
-            f"(an effect of {findings.MATTERS_PP:g} pp or more ruled out), "
-            f"{counts['undecided']} undecided."
-        )
-        summary.items += findings.summary_lines(table)
+        summary.paragraphs.append(" ".join(findings.headlines(table)))
+        summary.paragraphs.append(findings.player_model(rt))
+        glance = _at_a_glance(rt)
+        if glance:
+            summary.tables.append(glance)
+        every.paragraphs.append(findings.family_note(table))
+        every.items += findings.summary_lines(table)
+    else:
+        summary.paragraphs.append(findings.player_model(rt))
+    summary.paragraphs.append(GLOSSARY)
     data, rest = secs[0], secs[1:]
     for i, sec in enumerate(rest, start=1):
         sec.title = f"{i}. " + sec.title.split(". ", 1)[-1]
     data.title = "Appendix: the data (runs, digests, rule sets, line-ups, faults)"
-    return [summary, *rest, data]
+    return [summary, *([every] if every.items else []), *rest, data]
+
+
+GLOSSARY = (
+    "Words used here: *pp* (percentage points) is a difference of two percentages (26.7% "
+    "against 25.0% is +1.7 pp); an *interval* [lo, hi] is the range the true value lies in "
+    "with the stated confidence, given these games (games that share dice counted as one "
+    "block); *Elo* measures strength: 100 Elo more wins about 64% of two-player games, 200 "
+    "about 76%; a *margin* is the size the study says matters (its [report] table); "
+    "*player 1* sits in the first seat (seat 0 in the tables). Verdicts: *it matters* "
+    "(the interval lies beyond the margin), *real but small* (it excludes 0 but stays "
+    "within the margin), *negligible* (it lies within the margin: an equivalence test), "
+    "*undecided* (neither; the sentence says how many more games would decide it)."
+)
+
+
+def _at_a_glance(rt: ReportTables) -> tuple[str, list[str], list[list[str]]] | None:
+    """The compact table: per rule set and player count of the study's mixed games, the
+    largest seat gap (the family's interval), the mean game length, the bankruptcy rate
+    and the winning margin (95% intervals)."""
+    t = rt.tables
+    table = t.get("findings", pd.DataFrame())
+    means = t.get("variant_summary", pd.DataFrame())
+    seats = table.loc[table["question"] == "seat"] if len(table) else table
+    if seats.empty:
+        return None
+    rows = []
+    keys = ["players", "ruleset", "model"]
+    for (players, ruleset, model), part in seats.groupby(keys, sort=False):
+        top = part.loc[part["estimate"].abs().idxmax()]
+        gap = (
+            f"{str(top.subject).capitalize()} {pp(top.estimate)} "
+            f"{interval(top.lo, top.hi)} ({top.verdict})"
+        )
+
+        def metric(name: str, unit: str, scale: float = 1.0, ruleset: str = ruleset) -> str:
+            hit = means.loc[(means["ruleset"] == ruleset) & (means["metric"] == name)]
+            if hit.empty:
+                return "n/a"
+            r = hit.iloc[0]
+            mean, lo, hi = (scale * float(r[c]) for c in ("mean", "lo", "hi"))
+            return f"{mean:.1f}{unit} [{lo:.1f}, {hi:.1f}]"
+
+        model_words = str(model).replace("the study's mix of ", "mix: ")
+        rows.append(
+            [
+                f"{findings.title(ruleset)}, {players} players",
+                model_words,
+                gap,
+                metric("turns", ""),
+                metric("bankrupt", "%", 100.0),
+                metric("margin", ""),
+            ]
+        )
+    header = ["rule set", "players' model", "largest seat gap", "turns", "bankruptcies", "margin"]
+    return ("At a glance (seat gap: the family's interval; the rest 95%)", header, rows)
 
 
 # ---------------------------------------------------------------- output files

@@ -1,7 +1,9 @@
 """The report's skill sections in words and charts: balance per skill level, what decides games.
 
-Reads the tables of `report.sections.skill`; every sentence is generated from a row and
-says which players (the skill level in every seat), rule set and player count it holds for.
+Reads the tables of `report.sections.skill`; the sentences about skill are the findings'
+own (`report.findings`: one corrected family), so a fact is said once and with the
+interval its verdict used. Each table row says which players (the strategy in every
+seat), rule set and player count it holds for.
 """
 
 from __future__ import annotations
@@ -11,46 +13,78 @@ from typing import Any
 import pandas as pd
 
 from marrakech_sim import plots
-from marrakech_sim.report.findings import (
-    decides_sentence,
-    fmt_metric,
-    metric_trend_sentence,
-    metric_words,
-    span_metric,
-    trend_sentence,
-    variant_trend_sentence,
-)
+from marrakech_sim.report.findings import decides_sentence, fmt_metric, metric_words, span_metric
 from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.render import Section
 from marrakech_sim.report.tables import ReportTables
+
+
+def _strength_words(r: Any) -> str:
+    if r.status == "measured":
+        under = "" if r.measured_under == r.ruleset else f", measured under {r.measured_under}"
+        return f"{r.elo:.0f} Elo [{r.elo_lo:.0f}, {r.elo_hi:.0f}]{under}"
+    if r.status == "never won":
+        return "below every level it met: it never won a game against them (no finite Elo)"
+    if r.status == "never lost":
+        return "above every level it met: it never lost a game against them (no finite Elo)"
+    return "not measured (no games against the other levels)"
 
 
 def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str, bytes, str]]]:
     """The two sections and their charts (name -> title, PNG, SVG); none without levels."""
     t = rt.tables
     seats = t.get("skill_seats", pd.DataFrame())
+    findings = t.get("findings", pd.DataFrame())
     sections: list[Section] = []
     charts: dict[str, tuple[str, bytes, str]] = {}
-    levels = sorted(set(seats["level"])) if len(seats) else []
-    if len(levels) >= 2:
-        order = seats.drop_duplicates("level").sort_values("level_index")["level"].tolist()
-        s = Section("Balance per skill level")
-        s.paragraphs.append(
-            "A skill level is one strategy in every seat: "
-            + ", ".join(order)
-            + " (weakest first, as the study lists them). Each level's seat effects come from "
-            "its own games; no figure here pools levels. A seat's change with skill is the "
-            "slope of a weighted line through the levels' effects; it grows, shrinks or "
-            "reverses (the weakest and strongest levels' intervals on opposite sides of 0) "
-            "only where that slope differs from 0 at the 5% level, and it varies where one "
-            "step between neighbouring levels goes up and another down, each beyond its "
-            "interval (a line would misdescribe it)."
-        )
-        s.paragraphs += [trend_sentence(r) for r in t["skill_trends"].itertuples()]
-        groups = list(seats.groupby(["players", "ruleset"], sort=True))
-        for (players, ruleset), part in groups:
+    leveled = seats.loc[seats["kind"] == "skill level"] if len(seats) else seats
+    models = seats.loc[seats["kind"] == "player model"] if len(seats) else seats
+    if len(seats):
+        s = Section("Balance per skill level" if len(leveled) else "Balance per player model")
+        order = leveled.drop_duplicates("level").sort_values("level_index")["level"].tolist()
+        if order:
+            s.paragraphs.append(
+                "A skill level is one strategy in every seat, declared by the study "
+                "(skill_levels, weakest first): "
+                + ", ".join(order)
+                + ". Each level's seat effects come from its own games; no figure here pools "
+                "levels. A level's strength is its Elo in the games where the levels meet. A "
+                "change with skill is a line on that strength, claimed only where three "
+                "levels or more have a finite measured strength, three of them separated, and "
+                "the line passes its lack-of-fit test; elsewhere the report states each step "
+                "between neighbouring levels. The findings below are members of the summary's "
+                "corrected family, with its intervals."
+            )
+        if len(models):
+            s.paragraphs.append(
+                "Player models (a strategy in every seat, not declared as a skill level): "
+                + ", ".join(sorted(set(models["level"])))
+                + ". They are shown side by side; no trend runs through them."
+            )
+        strength = t.get("skill_strength", pd.DataFrame())
+        if len(strength):
+            s.tables.append(
+                (
+                    "Each skill level's strength (Elo, 95% interval)",
+                    ["players", "rule set", "level", "strength", "separated from the one below"],
+                    [
+                        [
+                            str(r.players),
+                            str(r.ruleset),
+                            str(r.level),
+                            _strength_words(r),
+                            "yes" if r.separated else ("no" if r.level_index else ""),
+                        ]
+                        for r in strength.itertuples()
+                    ],
+                )
+            )
+        if len(findings):
+            skill = findings.loc[findings["question"].isin(["skill trend", "skill step"])]
+            s.items += [str(x) for x in skill["sentence"]]
+        for (players, ruleset), part in seats.groupby(["players", "ruleset"], sort=True):
             name = f"skill_{players}_{ruleset}"
-            title = f"Seat effects against skill: {ruleset}, {players} players"
+            title = f"Seat effects per level and player model: {ruleset}, {players} players"
             fig = plots.new_figure(7.0, 4.0)
             plots.plot_skill_effects(part, fig.subplots(), title)
             charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
@@ -60,44 +94,24 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             [
                 str(r.players),
                 str(r.ruleset),
-                str(r.level),
-                str(r.seat),
+                f"{r.level} ({r.kind})",
+                f"player {int(r.seat) + 1}",
                 pp(r.effect_pp),
                 interval(r.effect_lo_pp, r.effect_hi_pp),
                 count(r.n_games),
             ]
             for r in seats.itertuples()
         ]
-        s.tables.append(("Win share minus the fair share per seat and skill level", header, body))
+        s.tables.append(("Win share minus the fair share per seat and level", header, body))
         variants = t.get("skill_variants", pd.DataFrame())
         if len(variants):
             s.paragraphs.append(
                 "Each variant against its base at each level (seat effect under the variant "
                 "minus under the base, in pp; the two rule sets' games taken as independent "
-                "samples, so with common seeds the interval is conservative), and how that "
-                "difference changes with skill (the same weighted trend as above)."
+                "samples, so with common seeds the interval is conservative). The table's "
+                "intervals are 95% each; the summary's findings on these differences use the "
+                "family's wider intervals."
             )
-            s.paragraphs += [
-                variant_trend_sentence(r)
-                for r in t.get("skill_variant_trends", pd.DataFrame()).itertuples()
-            ]
-            keys = ["players", "ruleset", "baseline"]
-            for (players, ruleset, base), part in variants.groupby(keys, sort=True):
-                name = f"skill_variant_{players}_{ruleset}"
-                title = f"{ruleset} minus {base} against skill, {players} players"
-                effects = part.rename(
-                    columns={
-                        "difference_pp": "effect_pp",
-                        "lo_pp": "effect_lo_pp",
-                        "hi_pp": "effect_hi_pp",
-                    }
-                )
-                fig = plots.new_figure(7.0, 4.0)
-                plots.plot_skill_effects(
-                    effects, fig.subplots(), title, ylabel=f"{ruleset} minus {base}, pp"
-                )
-                charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
-                s.charts.append((name, title))
             s.tables.append(
                 (
                     "Variant minus base, per skill level and seat",
@@ -117,7 +131,7 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
                             str(r.ruleset),
                             str(r.baseline),
                             str(r.level),
-                            str(r.seat),
+                            f"player {int(r.seat) + 1}",
                             pp(r.difference_pp),
                             interval(r.lo_pp, r.hi_pp),
                             pval(r.p),
@@ -128,14 +142,6 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             )
         metrics = t.get("skill_metric_variants", pd.DataFrame())
         if len(metrics):
-            s.paragraphs.append(
-                "The per-game metrics of the variant comparison, level by level (variant mean "
-                "minus base mean; shares in pp), and how each difference changes with skill."
-            )
-            s.paragraphs += [
-                metric_trend_sentence(r)
-                for r in t.get("skill_metric_variant_trends", pd.DataFrame()).itertuples()
-            ]
             s.tables.append(
                 (
                     "Variant minus base, per skill level and per-game metric",
@@ -154,12 +160,11 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             )
         sections.append(s)
     decides = t.get("decides", pd.DataFrame())
-    if len(decides) and len(levels) >= 1:
+    if len(decides):
         s = Section("What decides games")
         s.paragraphs.append(
-            "Restricted-play measures: how much a stronger player wins, which decision "
-            "(turning Assam or placing rugs) matters more, and how often the same dice "
-            "give another winner when only the seats change."
+            "Restricted-play measures: how much the strongest level wins against weaker "
+            "players, and which decision (turning Assam or placing rugs) matters more."
         )
         s.paragraphs += [decides_sentence(r) for r in decides.itertuples()]
         title = "What decides games (95% intervals)"
@@ -176,7 +181,7 @@ def _metric_row(r: Any) -> list[str]:
     _, unit = metric_words(str(r.metric))
     diff = float(r.difference_value)
     lo, hi = float(r.lo_value), float(r.hi_value)
-    value = pp(100 * diff) if unit == "pp" else fmt_metric(diff, unit, lo, hi)
+    value = fmt_metric(diff, unit, lo, hi)
     band = span_metric(lo, hi, unit)
     row = [r.players, r.ruleset, r.baseline, r.level, r.metric]
     return [*map(str, row), value, band, pval(r.p)]

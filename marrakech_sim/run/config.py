@@ -21,6 +21,12 @@ line-up, the run seed and, optionally, a stopping rule::
 
     common_seeds = true         # optional: the rule sets play the same block seeds
 
+    skill_levels = ["random", "greedy"]   # optional: self-play strategies, weakest first
+
+    [report]                    # optional: what matters to the designer
+    matters_pp = 1.0            # a win share this far from fair (pp) matters
+    margins = { turns = 1.0 }   # the same for per-game metrics in their own unit
+
     [stopping]                  # optional
     rule = "interval_width"
     quantity = "seat_win_share"
@@ -85,7 +91,15 @@ _TOP_KEYS = (
     "strategies",
     "schedule",
     "stopping",
+    "skill_levels",
+    "report",
 )
+_REPORT_KEYS = ("matters_pp", "margins")
+#: the per-game metrics whose practical margin a study may set (`[report] margins`), in
+#: their own units, and the default of each; shares (win shares, the bankruptcy rate, ...)
+#: take `matters_pp`
+MARGINS = {"turns": 1.0, "margin": 1.0, "lead_changes": 0.5, "elo": 20.0}
+DEFAULT_MATTERS_PP = 1.0
 _STRATEGY_KEYS = ("ref", "params")
 _SCHEDULE_KEYS = (
     "kind",
@@ -169,6 +183,21 @@ class StoppingRule:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """What matters to the designer (`[report]`): the margins of the report's verdicts."""
+
+    matters_pp: float = DEFAULT_MATTERS_PP
+    margins: tuple[tuple[str, float], ...] = tuple(MARGINS.items())
+
+    def margin(self, metric: str) -> float:
+        """The margin of a per-game metric in its unit (MARGINS), or matters_pp for shares."""
+        return dict(self.margins).get(metric, self.matters_pp)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matters_pp": self.matters_pp, "margins": dict(self.margins)}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Study:
     """A validated, fully resolved study config."""
 
@@ -185,6 +214,9 @@ class Study:
     description: str = ""
     # the rule sets play the same block seeds (common random numbers; run.plan)
     common_seeds: bool = False
+    # the self-play strategies that are skill levels, weakest first (the report's trends)
+    skill_levels: tuple[str, ...] = ()
+    report: ReportOptions | None = None
 
     @property
     def ruleset_names(self) -> tuple[str, ...]:
@@ -242,6 +274,8 @@ class Study:
             "stopping": self.stopping.to_dict() if self.stopping else None,
             # only when set: the resolved config of a study without it is unchanged
             **({"common_seeds": True} if self.common_seeds else {}),
+            **({"skill_levels": list(self.skill_levels)} if self.skill_levels else {}),
+            **({"report": self.report.to_dict()} if self.report else {}),
         }
 
 
@@ -301,6 +335,8 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     common_seeds = data.get("common_seeds", False)
     if not isinstance(common_seeds, bool):
         raise ConfigError(f"common_seeds = {common_seeds!r}: expected true or false")
+    skill_levels = _skill_levels(data.get("skill_levels"), strategies)
+    report = _report(data.get("report"))
     study = Study(
         name=name,
         seed=seed,
@@ -314,6 +350,8 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         decision_seconds=decision,
         description=description,
         common_seeds=common_seeds,
+        skill_levels=skill_levels,
+        report=report,
     )
     # a line-up that does not fit a rule set's player count is named here, and a study
     # too big to plan before anything is enumerated
@@ -545,6 +583,50 @@ def _schedule(raw: Any, rulesets: Mapping[str, Rules], strategies: Mapping[str, 
         for i, lineup in enumerate(lineups)
     )
     return dataclasses.replace(schedule, lineups=checked)
+
+
+def _skill_levels(raw: Any, strategies: Mapping[str, Any]) -> tuple[str, ...]:
+    """`skill_levels`: two or more distinct strategy names, weakest first."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ConfigError(
+            f"skill_levels = {raw!r}: expected a list of two or more strategy names, weakest "
+            f"first (allowed names: {', '.join(strategies)})"
+        )
+    return _names("skill_levels", raw, strategies)
+
+
+def _report(raw: Any) -> ReportOptions | None:
+    """`[report]`: matters_pp (pp, above 0 and at most 50) and margins per metric."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"report = {raw!r}: expected a table with matters_pp = ...")
+    _known("report", raw, _REPORT_KEYS)
+    matters = raw.get("matters_pp", DEFAULT_MATTERS_PP)
+    if isinstance(matters, bool) or not isinstance(matters, (int, float)) or not 0 < matters <= 50:
+        raise ConfigError(
+            f"report.matters_pp = {matters!r}: allowed are numbers of percentage points above "
+            "0 and at most 50"
+        )
+    given = raw.get("margins", {})
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"report.margins = {given!r}: expected a table such as {{ turns = 1.0 }}")
+    _known("report.margins", given, tuple(MARGINS))
+    margins = dict(MARGINS)
+    for key, value in given.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (value > 0 and math.isfinite(value))
+        ):
+            raise ConfigError(
+                f"report.margins.{key} = {value!r}: allowed are finite numbers above 0 "
+                "(in the metric's unit)"
+            )
+        margins[key] = float(value)
+    return ReportOptions(float(matters), tuple(margins.items()))
 
 
 def _stopping(

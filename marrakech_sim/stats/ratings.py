@@ -63,7 +63,7 @@ class RatingFit:
             elo, elo_lo, elo_hi, n_games, n_seat_games, n_blocks, order (1 = strongest),
             p_above_next (probability, from the normal approximation with the full
             covariance, that this strategy is stronger than the next one listed; NaN for
-            the last).
+            the last), gap_se_elo (the standard error of its Elo gap to the next one).
         seat_effects: one row per (players, seat): effect (log-strength over seat 0),
             se, lo, hi, elo_effect (the same in Elo points), win_prob_equal (the seat's
             win probability if all strategies were equally strong), n_games, n_blocks.
@@ -400,11 +400,14 @@ def _ratings_table(
     tab["elo_hi"] = to_elo(tab["hi"])
     order = np.argsort(-theta, kind="stable")
     p_next = np.full(len(names), np.nan)
+    gap_se = np.full(len(names), np.nan)
     for a, b in itertools.pairwise(order):
         var = cov[a, a] + cov[b, b] - 2 * cov[a, b]
+        gap_se[a] = ELO_PER_LOGIT * float(np.sqrt(max(var, 0.0)))
         diff = theta[a] - theta[b]
         p_next[a] = float(sps.norm.cdf(diff / np.sqrt(var))) if var > 0 else float(diff > 0)
     tab["p_above_next"] = p_next
+    tab["gap_se_elo"] = gap_se
     tab = tab.iloc[order].reset_index(drop=True)
     tab["order"] = np.arange(1, len(names) + 1)
     return tab[
@@ -422,6 +425,7 @@ def _ratings_table(
             "n_blocks",
             "order",
             "p_above_next",
+            "gap_se_elo",
         ]
     ]
 

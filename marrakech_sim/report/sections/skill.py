@@ -1,26 +1,29 @@
 """Report sections on skill: balance per skill level, and what decides games.
 
-A *skill level* is a strategy playing itself: a match whose every seat plays it (random,
-greedy, expert at a budget, ...). Levels are ordered as the study config lists its
-strategies (weakest first). Each level's seat advantage is estimated on its own blocks;
-nothing is pooled across levels. How an effect changes with skill is the slope of a
-weighted least-squares line through the levels' effects (weights 1 / variance; the levels
-are independent samples: different blocks), tested against zero with a normal reference,
-and read as "grows", "shrinks" or "reverses" (the weakest and strongest levels' intervals
-on opposite sides of zero).
+A *skill level* is a strategy playing itself (every seat plays it) that the study
+declares as one (`skill_levels = [...]`, weakest first). A self-play strategy that is not
+declared is a *player model*: its seat effects are shown beside the others, and no trend
+runs through it. Each level's seat effects are estimated on its own blocks; nothing is
+pooled across levels.
+
+How an effect changes with skill is read on the levels' *measured strength*, not their
+rank: each level's Elo from the report's ratings (the games in which levels meet). Where
+three levels or more have a finite measured strength, three of them separated in
+strength, a weighted line of the effect on Elo is fitted with its lack-of-fit test
+(`stats.trends`), over every level and over the levels other than `random`; elsewhere the
+steps between neighbouring levels are what the report can state. Which of them become
+findings, at which level, is decided in `report.findings` (one corrected family).
 
 What decides games (the restricted-play measures of game-balance research):
 - how much skill decides: the strongest level's win rate against each weaker strategy it
   met in a two-strategy line-up;
 - which decision matters more: `rotation-only` (good rotations, random placements) against
-  `placement-only` (the reverse), when the study has that line-up;
-- how much the seat and the dice decide: the share of blocks of two-strategy line-ups whose
-  winning strategy changes when only the seating changes (the same dice and rug piles),
-  with a Wilson interval over blocks (blocks are independent).
+  `placement-only` (the reverse), when the study has that line-up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -28,46 +31,13 @@ import pandas as pd
 
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.tables import ReportTables, add_sums, sums_frame
-from marrakech_sim.stats import estimators
+from marrakech_sim.stats import estimators, trends
 from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
 
 SKILL_KEYS = ["players", "ruleset", "level_index", "level", "seat"]
 #: the per-game metrics of the variant comparison that are also compared level by level
 LEVEL_METRICS = ("margin", "bankrupt", "turns", "tie_broken", "winner_dirhams_share")
-TREND_COLUMNS = [
-    "players",
-    "ruleset",
-    "seat",
-    "levels",
-    "weakest",
-    "strongest",
-    "weakest_pp",
-    "weakest_lo_pp",
-    "weakest_hi_pp",
-    "strongest_pp",
-    "strongest_lo_pp",
-    "strongest_hi_pp",
-    "slope_pp",
-    "slope_lo_pp",
-    "slope_hi_pp",
-    "p",
-    "change",
-    # the steps between neighbouring levels that rose and fell the most (by their z), the
-    # test of "varies"
-    "up_at",
-    "up_from",
-    "up_to",
-    "up_pp",
-    "up_lo_pp",
-    "up_hi_pp",
-    "down_at",
-    "down_from",
-    "down_to",
-    "down_pp",
-    "down_lo_pp",
-    "down_hi_pp",
-]
 RESTRICTED = ("rotation-only", "placement-only")
 
 
@@ -105,15 +75,12 @@ class SkillTotals:
         metrics: (level code, rule set code, players, metric) -> sums of the block totals
             of a LEVEL_METRICS metric in the level's self-play games (games where it is
             defined), taken about the first slice's mean (``estimators.ratio_sums``).
-        seating: (rule set code, players) -> [blocks whose winning strategy changed with
-            the seating, blocks of two-strategy line-ups with several games].
     """
 
     def __init__(self, names: list[str], rulesets: list[str]) -> None:
         self.names, self.rulesets = names, rulesets
         self.seats: dict[tuple[int, int, int, int], dict[str, Any]] = {}
         self.metrics: dict[tuple[int, int, int, str], dict[str, Any]] = {}
-        self.seating: dict[tuple[int, int], list[int]] = {}
 
     def add(self, pg: PerGame) -> None:
         """Add one slice of whole blocks."""
@@ -148,22 +115,46 @@ class SkillTotals:
                             cell,
                             {c: v[0] for c, v in block_sums.items()} | {"shift": shift},
                         )
-        for key, changed, n in _seating_changes(pg):
-            got = self.seating.setdefault(key, [0, 0])
-            got[0] += changed
-            got[1] += n
+
+
+def study_levels(manifests: list[dict[str, Any]]) -> tuple[list[str], set[str]]:
+    """The skill levels the runs' study configs declare (`skill_levels`, first run first),
+    and the names of the strategies that are `random` (whose strength has no upper bound
+    on the strength axis's left: it may never win against the others)."""
+    levels: list[str] = []
+    randoms: set[str] = set()
+    for manifest in manifests:
+        config = manifest.get("config", {})
+        if not isinstance(config, dict):
+            continue
+        levels += [str(n) for n in config.get("skill_levels", []) if str(n) not in levels]
+        strategies = config.get("strategies", {})
+        if isinstance(strategies, dict):
+            randoms |= {
+                str(n)
+                for n, spec in strategies.items()
+                if isinstance(spec, dict) and spec.get("ref", n) == "random"
+            }
+    return levels, randoms
 
 
 def skill_tables(
-    out: ReportTables, level: float, totals: SkillTotals, order: list[str], alpha: float = 0.05
+    out: ReportTables,
+    level: float,
+    totals: SkillTotals,
+    levels: list[str],
+    randoms: AbstractSet[str] = frozenset(),
 ) -> None:
-    """`skill_seats` (each seat's effect per level), `skill_trends` (how it changes with
-    skill), `skill_variants` (each variant against its base, per level and seat),
-    `skill_variant_trends` (how that changes with skill), `skill_metric_variants` and
-    `skill_metric_variant_trends` (the same for the per-game LEVEL_METRICS) and
-    `decides`."""
+    """`skill_seats` (each self-play strategy's seat effects: a declared skill level, or a
+    player model shown beside the others), `skill_strength` (each level's measured
+    strength), `skill_steps` (each seat's change between neighbouring levels),
+    `skill_trends` (lines on strength with their lack-of-fit tests), `skill_variants`
+    and `skill_metric_variants` (each variant against its base, per level) and
+    `decides`. Call after the ratings: a level's strength is its Elo."""
     names = totals.names
-    codes = level_order(names, {key[0] for key in totals.seats}, order)
+    declared = [names.index(n) for n in levels if n in names]
+    others = sorted({key[0] for key in totals.seats} - set(declared), key=lambda c: names[c])
+    codes = declared + others
     index_of = {code: i for i, code in enumerate(codes)}
 
     def frames(cells: dict[tuple[int, int, int, Any], dict[str, Any]], last: str) -> list[Any]:
@@ -175,6 +166,7 @@ def skill_tables(
                     "ruleset": [totals.rulesets[rs_code]],
                     "level_index": [index_of[code]],
                     "level": [names[code]],
+                    "kind": ["skill level" if code in declared else "player model"],
                     last: [value],
                 },
                 sums,
@@ -194,146 +186,202 @@ def skill_tables(
         tab["effect_hi_pp"] = 100 * (tab["hi"] - fair)
         tab["se_pp"] = 100 * np.sqrt(tab["var"].to_numpy(dtype="float64"))
         tab["n_games"] = tab["n"].astype("int64")
-        effects = ["effect_pp", "effect_lo_pp", "effect_hi_pp", "se_pp"]
-        seats = tab[[*SKILL_KEYS, "n_games", "n_blocks", "share", *effects]]
+        effects = ["effect_pp", "effect_lo_pp", "effect_hi_pp", "se_pp", "n_eff"]
+        seats = tab[[*SKILL_KEYS, "kind", "n_games", "n_blocks", "share", *effects]]
     else:
-        seats = pd.DataFrame(columns=[*SKILL_KEYS, "n_games", "effect_pp", "se_pp"])
-    out.tables["skill_seats"] = seats.sort_values(SKILL_KEYS, ignore_index=True)
-    out.tables["skill_trends"] = _trends(out.tables["skill_seats"], level, alpha)
+        seats = pd.DataFrame(columns=[*SKILL_KEYS, "kind", "n_games", "effect_pp", "se_pp"])
+    seats = seats.sort_values(SKILL_KEYS, ignore_index=True)
+    out.tables["skill_seats"] = seats
+    leveled = seats.loc[seats["kind"] == "skill level"] if len(seats) else seats
+    strength = _strengths(out, leveled, randoms, level)
+    out.tables["skill_strength"] = strength
+    out.tables["skill_steps"] = _steps(leveled, level)
+    out.tables["skill_trends"] = _lines(leveled, strength, randoms)
     base_of = out.facts.get("baselines", {})
     out.tables["skill_variants"] = _differences(
-        out.tables["skill_seats"], base_of, level, "seat", "effect_pp", "se_pp", "_pp"
+        leveled, base_of, level, "seat", "effect_pp", "se_pp", "_pp"
     ).sort_values(["players", "ruleset", "level_index", "seat"], ignore_index=True)
-    out.tables["skill_variant_trends"] = _variant_trends(out.tables["skill_variants"], level, alpha)
     metrics = frames(totals.metrics, "metric")
     means = pd.concat(metrics, ignore_index=True) if metrics else pd.DataFrame()
     if len(means):
+        means = means.loc[means["kind"] == "skill level"]
         means = means.assign(se_value=np.sqrt(means["var"]), n_games=means["n"].astype("int64"))
     out.tables["skill_metric_variants"] = _differences(
         means, base_of, level, "metric", "estimate", "se_value", "_value"
     )
-    keys = ["players", "ruleset", "baseline", "metric"]
-    ends = ["difference_value", "lo_value", "hi_value"]
-    out.tables["skill_metric_variant_trends"] = _trend_table(
-        out.tables["skill_metric_variants"], keys, ends, level, alpha, "_value"
-    )
-    out.tables["decides"] = _decides(out, totals, codes, level)
+    out.tables["decides"] = _decides(out, totals, declared, level)
 
 
-def _slope(values: np.ndarray, ses: np.ndarray, z: float) -> tuple[float, float, float, float]:
-    """The weighted least-squares slope of `values` over their rank (weights 1 / se^2,
-    the variances known; `ses` > 0): (slope, lo, hi, p)."""
-    x = np.arange(len(values), dtype="float64")
-    w = 1.0 / ses**2
-    xbar = float(np.sum(w * x) / np.sum(w))
-    sxx = float(np.sum(w * (x - xbar) ** 2))
-    slope = float(np.sum(w * (x - xbar) * values) / sxx)
-    se = 1.0 / np.sqrt(sxx)
-    return slope, slope - z * se, slope + z * se, estimators.two_sided_p(slope, se)
-
-
-def _change(
-    p: float,
-    alpha: float,
-    first: tuple[float, ...],
-    last: tuple[float, ...],
-    steps_z: np.ndarray,
-) -> str:
-    """How an effect changes from the weakest level to the strongest, given the trend's p,
-    each end's (estimate, lo, hi) and the z of each step between neighbouring levels:
-    varies when one step is significantly up and another significantly down (a line
-    would misdescribe it); else, where the trend's p < alpha, reverses when the two ends'
-    intervals lie on opposite sides of 0, or grows or shrinks in size; else no change
-    shown."""
-    z = estimators.z_value(1 - alpha)
-    if np.any(steps_z > z) and np.any(steps_z < -z):
-        return "varies"
-    if p >= alpha:
-        return "no change shown"
-    if (first[1] > 0 and last[2] < 0) or (first[2] < 0 and last[1] > 0):
-        return "reverses"
-    return "grows" if abs(last[0]) > abs(first[0]) else "shrinks"
-
-
-def _step(
-    kind: str, names: list[str], steps: np.ndarray, halves: np.ndarray, i: int
-) -> dict[str, Any]:
-    """Step i, from level names[i] to names[i + 1] (its estimate steps[i], its interval's
-    half-width halves[i]), as a trend row's `kind` columns (TREND_COLUMNS: up or down)."""
-    d, half = float(steps[i]), float(halves[i])
-    return {
-        f"{kind}_at": i,
-        f"{kind}_from": names[i],
-        f"{kind}_to": names[i + 1],
-        f"{kind}_pp": d,
-        f"{kind}_lo_pp": d - half,
-        f"{kind}_hi_pp": d + half,
-    }
-
-
-def _trend_table(
-    rows: pd.DataFrame,
-    keys: list[str],
-    ends: list[str],
-    level: float,
-    alpha: float,
-    unit: str = "_pp",
+def _strengths(
+    out: ReportTables, seats: pd.DataFrame, randoms: AbstractSet[str], level: float
 ) -> pd.DataFrame:
-    """Per `keys` group with two levels or more: the weighted slope over the level index of
-    the effect in ends[0] (interval ends[1], ends[2]; standard error se{unit}), its interval
-    and p, and the change it shows (columns: keys, then TREND_COLUMNS after the seat, the
-    effects' names ending in `unit`)."""
-    rename = {c: c.removesuffix("_pp") + unit for c in TREND_COLUMNS if c.endswith("_pp")}
+    """Per (players, rule set, level): the level's Elo from the report's ratings (the games
+    where levels meet), under that rule set or else its base, with its interval; a level
+    that never won (or never lost) a game against the others it met has no finite
+    strength ('never won': the ratings' finite value there is the ridge's, not the data's).
+    `separated` says whether its Elo interval clears the previous level's."""
+    ratings = out.tables.get("ratings", pd.DataFrame())
+    lineups = out.tables.get("lineup_win_rates", pd.DataFrame())
+    base_of = out.facts.get("baselines", {})
+    cols = ["players", "ruleset", "level_index", "level", "elo", "elo_lo", "elo_hi"]
+    cols += ["measured_under", "status", "separated"]
+    rows: list[dict[str, Any]] = []
+    if seats.empty:
+        return pd.DataFrame(rows, columns=cols)
+    for (players, ruleset), part in seats.groupby(["players", "ruleset"], sort=True):
+        previous: dict[str, Any] | None = None
+        for r in part.drop_duplicates("level").sort_values("level_index").itertuples():
+            row = {"players": int(players), "ruleset": ruleset, "level_index": r.level_index}
+            row |= {"level": r.level, "elo": np.nan, "elo_lo": np.nan, "elo_hi": np.nan}
+            row |= {"measured_under": "", "status": "not measured", "separated": False}
+            for under in (ruleset, base_of.get(ruleset, ruleset)):
+                got = _rating(ratings, under, int(players), str(r.level))
+                if got is None:
+                    continue
+                row |= got | {"measured_under": under, "status": "measured"}
+                extreme = _never(lineups, under, int(players), str(r.level))
+                if extreme:
+                    row |= {"status": extreme, "elo": np.nan, "elo_lo": np.nan, "elo_hi": np.nan}
+                break
+            if previous is not None and row["status"] == previous["status"] == "measured":
+                row["separated"] = bool(
+                    row["elo_lo"] > previous["elo_hi"] or row["elo_hi"] < previous["elo_lo"]
+                )
+            rows.append(row)
+            previous = row
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _rating(
+    ratings: pd.DataFrame, ruleset: str, players: int, name: str
+) -> dict[str, float] | None:
+    """A strategy's Elo and interval in the ratings of (rule set, players), if rated."""
+    if ratings.empty or "ruleset" not in ratings.columns:
+        return None
+    hit = ratings.loc[
+        (ratings["ruleset"].astype(str) == ruleset)
+        & (ratings["players"] == players)
+        & (ratings["strategy"].astype(str) == name)
+    ]
+    if len(hit) != 1:
+        return None
+    r = hit.iloc[0]
+    return {"elo": float(r.elo), "elo_lo": float(r.elo_lo), "elo_hi": float(r.elo_hi)}
+
+
+def _never(lineups: pd.DataFrame, ruleset: str, players: int, name: str) -> str:
+    """'never won' / 'never lost' when every mixed line-up `name` played there (with
+    `players` seats) it won none / all of its games; else ''."""
+    if lineups.empty or "lineup" not in lineups.columns:
+        return ""
+    mine = lineups.loc[
+        (lineups["ruleset"].astype(str) == ruleset) & (lineups["strategy"].astype(str) == name)
+    ]
+    mine = mine.loc[
+        mine["lineup"]
+        .astype(str)
+        .map(lambda x: len(x.split(LINEUP_SEP)) == players and len(set(x.split(LINEUP_SEP))) > 1)
+    ]
+    if mine.empty:
+        return ""
+    if (mine["rate"] == 0).all():
+        return "never won"
+    if (mine["rate"] == 1).all():
+        return "never lost"
+    return ""
+
+
+def _steps(seats: pd.DataFrame, level: float) -> pd.DataFrame:
+    """Per (players, rule set, seat): each step between neighbouring levels (the stronger
+    level's effect minus the weaker's; independent samples), with its normal interval.
+    With 2 players seat 1's effect is minus seat 0's, so only seat 0 is stepped."""
     z = estimators.z_value(level)
-    out = []
-    for key, part in rows.groupby(keys, sort=True):
-        part = part.sort_values("level_index")
-        if len(part) < 2:
+    cols = ["players", "ruleset", "seat", "step", "from_level", "to_level"]
+    cols += ["step_pp", "se_pp", "lo_pp", "hi_pp", "n_games_from", "n_games_to"]
+    rows = []
+    keys = ["players", "ruleset", "seat"]
+    for (players, ruleset, seat), part in seats.groupby(keys, sort=True):
+        if int(players) == 2 and int(seat) == 1:
             continue
-        values = part[ends[0]].to_numpy(dtype="float64")
-        ses = np.maximum(part["se" + unit].to_numpy(dtype="float64"), 1e-9)
-        slope, slope_lo, slope_hi, p = _slope(values, ses, z)
-        first, last = part.iloc[0], part.iloc[-1]
-        steps, step_ses = np.diff(values), np.hypot(ses[1:], ses[:-1])
-        steps_z = steps / step_ses
-        names = part["level"].tolist()
-        out.append(
-            {
-                **dict(zip(keys, key, strict=True)),
-                "levels": len(part),
-                "weakest": first["level"],
-                "strongest": last["level"],
-                "weakest_pp": first[ends[0]],
-                "weakest_lo_pp": first[ends[1]],
-                "weakest_hi_pp": first[ends[2]],
-                "strongest_pp": last[ends[0]],
-                "strongest_lo_pp": last[ends[1]],
-                "strongest_hi_pp": last[ends[2]],
-                "slope_pp": slope,
-                "slope_lo_pp": slope_lo,
-                "slope_hi_pp": slope_hi,
-                "p": p,
-                "change": _change(p, alpha, tuple(first[ends]), tuple(last[ends]), steps_z),
-                **_step("up", names, steps, z * step_ses, int(np.argmax(steps_z))),
-                **_step("down", names, steps, z * step_ses, int(np.argmin(steps_z))),
-            }
-        )
-    columns = [*keys, *TREND_COLUMNS[TREND_COLUMNS.index("seat") + 1 :]]
-    return pd.DataFrame(out, columns=columns).rename(columns=rename)
+        part = part.sort_values("level_index")
+        for i, (a, b) in enumerate(zip(part.iloc[:-1].itertuples(), part.iloc[1:].itertuples())):
+            d, se = float(b.effect_pp - a.effect_pp), float(np.hypot(a.se_pp, b.se_pp))
+            rows.append(
+                {
+                    "players": int(players),
+                    "ruleset": ruleset,
+                    "seat": int(seat),
+                    "step": i,
+                    "from_level": a.level,
+                    "to_level": b.level,
+                    "step_pp": d,
+                    "se_pp": se,
+                    "lo_pp": d - z * se,
+                    "hi_pp": d + z * se,
+                    "n_games_from": int(a.n_games),
+                    "n_games_to": int(b.n_games),
+                }
+            )
+    return pd.DataFrame(rows, columns=cols)
 
 
-def _trends(seats: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
-    """Per (players, rule set, seat) with two levels or more: how the seat's effect changes
-    with skill (`_trend_table`)."""
-    ends = ["effect_pp", "effect_lo_pp", "effect_hi_pp"]
-    return _trend_table(seats, ["players", "ruleset", "seat"], ends, level, alpha)
-
-
-def _variant_trends(variants: pd.DataFrame, level: float, alpha: float) -> pd.DataFrame:
-    """Per (players, variant, seat) with two levels or more: how the variant's effect on the
-    seat (variant minus base) changes with skill (`_trend_table`)."""
-    keys = ["players", "ruleset", "baseline", "seat"]
-    return _trend_table(variants, keys, ["difference_pp", "lo_pp", "hi_pp"], level, alpha)
+def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str]) -> pd.DataFrame:
+    """Per (players, rule set, seat) and level set (every level, and the levels other than
+    random): the line of the seat's effect on the levels' Elo (`stats.trends.line`) where
+    three levels or more have a finite measured strength and at least three of them are
+    separated in strength; and Cochran's Q over the same levels. Rows only where a line
+    can be fitted: elsewhere the steps between levels are the findings."""
+    cols = ["players", "ruleset", "seat", "level_set", "levels", "names", "distinct"]
+    cols += ["slope_pp", "se_pp", "p", "lack_of_fit", "lack_of_fit_df", "lack_of_fit_p"]
+    cols += ["q", "q_df", "q_p", "weakest_fit_pp", "strongest_fit_pp", "elo_from", "elo_to"]
+    rows = []
+    if seats.empty or strength.empty:
+        return pd.DataFrame(rows, columns=cols)
+    elo = strength.set_index(["players", "ruleset", "level"])
+    for (players, ruleset, seat), part in seats.groupby(["players", "ruleset", "seat"]):
+        if int(players) == 2 and int(seat) == 1:
+            continue
+        part = part.sort_values("level_index")
+        sets = {"every level": part}
+        if set(part["level"]) & set(randoms):
+            sets["without random"] = part.loc[~part["level"].isin(randoms)]
+        for name, chosen in sets.items():
+            got = [elo.loc[(players, ruleset, lvl)] for lvl in chosen["level"]]
+            if len(got) < 3 or any(g["status"] != "measured" for g in got):
+                continue
+            distinct = 1 + sum(bool(g["separated"]) for g in got[1:])
+            if distinct < 3:
+                continue
+            x = np.array([float(g["elo"]) for g in got])
+            values = chosen["effect_pp"].to_numpy(dtype="float64")
+            ses = np.maximum(chosen["se_pp"].to_numpy(dtype="float64"), 1e-9)
+            fit = trends.line(x, values, ses)
+            het = trends.heterogeneity(values, ses)
+            rows.append(
+                {
+                    "players": int(players),
+                    "ruleset": ruleset,
+                    "seat": int(seat),
+                    "level_set": name,
+                    "levels": len(chosen),
+                    "names": LINEUP_SEP.join(chosen["level"]),
+                    "distinct": distinct,
+                    "slope_pp": fit.slope,
+                    "se_pp": fit.se,
+                    "p": fit.p,
+                    "lack_of_fit": fit.lack_of_fit,
+                    "lack_of_fit_df": fit.df,
+                    "lack_of_fit_p": fit.lack_of_fit_p,
+                    "q": het.q,
+                    "q_df": het.df,
+                    "q_p": het.p,
+                    "weakest_fit_pp": fit.at(float(x.min())),
+                    "strongest_fit_pp": fit.at(float(x.max())),
+                    "elo_from": float(x.min()),
+                    "elo_to": float(x.max()),
+                }
+            )
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _differences(
@@ -407,7 +455,6 @@ def _decides(
                 and r.strategy == RESTRICTED[0]
             ):
                 rows.append(_measure("decision", f"{RESTRICTED[0]} against {RESTRICTED[1]}", r))
-    rows += _seating_rows(totals, level)
     cols = ["measure", "what", "ruleset", "players", "rate", "lo", "hi", "fair_share", "n"]
     return pd.DataFrame(rows, columns=cols)
 
@@ -424,56 +471,3 @@ def _measure(kind: str, what: str, r: Any) -> dict[str, object]:
         "fair_share": r.fair_share,
         "n": int(r.n_games),
     }
-
-
-def _seating_changes(pg: PerGame) -> list[tuple[tuple[int, int], int, int]]:
-    """Per (rule set code, players): of the blocks of two-strategy line-ups played with
-    several games, those whose winning strategy is not the same in every game, and all."""
-    players = pg.players.astype("int64")
-    seat_of_winner = np.argmax(pg.win, axis=0)
-    winner = np.where(
-        pg.n_winners == 1, pg.strategy[seat_of_winner, np.arange(len(pg))], -2
-    )  # -2: a shared win
-    seated = pg.strategy >= 0  # (seats, games): -1 past a game's player count
-    lowest = np.where(seated, pg.strategy, np.iinfo(pg.strategy.dtype).max).min(axis=0)
-    highest = np.where(seated, pg.strategy, -1).max(axis=0)
-    mixed = (lowest != highest) & (pg.n_winners > 0)
-    out = []
-    for rs in np.unique(pg.ruleset[mixed]).tolist():
-        for k in np.unique(players[mixed & (pg.ruleset == rs)]).tolist():
-            part = np.flatnonzero(mixed & (pg.ruleset == rs) & (players == k))
-            blocks, local = np.unique(pg.block_index[part], return_inverse=True)
-            size = np.bincount(local, minlength=len(blocks))
-            lo_w = np.full(len(blocks), np.iinfo(np.int64).max)
-            hi_w = np.full(len(blocks), np.iinfo(np.int64).min)
-            np.minimum.at(lo_w, local, winner[part])
-            np.maximum.at(hi_w, local, winner[part])
-            several = size > 1
-            out.append(
-                ((int(rs), int(k)), int(np.sum((lo_w != hi_w) & several)), int(np.sum(several)))
-            )
-    return out
-
-
-def _seating_rows(totals: SkillTotals, level: float) -> list[dict[str, object]]:
-    """Per (players, rule set): the share of blocks of two-strategy line-ups (played under
-    several seatings) whose winning strategy is not the same in every game."""
-    rows = []
-    for (rs, k), (changed, n) in sorted(totals.seating.items()):
-        if not n:
-            continue
-        lo, hi = estimators.wilson_interval(changed, n, level)
-        rows.append(
-            {
-                "measure": "seating",
-                "what": "blocks whose winning strategy changes with the seating",
-                "ruleset": totals.rulesets[rs],
-                "players": k,
-                "rate": changed / n,
-                "lo": lo,
-                "hi": hi,
-                "fair_share": float("nan"),
-                "n": n,
-            }
-        )
-    return rows
