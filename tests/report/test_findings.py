@@ -1,95 +1,58 @@
-"""The report's summary sentences: generated from the tables' numbers, never saying more."""
+"""The report's findings: one corrected family, verdicts of practical size, each fact once."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
 from marrakech_sim.report import findings
 from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.run.config import ReportOptions
+from marrakech_sim.stats import verdicts
 
 
-def _seat_rows(ruleset: str, players: int, effects: list[tuple[float, float, float]], n: int):
+def _seat_rows(ruleset: str, players: int, shares: list[float], n_eff: float, n: int):
+    fair = 1.0 / players
     return [
         {
             "players": players,
             "ruleset": ruleset,
             "seat": s,
             "n_games": n,
-            "effect_pp": e,
-            "effect_lo_pp": lo,
-            "effect_hi_pp": hi,
+            "n_eff": n_eff,
+            "share": share,
+            "effect_pp": 100 * (share - fair),
         }
-        for s, (e, lo, hi) in enumerate(effects)
+        for s, share in enumerate(shares)
     ]
 
 
 def _tables() -> ReportTables:
     rt = ReportTables()
     rt.tables["seat_shares"] = pd.DataFrame(
-        _seat_rows(
-            "standard",
-            4,
-            [(1.7, 1.1, 2.3), (0.0, -0.5, 0.5), (0.2, -0.4, 0.8), (-1.9, -2.5, -1.3)],
-            24_000,
-        )
-        + _seat_rows("two", 2, [(0.1, -0.3, 0.5), (-0.1, -0.5, 0.3)], 144_000)
-        + _seat_rows("three", 3, [(0.6, -0.8, 2.0), (0.0, -1.4, 1.4), (-0.6, -2.0, 0.8)], 900)
-    )
-    rt.tables["seat_tests"] = pd.DataFrame(
-        {"players": [4, 2, 3], "ruleset": ["standard", "two", "three"], "p_block": [0.0, 0.6, 0.4]}
+        # 4 players: player 1 +5.6 pp on 200,000 effective games (tight), player 2 +0.1
+        _seat_rows("standard", 4, [0.306, 0.251, 0.24, 0.203], 200_000, 200_000)
+        + _seat_rows("two", 2, [0.501, 0.499], 200_000, 200_000)
+        + _seat_rows("three", 3, [0.35, 0.33, 0.32], 900, 900)
     )
     rt.tables["variant_comparison"] = pd.DataFrame(
         {
-            "metric": ["seat_advantage", "turns"],
+            "metric": ["seat_0_share", "turns"],
             "baseline": ["standard", "standard"],
             "ruleset": ["variant", "variant"],
-            "diff": [0.009, -0.05],
-            "lo": [0.0, -0.06],
-            "hi": [0.018, -0.04],
-            "p_holm": [0.17, 5e-30],
-            "reject_holm": [False, True],
+            "diff": [0.004, -0.05],
+            "se": [0.002, 0.004],
             "n_games": [24_000, 24_000],
             "n_games_baseline": [24_000, 24_000],
         }
     )
     rt.tables["rulesets"] = pd.DataFrame(
         {"ruleset": ["standard", "variant", "two", "three"], "players": [4, 4, 2, 3]}
-    )
-    rt.tables["power"] = pd.DataFrame(
-        {
-            "section": ["seat advantage", "variants"],
-            "claim": [
-                "seat 0 share minus 1/3 (three, 3 players)",
-                "seat_advantage: variant minus standard",
-            ],
-            "n_to_settle": [12_345.0, 44_869.0],
-        }
-    )
-    rt.tables["ratings"] = pd.DataFrame(
-        {
-            "ruleset": ["two", "two"],
-            "players": [2, 2],
-            "strategy": ["greedy-block", "greedy"],
-            "elo": [1948.0, 1917.0],
-            "elo_lo": [1931.0, 1900.0],
-            "elo_hi": [1964.0, 1933.0],
-            "p_above_next": [0.999, math.nan],
-            "n_games": [72_000, 72_000],
-        }
-    )
-    rt.tables["lineup_win_rates"] = pd.DataFrame(
-        {
-            "ruleset": ["two"],
-            "lineup": ["greedy|greedy-block"],
-            "strategy": ["greedy-block"],
-            "rate": [0.542],
-            "lo": [0.536],
-            "hi": [0.548],
-            "n_games": [24_000],
-        }
     )
     rt.tables["win_rates"] = pd.DataFrame({"strategy": ["greedy", "greedy-block"]})
     return rt
@@ -100,69 +63,116 @@ def table() -> pd.DataFrame:
     return findings.find(_tables())
 
 
-def _one(table: pd.DataFrame, question: str, ruleset: str) -> pd.Series:
-    rows = table.loc[(table["question"] == question) & (table["ruleset"] == ruleset)]
-    assert len(rows) == 1
+def _one(table: pd.DataFrame, question: str, ruleset: str, subject: str) -> pd.Series:
+    rows = table.loc[
+        (table["question"] == question)
+        & (table["ruleset"] == ruleset)
+        & (table["subject"] == subject)
+    ]
+    assert len(rows) == 1, rows
     return rows.iloc[0]
 
 
-def test_one_finding_per_question_and_group(table: pd.DataFrame) -> None:
-    """Seat advantage per rule set and player count, one per variant metric, one order."""
-    assert list(table["question"]).count("seat advantage") == 3
-    assert {"variant: seat_advantage", "variant: turns", "strategy order"} <= set(table["question"])
-    # most players first
-    seats = table.loc[table["question"] == "seat advantage", "players"].tolist()
-    assert seats == [4, 3, 2]
+def test_the_family_counts_each_fact_once(table: pd.DataFrame) -> None:
+    """Every seat is a test, except player 2 of a 2-player game (minus player 1's share);
+    the family's size is the number of its findings, at one Bonferroni level."""
+    seats = table.loc[table["question"] == "seat"]
+    assert len(seats.loc[seats["ruleset"] == "two"]) == 1
+    assert len(seats.loc[seats["ruleset"] == "standard"]) == 4
+    m = len(table)
+    assert (table["family_size"] == m).all()
+    assert table["level"].iloc[0] == pytest.approx(1 - 0.05 / m)
 
 
-def test_verdicts_follow_the_tests(table: pd.DataFrame) -> None:
-    """Shown when the test rejects; not shown when 1 pp is ruled out; else undecided."""
-    assert _one(table, "seat advantage", "standard")["verdict"] == "shown"
-    assert _one(table, "seat advantage", "two")["verdict"] == "not shown"
-    undecided = _one(table, "seat advantage", "three")
-    assert undecided["verdict"] == "undecided" and undecided["games_needed"] == 12_345
-    assert "about 12,345 games" in undecided["sentence"]
-    assert _one(table, "variant: seat_advantage", "variant")["verdict"] == "undecided"
-    assert _one(table, "variant: turns", "variant")["verdict"] == "shown"
+def test_the_printed_interval_is_the_one_the_verdict_uses(table: pd.DataFrame) -> None:
+    """A share's interval is Wilson's at the family's level (statsmodels), and the
+    sentence prints exactly that interval."""
+    row = _one(table, "seat", "three", "player 1")
+    lo, hi = proportion_confint(0.35 * 900, 900, alpha=1 - row["level"], method="wilson")
+    fair = 100 / 3
+    assert row["lo"] == pytest.approx(100 * lo - fair)
+    assert row["hi"] == pytest.approx(100 * hi - fair)
+    assert f"[{row['lo']:+.1f}, {row['hi']:+.1f}]" in row["sentence"]
+    # and an interval at 95% would have been narrower: the verdict is not the 95% one
+    lo95, _ = proportion_confint(0.35 * 900, 900, alpha=0.05, method="wilson")
+    assert 100 * lo95 - fair > row["lo"]
 
 
-def test_sentences_carry_their_numbers(table: pd.DataFrame) -> None:
-    """Each sentence names its group, effect in pp, interval, games and the player model."""
-    s = _one(table, "seat advantage", "standard")["sentence"]
-    for part in (
-        "standard, 4 players",
-        "1.7 pp more",
-        "[+1.1, +2.3]",
-        "24,000 games",
-        "among these strategies",
-        "p < 1e-300",
-        "1.9 pp less",
-    ):
-        assert part in s, (part, s)
-    v = _one(table, "variant: seat_advantage", "variant")["sentence"]
-    assert "+0.9 pp [+0.0, +1.8]" in v and "Holm-corrected p = 0.17" in v
-    assert "about 44,869 games" in v
-    o = _one(table, "strategy order", "two")["sentence"]
-    assert "greedy-block rates highest, 31 Elo above greedy" in o
-    assert "54.2%" in o and "+4.2 pp" in o
+def test_a_tight_large_effect_matters(table: pd.DataFrame) -> None:
+    """Player 1 at +5.6 pp with a tight interval matters; the headline says so in plain
+    words, players counted from 1."""
+    row = _one(table, "seat", "standard", "player 1")
+    assert row["verdict"] == "matters" and row["lo"] > 1.0
+    assert "It matters" in row["sentence"]
+    heads = findings.headlines(table)
+    assert heads[0].startswith("Player 1 wins 30.6% of 4-player games under standard")
 
 
-def test_never_claims_more_than_a_group(table: pd.DataFrame) -> None:
-    """No sentence generalises across groups ("every player count", "always")."""
-    text = " ".join(table["sentence"]).lower()
-    for word in ("every player count", "all player counts", "always", "in general"):
-        assert word not in text
-    assert "greedy, greedy-block" in findings.player_model(_tables())
+def test_an_effect_inside_the_margin_is_negligible_or_real_but_small(table: pd.DataFrame) -> None:
+    """+0.1 pp on 200,000 games: its interval lies within 1 pp and contains 0 (negligible);
+    player 4's -4.7 pp matters; a difference of game length within 1 turn is negligible
+    or real but small, never 'shown'."""
+    assert _one(table, "seat", "two", "player 1")["verdict"] == "negligible"
+    assert _one(table, "seat", "standard", "player 4")["verdict"] == "matters"
+    turns = table.loc[table["question"] == "variant: turns"].iloc[0]
+    assert turns["verdict"] == "real but small"  # -0.05 turns, clearly not 0, within 1 turn
+
+
+def test_undecided_names_prospective_games_beyond_those_played(table: pd.DataFrame) -> None:
+    """An undecided seat of 900 games gets the games for 80% power against 1 pp at the
+    family's level: more than those played, from the variance alone (not the effect)."""
+    row = _one(table, "seat", "three", "player 1")
+    assert row["verdict"] == "undecided"
+    z = sps.norm.ppf(1 - 0.05 / (2 * row["family_size"]))
+    se = 100 * math.sqrt(0.35 * 0.65 / 900)
+    expected = 900 * (se * (z + sps.norm.ppf(0.8)) / 1.0) ** 2
+    assert row["games_needed"] == pytest.approx(expected)
+    assert row["games_needed"] > row["n_games"]
+    assert f"{round(expected - 900):,} more games" in row["sentence"]
+
+
+def test_the_margin_comes_from_the_study() -> None:
+    """A study that says 5 pp matters judges the same +5.6 pp effect against 5 pp."""
+    rt = _tables()
+    rt.facts["report_options"] = ReportOptions(matters_pp=5.0)
+    row = _one(findings.find(rt), "seat", "standard", "player 2")
+    assert row["margin"] == 5.0 and row["verdict"] == "negligible"
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (1.2, 3.0, "matters"),
+        (-3.0, -1.01, "matters"),
+        (0.2, 0.9, "real but small"),
+        (-0.9, 0.9, "negligible"),
+        (-0.5, 1.5, "undecided"),
+        (0.5, 1.5, "undecided"),
+        (math.nan, 1.0, "undecided"),
+    ],
+)
+def test_verdicts_from_the_interval_and_margin(lo: float, hi: float, expected: str) -> None:
+    """Each of the four verdicts from where the interval lies against 0 and +-1."""
+    assert verdicts.verdict(lo, hi, 1.0) == expected
+
+
+def test_the_family_holds_its_error_rate_by_simulation() -> None:
+    """With 20 true null effects, 'matters' or 'real but small' (an interval excluding 0)
+    is said for any of them in at most about 5% of simulated studies (Bonferroni)."""
+    rng = np.random.default_rng(7)
+    m, studies, se = 20, 4000, 0.4
+    z = verdicts.family_z(m)
+    estimates = rng.normal(0.0, se, size=(studies, m))
+    any_false = np.any(np.abs(estimates) > z * se, axis=1).mean()
+    assert any_false <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / studies)
+    # while one 95% interval per test would err in most studies
+    assert np.any(np.abs(estimates) > 1.96 * se, axis=1).mean() > 0.5
 
 
 def test_missing_tables_give_no_findings() -> None:
-    """A report without comparisons or ratings simply has fewer findings."""
-    rt = _tables()
-    for name in ("variant_comparison", "ratings", "power"):
-        rt.tables.pop(name)
-    table = findings.find(rt)
-    assert set(table["question"]) == {"seat advantage"}
-    assert table["games_needed"].isna().all()
+    """A report with none of the tables has an empty findings table with its columns."""
+    empty = findings.find(ReportTables())
+    assert empty.empty and list(empty.columns) == list(findings.COLUMNS)
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ What decides games (the restricted-play measures of game-balance research):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -304,7 +305,7 @@ def _steps(seats: pd.DataFrame, level: float) -> pd.DataFrame:
         if int(players) == 2 and int(seat) == 1:
             continue
         part = part.sort_values("level_index")
-        for i, (a, b) in enumerate(zip(part.iloc[:-1].itertuples(), part.iloc[1:].itertuples())):
+        for i, (a, b) in enumerate(itertools.pairwise(part.itertuples())):
             d, se = float(b.effect_pp - a.effect_pp), float(np.hypot(a.se_pp, b.se_pp))
             rows.append(
                 {
