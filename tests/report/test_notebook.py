@@ -36,4 +36,4 @@ def test_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs)
     text = "".join(o.get("text", "") for o in outputs)
-    assert "report: " in text and "among these strategies" in text
+    assert "report: " in text and "among the study's mix of" in text
