@@ -29,6 +29,18 @@ def minimal(**changes: object) -> dict[str, object]:
     ("changes", "message"),
     [
         ({"sedd": 1}, "unknown key 'sedd' at the top level; allowed: name"),
+        ({"skill_levels": ["random"]}, "skill_levels = ['random']: expected a list of two or"),
+        ({"skill_levels": "random"}, "skill_levels = 'random': expected a list of two or more"),
+        ({"skill_levels": ["random", "x"]}, "skill_levels: unknown name 'x'; allowed: random"),
+        ({"skill_levels": ["random", "random"]}, "skill_levels"),
+        ({"report": 1}, "report = 1: expected a table with matters_pp"),
+        ({"report": {"matters": 1}}, "unknown key 'report.matters' in [report]; allowed: matt"),
+        ({"report": {"matters_pp": 0}}, "report.matters_pp = 0: allowed are numbers of percent"),
+        ({"report": {"matters_pp": True}}, "report.matters_pp = True: allowed are numbers"),
+        ({"report": {"matters_pp": 60}}, "above 0 and at most 50"),
+        ({"report": {"margins": {"length": 1}}}, "unknown key 'report.margins.length'"),
+        ({"report": {"margins": {"turns": -1}}}, "report.margins.turns = -1: allowed are finite"),
+        ({"report": {"margins": {"turns": float("nan")}}}, "report.margins.turns = nan"),
         ({"rotation": "some"}, "rotation = 'some': allowed are 'all', 'latin', 'none'"),
         ({"games_per_lineup": 0}, "games_per_lineup = 0: allowed are integers from 1"),
         ({"seed": -1}, "seed = -1: allowed are integers from 0"),
@@ -180,3 +192,20 @@ def test_strategy_file_resolves_from_the_config_folder(
     assert ref == f"{(study_dir / 'hoard.py').resolve()}:Hoard"
     monkeypatch.chdir(study_dir)
     assert ref_of("hoard.toml") == ref
+
+
+def test_skill_levels_and_margins_are_kept_in_the_resolved_config() -> None:
+    """skill_levels and [report] read back from the resolved config (run.json) unchanged;
+    a study without them resolves to a config without those keys."""
+    data = minimal(
+        strategies={"random": {}, "greedy": {}},
+        skill_levels=["random", "greedy"],
+        report={"matters_pp": 2.0, "margins": {"turns": 0.5}},
+    )
+    study = study_from_dict(data)
+    again = study_from_dict(study.to_dict())
+    assert again.skill_levels == ("random", "greedy")
+    assert again.report is not None and again.report.margin("turns") == 0.5
+    assert again.report.margin("margin") == 1.0 and again.report.matters_pp == 2.0
+    plain = study_from_dict(minimal()).to_dict()
+    assert "skill_levels" not in plain and "report" not in plain
