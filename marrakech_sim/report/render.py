@@ -212,7 +212,10 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
         grid = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
         for ax, (ruleset, part) in zip(grid[:, 0], groups, strict=True):
             part = part.assign(
-                label=[_lineup_label(r.lineup, r.strategy) for r in part.itertuples()]
+                label=[_lineup_label(r.lineup, r.strategy) for r in part.itertuples()],
+                # a constant (a strategy in every seat) is drawn as a point with no bar
+                lo=part["lo"].fillna(part["rate"]),
+                hi=part["hi"].fillna(part["rate"]),
             ).sort_values(["lineup", "rate"], ascending=[True, False])
             games = part["n_games"]
             n_text = (
@@ -467,7 +470,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("games", lambda r: count(r.n_games)),
                     ("blocks", lambda r: count(r.n_blocks)),
                     ("wins", lambda r: count(r.wins)),
-                    ("rate [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                    ("rate [95%]", _rate),
                     ("fair share (its mix of player counts)", lambda r: pct(r.fair_share)),
                 ],
             ),
@@ -483,7 +486,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
                     ("strategy", lambda r: str(r.strategy)),
                     ("games", lambda r: count(r.n_games)),
-                    ("rate [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                    ("rate [95%]", _rate),
                 ],
             ),
         )
@@ -855,6 +858,13 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
         )
     secs.append(s)
     return _findings_first(rt, secs)
+
+
+def _rate(r: Any) -> str:
+    """A win rate with its interval, or a constant as a constant."""
+    if getattr(r, "constant", False):
+        return f"{pct(r.rate)} (a constant: it holds every seat, so its seats share every win)"
+    return f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"
 
 
 def _findings_first(rt: ReportTables, secs: list[Section]) -> list[Section]:

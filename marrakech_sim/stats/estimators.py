@@ -102,31 +102,46 @@ def z_value(level: float = DEFAULT_LEVEL) -> float:
     return float(sps.norm.ppf(0.5 + level / 2))
 
 
-def effective_n(estimate: np.ndarray, var: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Effective number of independent games: p(1-p)/var, falling back to ``n``.
+def effective_n(
+    estimate: np.ndarray, var: np.ndarray, n: np.ndarray, n_blocks: np.ndarray | None = None
+) -> np.ndarray:
+    """Effective number of independent games: p(1-p)/var.
 
-    NaN where ``var`` is NaN (fewer than two blocks).
+    Where that is undefined (no variance between blocks, or a rate of 0 or 1) it falls
+    back to ``n_blocks`` when given: the blocks are the independent units, so a rate
+    that every block shares (100% of every block's games won) is counted as that many
+    observations, not as its games. Without ``n_blocks``, to ``n``. NaN where ``var`` is
+    NaN (fewer than two blocks).
     """
     base = estimate * (1 - estimate)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = base / var
     usable = (var > 0) & (base > 0)
-    out = np.where(usable, ratio, n)
+    out = np.where(usable, ratio, n if n_blocks is None else np.minimum(n_blocks, n))
     return np.where(np.isnan(var), np.nan, out)
 
 
 def rate_interval(
-    estimate: ArrayLike, var: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL
+    estimate: ArrayLike,
+    var: ArrayLike,
+    n: ArrayLike,
+    level: float = DEFAULT_LEVEL,
+    n_blocks: ArrayLike | None = None,
 ) -> dict[str, np.ndarray]:
     """Wilson interval of a rate at the effective number of games p(1-p) / var.
 
     Returns:
-        n_eff (``n`` when var is 0, NaN with one block), lo, hi.
+        n_eff (``n_blocks``, else ``n``, when var is 0; NaN with one block), lo, hi.
     """
     p = np.atleast_1d(np.asarray(estimate, dtype="float64"))
     v = np.broadcast_to(np.asarray(var, dtype="float64"), p.shape)
     count = np.broadcast_to(np.asarray(n, dtype="float64"), p.shape)
-    n_eff = effective_n(p, v, count)
+    blocks = (
+        None
+        if n_blocks is None
+        else np.broadcast_to(np.asarray(n_blocks, dtype="float64"), p.shape)
+    )
+    n_eff = effective_n(p, v, count, blocks)
     lo, hi = wilson_interval(p * n_eff, n_eff, level)
     return {"n_eff": n_eff, "lo": lo, "hi": hi}
 

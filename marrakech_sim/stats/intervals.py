@@ -44,10 +44,12 @@ __all__ = [
 def add_rate_interval(table: pd.DataFrame, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
     """Add ``n_eff``, ``design_effect``, ``lo``, ``hi`` (:func:`rate_interval`) to a ratio table.
 
-    ``table`` carries ``estimate``, ``var``, ``n`` as made by the block aggregation.
+    ``table`` carries ``estimate``, ``var``, ``n`` as made by the block aggregation, and
+    ``n_blocks`` when it has them (the conservative count where blocks do not vary).
     """
     out = table.copy()
-    ci = rate_interval(out["estimate"], out["var"], out["n"], level)
+    blocks = out["n_blocks"] if "n_blocks" in out.columns else None
+    ci = rate_interval(out["estimate"], out["var"], out["n"], level, blocks)
     out["n_eff"] = ci["n_eff"]
     with np.errstate(divide="ignore", invalid="ignore"):
         out["design_effect"] = out["n"].to_numpy(dtype="float64") / ci["n_eff"]

@@ -256,3 +256,27 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
         assert r.difference_value == pytest.approx(
             mean["late", r.level] - mean["standard", r.level]
         )
+
+
+def test_a_self_play_rate_is_a_constant_without_interval(tmp_path: Path) -> None:
+    """A strategy in every seat wins exactly its fair share: the line-up table marks it a
+    constant with no interval, and the power table makes no claim of it."""
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 8,
+            "games_per_lineup": 60,
+            "rulesets": {"standard": {}},
+            "strategies": {"greedy": {}},
+            "schedule": {"kind": "self_play"},
+        },
+    )
+    build_report([run], tmp_path / "report", rating_games=200, moves_games=20)
+    rates = pd.read_csv(tmp_path / "report" / "lineup_win_rates.csv")
+    row = rates.iloc[0]
+    assert bool(row["constant"]) and row["rate"] == pytest.approx(0.25)
+    assert np.isnan(row["lo"]) and np.isnan(row["hi"])
+    power = pd.read_csv(tmp_path / "report" / "power.csv")
+    assert not power["section"].eq("win rates").any()
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "25.0% (a constant" in md

@@ -516,3 +516,18 @@ def test_ratio_sums_shift_changes_nothing_but_rounding() -> None:
     shifted = estimators.ratio_from_sums(*(sums[c] for c in estimators.SUMS), shift=40.0)
     for name in ("total", "n", "estimate", "var"):
         assert shifted[name][0] == pytest.approx(plain[name][0], rel=1e-9), name
+
+
+def test_zero_variance_falls_back_to_blocks_not_games() -> None:
+    """A rate of 100% in each of 1,000 blocks of 2 games has no block variance: its
+    Wilson interval counts the 1,000 blocks, not the 2,000 games (statsmodels' Wilson at
+    n = 1,000), so it is wider than the games would make it."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from marrakech_sim.stats.estimators import rate_interval
+
+    got = rate_interval(1.0, 0.0, 2000, 0.95, n_blocks=1000)
+    lo, hi = proportion_confint(1000, 1000, alpha=0.05, method="wilson")
+    assert got["n_eff"][0] == 1000
+    assert got["lo"][0] == pytest.approx(lo) and got["hi"][0] == pytest.approx(hi)
+    assert got["lo"][0] < rate_interval(1.0, 0.0, 2000)["lo"][0]

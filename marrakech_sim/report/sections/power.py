@@ -71,6 +71,8 @@ def power_table(out: ReportTables) -> pd.DataFrame:
             }
         )
     for r in out.tables["win_rates"].itertuples():
+        if getattr(r, "constant", False):
+            continue  # a constant (a strategy in every seat) is no claim to power
         claims.append(
             {
                 "section": "win rates",

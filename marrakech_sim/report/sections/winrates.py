@@ -395,10 +395,19 @@ class WinRateTotals:
 
 
 def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.DataFrame) -> None:
+    """The win-rate table `name`; a rate that is the fair share in every block (a strategy
+    in every seat of its games: its seats' shares add up to 1) is a constant, with no
+    interval (`constant`)."""
     tab = tab.rename(columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"})
     tab["n_seat_games"] = tab["n_seat_games"].astype("int64")
     tab["n_games"] = tab["n_games"].astype("int64")
-    out.tables[name] = tab[[*keys, *WIN_RATE_COLUMNS]].reset_index(drop=True)
+    rate, fair = tab["rate"].to_numpy(dtype="float64"), tab["fair_share"].to_numpy(dtype="float64")
+    constant = (tab["var"].to_numpy(dtype="float64") == 0) & np.isclose(
+        rate, fair, rtol=0, atol=1e-12
+    )
+    tab["constant"] = constant
+    tab.loc[constant, ["lo", "hi", "n_eff", "design_effect"]] = np.nan
+    out.tables[name] = tab[[*keys, *WIN_RATE_COLUMNS, "constant"]].reset_index(drop=True)
 
 
 def win_rate_tables(
