@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import duckdb
+import numpy as np
 
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.load import RunInfo
@@ -18,7 +19,7 @@ from marrakech_sim.report.sections.seats import SeatTotals, seat_tables
 from marrakech_sim.report.sections.skill import SkillTotals, skill_tables, study_levels
 from marrakech_sim.report.sections.variants import VariantTotals, variant_tables
 from marrakech_sim.report.sections.winrates import WinRateTotals, win_rate_tables
-from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.report.tables import ReportTables, is_self_play, subset
 from marrakech_sim.run.config import DEFAULT_MATTERS_PP, MARGINS, ReportOptions
 from marrakech_sim.stats.intervals import (
     DEFAULT_LEVEL,
@@ -57,6 +58,7 @@ def compute_tables(
     seats = SeatTotals(rulesets)
     variants = VariantTotals(rulesets, con if paired else None)
     skill = SkillTotals(names, rulesets)
+    self_play_matches: set[int] = set()
     for part in slices:
         with clock("games"):
             games = load_games(part, rulesets)
@@ -64,19 +66,30 @@ def compute_tables(
             data.add(games)
         with clock("per_game"):
             pg = build_per_game(games, part, names)
+            # self-play games are player models of their own (the skill section's, one
+            # model each); the sections on the study's mix read its mixed games only
+            alone = is_self_play(pg)
+            mixed = subset(pg, ~alone)
+            self_play_matches.update(np.unique(pg.match_id[alone]).tolist())
         del games  # build_per_game took its arrays
         with clock("win_rates"):
-            wins.add(pg)
+            wins.add(mixed)
         with clock("seats"):
-            seats.add(pg)
+            seats.add(mixed)
         with clock("variants"):
-            variants.add(pg)
+            variants.add(mixed)
         with clock("skill"):
             skill.add(pg)
-        del pg
+        del pg, mixed
     sample_games = max(rating_games, moves_games)
     with clock("data"):
         data_tables(con, out, data, slices, sample_games)
+    # the samples of whole blocks (ratings, moves) leave the self-play matches out
+    con.execute("CREATE OR REPLACE TEMP TABLE self_play_matches (match_id BIGINT)")
+    if self_play_matches:
+        con.executemany(
+            "INSERT INTO self_play_matches VALUES (?)", [[m] for m in sorted(self_play_matches)]
+        )
     with clock("win_rates"):
         win_rate_tables(con, out, level, wins)
     with clock("seats"):

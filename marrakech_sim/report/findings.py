@@ -453,15 +453,10 @@ def _order_tests(t: dict[str, pd.DataFrame], options: ReportOptions) -> Iterator
 
 
 def family(rt: ReportTables) -> list[Test]:
-    """Every member of the report's family of tests, in the summary's order."""
+    """Every member of the report's family of tests, in the summary's order: the study's
+    mixed games (their own tables), then each self-play player model and skill level."""
     t = rt.tables
     options = rt.facts.get("report_options") or ReportOptions()
-    levels = t.get("skill_seats", pd.DataFrame())
-    leveled = levels.loc[levels["kind"] == "skill level"] if "kind" in levels else levels
-    leveled_groups = {
-        (str(r), int(k))
-        for r, k in zip(leveled.get("ruleset", []), leveled.get("players", []), strict=True)
-    }
     rulesets = t.get("rulesets", pd.DataFrame())
     players_of_rs = (
         dict(zip(rulesets["ruleset"].astype(str), rulesets["players"], strict=True))
@@ -470,31 +465,20 @@ def family(rt: ReportTables) -> list[Test]:
     )
     shares = t.get("seat_shares", pd.DataFrame())
     if len(shares):
-        shares = shares.loc[
-            [
-                (str(r), int(k)) not in leveled_groups
-                for r, k in zip(shares["ruleset"], shares["players"], strict=True)
-            ]
-        ]
         shares = shares.sort_values(["players", "ruleset", "seat"], ascending=[False, True, True])
     tests = list(_seat_tests(shares, lambda r: mixed_model(t, str(r.ruleset)), options))
-    if len(leveled):
-        tests += _seat_tests(leveled, lambda r: level_model(str(r.level)) + " players", options)
-        tests += _step_tests(t, options)
     comp = t.get("variant_comparison", pd.DataFrame())
     if len(comp):
-        comp = comp.loc[
-            [
-                (str(r), int(players_of_rs.get(str(r), 0))) not in leveled_groups
-                for r in comp["ruleset"]
-            ]
-        ]
         tests += _variant_tests(
             comp,
             options,
             lambda r: mixed_model(t, str(r.ruleset)),
             lambda r: int(players_of_rs.get(str(r.ruleset), 0)),
         )
+    alone = t.get("skill_seats", pd.DataFrame())
+    if len(alone):
+        tests += _seat_tests(alone, lambda r: level_model(str(r.level)) + " players", options)
+        tests += _step_tests(t, options)
     per_level = t.get("skill_variants", pd.DataFrame())
     if len(per_level):
         rows = per_level.assign(
@@ -503,19 +487,13 @@ def family(rt: ReportTables) -> list[Test]:
             se=per_level["se_pp"] / 100,
         )
         tests += _variant_tests(
-            rows,
-            options,
-            lambda r: level_model(str(r.level)) + " players",
-            lambda r: int(r.players),
+            rows, options, lambda r: level_model(str(r.level)) + " players", lambda r: r.players
         )
     metrics = t.get("skill_metric_variants", pd.DataFrame())
     if len(metrics):
         rows = metrics.assign(diff=metrics["difference_value"], se=metrics["se_value"])
         tests += _variant_tests(
-            rows,
-            options,
-            lambda r: level_model(str(r.level)) + " players",
-            lambda r: int(r.players),
+            rows, options, lambda r: level_model(str(r.level)) + " players", lambda r: r.players
         )
     tests += _order_tests(t, options)
     return [x for x in tests if math.isfinite(x.estimate)]

@@ -1038,11 +1038,11 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
 
 
 def _pooled_levels(t: dict[str, pd.DataFrame]) -> str:
-    """A study with skill levels: say that a section's figures pool them."""
-    if t.get("skill_trends", pd.DataFrame()).empty:
+    """A study with self-play games: say that this section leaves them out."""
+    if t.get("skill_seats", pd.DataFrame()).empty:
         return ""
     return (
-        " This study has skill levels (one strategy in every seat): the figures here pool "
-        "every level's games, so they describe that mix only; the section on balance per "
-        "skill level gives them level by level, and only those are findings."
+        " The self-play games (one strategy in every seat) are not in this section: each "
+        "such strategy is a player model of its own, reported per model in the section on "
+        "balance per skill level or player model."
     )

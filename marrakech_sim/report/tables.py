@@ -38,7 +38,7 @@ they rest on like every other table, and the report says when that is a sample.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -121,3 +121,29 @@ def check_block_layout(pg: PerGame) -> None:
             f"(match ids {int(mid[bad[0]])} and {int(mid[bad[0] + 1])}): not the block layout "
             "this program writes (one match per block, run.plan)"
         )
+
+
+def is_self_play(pg: PerGame) -> np.ndarray:
+    """Per game: every seat plays one strategy (a player model of its own)."""
+    players = pg.players.astype("int64")
+    first = pg.strategy[0]
+    alone = first >= 0
+    for seat in range(1, pg.seats):
+        alone &= (pg.strategy[seat] == first) | (seat >= players)
+    return alone
+
+
+def subset(pg: PerGame, keep: np.ndarray) -> PerGame:
+    """The games of ``pg`` where ``keep`` (whole blocks: a block is one match), with the
+    blocks renumbered."""
+    if keep.all():
+        return pg
+    cut = {}
+    for f in fields(pg):
+        value = getattr(pg, f.name)
+        if isinstance(value, np.ndarray):
+            cut[f.name] = value[..., keep] if value.ndim == 2 else value[keep]
+    _, block_index = np.unique(cut["block_index"], return_inverse=True)
+    n_blocks = int(block_index.max()) + 1 if len(block_index) else 0
+    cut["block_index"] = block_index.astype(pg.block_index.dtype)
+    return replace(pg, **cut, n_blocks=n_blocks)

@@ -204,7 +204,7 @@ def test_the_report_states_levels_steps_and_strengths(skill_run: tuple[Path, Pat
 
 def test_undeclared_self_play_strategies_are_player_models(tmp_path: Path) -> None:
     """Self-play without skill_levels: each strategy is a player model shown beside the
-    others, with no steps, no trend and no per-level variant finding."""
+    others, with no steps and no trend; the sections on the study's mix have no game."""
     run = play_run(
         tmp_path / "run",
         {
@@ -221,6 +221,7 @@ def test_undeclared_self_play_strategies_are_player_models(tmp_path: Path) -> No
     assert pd.read_csv(tmp_path / "report" / "skill_steps.csv").empty
     found = pd.read_csv(tmp_path / "report" / "findings.csv")
     assert not found["question"].str.startswith("skill").any()
+    assert pd.read_csv(tmp_path / "report" / "seat_shares.csv").empty
     md = (tmp_path / "report" / "report.md").read_text()
     assert "Balance per player model" in md and "no trend runs through them" in md
 
@@ -258,9 +259,9 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
         )
 
 
-def test_a_self_play_rate_is_a_constant_without_interval(tmp_path: Path) -> None:
-    """A strategy in every seat wins exactly its fair share: the line-up table marks it a
-    constant with no interval, and the power table makes no claim of it."""
+def test_a_self_play_rate_is_no_estimate(tmp_path: Path) -> None:
+    """A strategy in every seat wins exactly its fair share: its games give no win rate
+    with an interval (the win-rate tables leave self-play out), and no power claim."""
     run = play_run(
         tmp_path / "run",
         {
@@ -272,11 +273,36 @@ def test_a_self_play_rate_is_a_constant_without_interval(tmp_path: Path) -> None
         },
     )
     build_report([run], tmp_path / "report", rating_games=200, moves_games=20)
-    rates = pd.read_csv(tmp_path / "report" / "lineup_win_rates.csv")
-    row = rates.iloc[0]
-    assert bool(row["constant"]) and row["rate"] == pytest.approx(0.25)
-    assert np.isnan(row["lo"]) and np.isnan(row["hi"])
+    assert pd.read_csv(tmp_path / "report" / "lineup_win_rates.csv").empty
     power = pd.read_csv(tmp_path / "report" / "power.csv")
     assert not power["section"].eq("win rates").any()
-    md = (tmp_path / "report" / "report.md").read_text()
-    assert "25.0% (a constant" in md
+    seats = pd.read_csv(tmp_path / "report" / "skill_seats.csv")
+    assert seats["n_games"].tolist() == [60] * 4 and set(seats["kind"]) == {"player model"}
+
+
+def test_a_rate_constant_in_every_block_has_no_interval() -> None:
+    """A win-rate row that no block varies and that equals its fair share is marked a
+    constant: no interval, no effective count."""
+    from marrakech_sim.report.sections.winrates import _finish_win_rates
+
+    tab = pd.DataFrame(
+        {
+            "strategy": ["a", "b"],
+            "n_games": [100, 100],
+            "n": [400, 200],
+            "n_blocks": [100, 100],
+            "total": [100.0, 130.0],
+            "estimate": [0.25, 0.65],
+            "var": [0.0, 0.001],
+            "lo": [0.2, 0.6],
+            "hi": [0.3, 0.7],
+            "fair_share": [0.25, 0.5],
+            "n_eff": [400.0, 227.0],
+            "design_effect": [1.0, 0.9],
+        }
+    )
+    out = ReportTables()
+    _finish_win_rates(out, "win_rates", ["strategy"], tab)
+    got = out.tables["win_rates"]
+    assert got["constant"].tolist() == [True, False]
+    assert np.isnan(got.loc[0, "lo"]) and got.loc[1, "lo"] == 0.6

@@ -23,13 +23,26 @@ def make_sample(con: duckdb.DuckDBPyConnection, name: str, max_games: int, total
                               row_number() OVER (PARTITION BY match_id ORDER BY block) AS i
                        FROM match_blocks),
                  keep AS (SELECT block FROM r WHERE i <= ceil({frac} * nb))
+            -- the self-play matches (if the report listed them) are player models of
+            -- their own: no sample of the study's mix takes them
             SELECT g.game_id, g.block, g.match_id, g.ruleset, g.players, g.turns, g.end_reason,
                    g.tie_broken, g.error
-            FROM games g SEMI JOIN keep USING (block)"""
+            FROM games g SEMI JOIN keep USING (block)
+            {_without_self_play(con)}"""
     )
     got = con.execute(f"SELECT count(*) FROM {name}").fetchone()
     assert got is not None
     return int(got[0])
+
+
+def _without_self_play(con: duckdb.DuckDBPyConnection) -> str:
+    """The WHERE clause that leaves the table ``self_play_matches`` out, when it exists."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'self_play_matches'"
+    ).fetchone()
+    if not found or not found[0]:
+        return ""
+    return "WHERE g.match_id NOT IN (SELECT match_id FROM self_play_matches)"
 
 
 def sample_frames(con: duckdb.DuckDBPyConnection, sample: str) -> tuple[pd.DataFrame, pd.DataFrame]:

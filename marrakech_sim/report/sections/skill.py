@@ -200,12 +200,11 @@ def skill_tables(
     out.tables["skill_trends"] = _lines(leveled, strength, randoms)
     base_of = out.facts.get("baselines", {})
     out.tables["skill_variants"] = _differences(
-        leveled, base_of, level, "seat", "effect_pp", "se_pp", "_pp"
+        seats, base_of, level, "seat", "effect_pp", "se_pp", "_pp"
     ).sort_values(["players", "ruleset", "level_index", "seat"], ignore_index=True)
     metrics = frames(totals.metrics, "metric")
     means = pd.concat(metrics, ignore_index=True) if metrics else pd.DataFrame()
     if len(means):
-        means = means.loc[means["kind"] == "skill level"]
         means = means.assign(se_value=np.sqrt(means["var"]), n_games=means["n"].astype("int64"))
     out.tables["skill_metric_variants"] = _differences(
         means, base_of, level, "metric", "estimate", "se_value", "_value"

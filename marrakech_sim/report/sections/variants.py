@@ -364,7 +364,8 @@ def variant_tables(
     )
     players = pd.DataFrame(
         {"ruleset": list(totals.players), "players": list(totals.players.values())}
-    )
+    ).astype({"ruleset": object, "players": "int64"})  # typed when empty (no mixed games)
+    summary = summary.astype({"ruleset": object})
     summary = summary.merge(players, on="ruleset").rename(
         columns={"n": "n_games", "estimate": "mean"}
     )
