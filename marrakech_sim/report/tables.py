@@ -138,7 +138,7 @@ def subset(pg: PerGame, keep: np.ndarray) -> PerGame:
     blocks renumbered."""
     if keep.all():
         return pg
-    cut = {}
+    cut: dict[str, Any] = {}
     for f in fields(pg):
         value = getattr(pg, f.name)
         if isinstance(value, np.ndarray):

@@ -334,7 +334,7 @@ def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str
     cols = ["players", "ruleset", "seat", "level_set", "levels", "names", "distinct"]
     cols += ["slope_pp", "se_pp", "p", "lack_of_fit", "lack_of_fit_df", "lack_of_fit_p"]
     cols += ["q", "q_df", "q_p", "weakest_fit_pp", "strongest_fit_pp", "elo_from", "elo_to"]
-    rows = []
+    rows: list[dict[str, Any]] = []
     if seats.empty or strength.empty:
         return pd.DataFrame(rows, columns=cols)
     elo = strength.set_index(["players", "ruleset", "level"])
