@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim.report.pergame import PerGame
-from marrakech_sim.report.tables import ReportTables, add_sums, sums_frame
+from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, sums_frame
 from marrakech_sim.stats import estimators, trends
 from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
@@ -40,31 +40,6 @@ SKILL_KEYS = ["players", "ruleset", "level_index", "level", "seat"]
 #: the per-game metrics of the variant comparison that are also compared level by level
 LEVEL_METRICS = ("margin", "bankrupt", "turns", "tie_broken", "winner_dirhams_share")
 RESTRICTED = ("rotation-only", "placement-only")
-
-
-def _self_play_codes(pg: PerGame) -> list[int]:
-    """Codes of the strategies that play themselves in some game of ``pg``."""
-    players = pg.players.astype("int64")
-    first = pg.strategy[0]
-    alone = first >= 0
-    for seat in range(1, pg.seats):
-        alone &= (pg.strategy[seat] == first) | (seat >= players)
-    return [int(c) for c in np.unique(first[alone])]
-
-
-def level_order(names: list[str], codes: set[int], order: list[str]) -> list[int]:
-    """``codes`` (strategies that play themselves in some match), weakest first."""
-    rank = {name: i for i, name in enumerate(order)}
-    return sorted(codes, key=lambda c: (rank.get(names[c], len(order)), names[c]))
-
-
-def _self_play(pg: PerGame, code: int) -> np.ndarray:
-    """Games whose every seat plays strategy `code`."""
-    players = pg.players.astype("int64")
-    alone = pg.strategy[0] == code
-    for seat in range(1, pg.seats):
-        alone &= (pg.strategy[seat] == code) | (seat >= players)
-    return alone
 
 
 class SkillTotals:
@@ -87,8 +62,9 @@ class SkillTotals:
         """Add one slice of whole blocks."""
         if not len(pg):
             return
-        for code in _self_play_codes(pg):
-            games = np.flatnonzero(_self_play(pg, code))
+        alone = is_self_play(pg)
+        for code in np.unique(pg.strategy[0][alone]).tolist():
+            games = np.flatnonzero(alone & (pg.strategy[0] == code))
             for rs_code in np.unique(pg.ruleset[games]).tolist():
                 for k in np.unique(pg.players[games][pg.ruleset[games] == rs_code]).tolist():
                     part = games[(pg.ruleset[games] == rs_code) & (pg.players[games] == k)]
