@@ -7,13 +7,16 @@ result as reading the whole run at once.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from conftest import play_run
+from conftest import ROOT, play_run
 
 from marrakech_sim import record
 
@@ -82,3 +85,33 @@ def test_parts_that_do_not_pair_are_read_as_one_batch(
         (run / "moves" / "_swap").rename(moves[1])
     assert len(record._notable_batches(duckdb.connect(), run)) == 1
     assert record.notable_games(run) == record.notable_games(parts_run)
+
+
+@pytest.mark.slow  # plays a study twice and reports it twice (about a minute)
+def test_bench_report_plays_a_study_and_prints_each_size(tmp_path: Path) -> None:
+    """bench_report.py --study prints run and report peak RSS and wall time per size, and
+    their ratios."""
+    study = tmp_path / "tiny.toml"
+    study.write_text(
+        "seed = 3\n[rulesets.two]\nplayers = 2\n[strategies.random]\n[strategies.greedy]\n"
+        '[schedule]\nkind = "round_robin"\n'
+    )
+    script = ROOT / "benchmarks" / "bench_report.py"
+    sizes = ["--sizes", "20", "40", "--dir", str(tmp_path / "bench")]
+    out = subprocess.run(
+        [sys.executable, str(script), "--study", str(study), *sizes],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    *rows, ratio = [json.loads(line) for line in out.splitlines()]
+    assert [r["games"] for r in rows] == [20, 40]
+    for row in rows:
+        assert min(row[k] for k in ("run_peak_mb", "run_s", "report_peak_mb", "report_s")) > 0
+    assert set(ratio) == {
+        "run_peak_mb_ratio",
+        "run_s_ratio",
+        "report_peak_mb_ratio",
+        "report_s_ratio",
+    }
