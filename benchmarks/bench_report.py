@@ -1,11 +1,25 @@
-"""Time `marrakech report` on a large synthetic run folder; print seconds and peak memory.
+"""Time `marrakech report` on real or synthetic run folders; print seconds and peak memory.
+
+The real default study mix, played at each size (games per line-up: 83,334 and 250,000 are
+1 M and 3 M games), then reported; one JSON line per size with the peak RSS and wall time
+of `marrakech run` (its closing summary included) and of `marrakech report`, then the
+ratios of the last size to the first:
+
+    python benchmarks/bench_report.py --study configs/default.toml --sizes 83334 250000 \
+        --dir /tmp/bench_default
+
+Each command runs in its own process and its peak is that process tree's largest RSS
+(``wait4``'s ``ru_maxrss``, as ``/usr/bin/time -f %M`` reports it). ``--reuse`` reports
+run folders already played. The synthetic mode (no ``--study``) writes a run folder of
+planted effects instead, fast at tens of millions of games, but its mix (one player count,
+five strategies, few moves) is not a real study's:
 
     python benchmarks/bench_report.py --games 10000000 --moves-games 0 --dir /tmp/bench_run
     python benchmarks/bench_report.py --games 1000000 --moves-games 1000000 --dir /tmp/bench_run_m
     python benchmarks/bench_report.py --games 10000000 --dir /tmp/bench_run --reuse --summary
     python benchmarks/bench_report.py --games 10000000 --paired --dir /tmp/bench_run_p
 
-The run folder follows LOG_FORMAT.md: games and seats for ``--games`` games (4 players,
+The synthetic run folder follows LOG_FORMAT.md: games and seats for ``--games`` games (4 players,
 two rule sets, 5 strategies with planted strengths, a planted seat advantage, seat
 rotation in blocks of 4 games, a few ties and errors; with ``--paired`` a common-seeds
 run: each block shares its seed with the block of the same line-up and round under the
@@ -22,11 +36,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -208,6 +225,50 @@ def generate(
         )
 
 
+_CLI = "from marrakech_sim.cli import main; main()"
+
+
+def measure(args: list[str]) -> tuple[float, float]:
+    """Peak RSS (MiB) of the process tree and wall seconds of ``marrakech ARGS``."""
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert child.stderr is not None
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"marrakech {' '.join(args)} failed:\n{err.decode()[-2000:]}")
+    return usage.ru_maxrss / 1024, time.perf_counter() - start
+
+
+def study_sizes(study: Path, sizes: list[int], folder: Path, reuse: bool) -> list[dict[str, Any]]:
+    """Play ``study`` at each size (games per line-up) and report it: one row per size."""
+    rows = []
+    for size in sizes:
+        run, out = folder / f"run-{size}", folder / f"report-{size}"
+        row: dict[str, Any] = {"games_per_lineup": size}
+        if not (reuse and (run / "run.json").is_file()):
+            shutil.rmtree(run, ignore_errors=True)
+            peak, wall = measure(["run", str(study), "--games", str(size), "--out", str(run)])
+            row.update(run_peak_mb=round(peak), run_s=round(wall, 1))
+        row["games"] = sum(pq.read_metadata(p).num_rows for p in (run / "games").glob("*.parquet"))
+        shutil.rmtree(out, ignore_errors=True)
+        peak, wall = measure(["report", str(run), "--out", str(out)])
+        row.update(report_peak_mb=round(peak), report_s=round(wall, 1))
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Each figure of the last size over the first's."""
+    first, last = rows[0], rows[-1]
+    keys = ("run_peak_mb", "run_s", "report_peak_mb", "report_s")
+    return {f"{k}_ratio": round(last[k] / first[k], 2) for k in keys if k in first and k in last}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10_000_000)
@@ -218,8 +279,18 @@ def main() -> None:
     parser.add_argument(
         "--summary", action="store_true", help="time the run's closing summary, not the report"
     )
+    parser.add_argument("--study", type=Path, help="play this study config at each --sizes")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[83_334, 250_000], help="games per line-up"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.study:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        rows = study_sizes(args.study, args.sizes, args.dir, args.reuse)
+        if len(rows) > 1:
+            print(json.dumps(ratios(rows)))
+        return
     out = args.dir.with_name(args.dir.name + "_report")
     if args.child and args.summary:
         from marrakech_sim.run.summary import summarize_run

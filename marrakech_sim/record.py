@@ -688,6 +688,10 @@ class NotableGame:
     detail: str
 
 
+NOTABLE_BATCH_GAMES = 1 << 16  # games whose moves one batch of notable_games reads
+NOTABLE_KINDS = ("comeback", "largest_payment", "bankruptcy", "tie_break", "longest", "shortest")
+
+
 def notable_games(run_dir: str | Path) -> list[NotableGame]:
     """The largest comeback, largest single payment, a bankruptcy, a tie-break decision,
     and the longest and shortest game of a run (each absent when the run has none).
@@ -695,15 +699,61 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
     The comeback is the largest score deficit (dirhams + visible squares, from the moves'
     dirhams_after and visible_after) that a sole winner made up; its decisive turn is the
     one after which the winner was never behind again.
+
+    The run is read in batches of about ``NOTABLE_BATCH_GAMES`` games (the games and moves
+    parts of one name hold the same games: the runner writes a chunk that way), and each
+    kind keeps the best game of the batches under its own order, so memory holds one
+    batch's moves however many games the run has. A run whose parts do not pair is one
+    batch.
     """
     import duckdb
 
-    base = Path(run_dir)
-    games = f"read_parquet('{_glob(base, 'games')}')"
-    moves = f"read_parquet('{_glob(base, 'moves')}')"
-    ok = "end_reason <> 'error'"
-    out: list[NotableGame] = []
+    best: dict[str, tuple[tuple[Any, ...], NotableGame]] = {}
     con = duckdb.connect()
+    for games, moves in _notable_batches(con, Path(run_dir)):
+        for key, game in _batch_notables(con, games, moves):
+            if game.kind not in best or key < best[game.kind][0]:
+                best[game.kind] = (key, game)
+    return [best[kind][1] for kind in NOTABLE_KINDS if kind in best]
+
+
+def _notable_batches(con: Any, base: Path) -> list[tuple[str, str]]:
+    """``read_parquet`` expressions of the games and the moves of each batch of parts."""
+    games = {p.name: p for p in sorted((base / "games").glob("*.parquet"))}
+    moves = {p.name: p for p in sorted((base / "moves").glob("*.parquet"))}
+
+    def scan(paths: Iterable[Path]) -> str:
+        return "read_parquet([" + ", ".join(f"'{_quote(p)}'" for p in paths) + "])"
+
+    whole = [(scan(games.values()), scan(moves.values()))]
+    if games.keys() != moves.keys():
+        return whole
+    import pyarrow.parquet as pq
+
+    batches: list[list[str]] = [[]]
+    rows = 0
+    for name, path in games.items():
+        n = pq.read_metadata(path).num_rows
+        if batches[-1] and rows + n > NOTABLE_BATCH_GAMES:
+            batches.append([])
+            rows = 0
+        batches[-1].append(name)
+        rows += n
+    out = [(scan(games[n] for n in b), scan(moves[n] for n in b)) for b in batches if b]
+    for g, m in out:  # a move of a game another batch holds: the parts do not pair
+        if con.sql(f"SELECT count(*) FROM {m} ANTI JOIN {g} USING (game_id)").fetchall()[0][0]:
+            return whole
+    return out
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _batch_notables(con: Any, games: str, moves: str) -> list[tuple[tuple[Any, ...], NotableGame]]:
+    """Each kind's best game of one batch, with the key that orders it (least is best)."""
+    ok = "end_reason <> 'error'"
+    out: list[tuple[tuple[Any, ...], NotableGame]] = []
 
     def one(sql: str) -> tuple[Any, ...] | None:
         rows = con.sql(sql).fetchall()
@@ -713,45 +763,43 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
         f"SELECT m.game_id, m.turn, m.payment, m.seat, m.paid_to FROM {moves} m JOIN {games} g "
         f"USING (game_id) WHERE {ok} ORDER BY m.payment DESC, m.game_id, m.turn LIMIT 1"
     )
-    if row and row[2] > 0:
-        out.append(
-            NotableGame(
-                "largest_payment",
-                row[0],
-                row[1] + 1,
-                f"seat {row[3]} paid {row[2]} dirhams to seat {row[4]}",
-            )
-        )
+    if row and row[2] is not None and row[2] > 0:
+        detail = f"seat {row[3]} paid {row[2]} dirhams to seat {row[4]}"
+        found = NotableGame("largest_payment", row[0], row[1] + 1, detail)
+        out.append(((-row[2], row[0], row[1]), found))
     row = one(
         f"SELECT game_id, turn, seat FROM {moves} WHERE bankrupt ORDER BY game_id, turn LIMIT 1"
     )
     if row:
-        out.append(NotableGame("bankruptcy", row[0], row[1] + 1, f"seat {row[2]} went bankrupt"))
+        found = NotableGame("bankruptcy", row[0], row[1] + 1, f"seat {row[2]} went bankrupt")
+        out.append(((row[0], row[1]), found))
     row = one(
         f"SELECT game_id, turns, winners FROM {games} WHERE tie_broken AND {ok} "
         "ORDER BY game_id LIMIT 1"
     )
     if row:
         winners = ", ".join(str(w) for w in row[2])
-        out.append(NotableGame("tie_break", row[0], row[1], f"the tie-break gave seat {winners}"))
-    for kind, order in (("longest", "DESC"), ("shortest", "ASC")):
+        detail = f"the tie-break gave seat {winners}"
+        out.append(((row[0],), NotableGame("tie_break", row[0], row[1], detail)))
+    for kind, order, sign in (("longest", "DESC", -1), ("shortest", "ASC", 1)):
         row = one(
             f"SELECT game_id, turns, end_reason FROM {games} WHERE {ok} "
             f"ORDER BY turns {order}, game_id LIMIT 1"
         )
         if row:
-            out.append(NotableGame(kind, row[0], row[1], f"{row[1]} turns ({row[2]})"))
-    comeback = _comeback(con, base, games, moves, ok)
+            # ORDER BY puts a null number of turns last, in either order
+            key = (row[1] is None, sign * (row[1] or 0), row[0])
+            out.append((key, NotableGame(kind, row[0], row[1], f"{row[1]} turns ({row[2]})")))
+    comeback = _comeback(con, games, moves, ok)
     if comeback:
-        out.insert(0, comeback)
+        out.append(comeback)
     return out
 
 
-def _glob(base: Path, table: str) -> str:
-    return str(base / table / "*.parquet").replace("'", "''")
-
-
-def _comeback(con: Any, base: Path, games: str, moves: str, ok: str) -> NotableGame | None:
+def _comeback(
+    con: Any, games: str, moves: str, ok: str
+) -> tuple[tuple[Any, ...], NotableGame] | None:
+    """The batch's largest comeback, with its key (the larger deficit first, then game id)."""
     names = con.sql(f"SELECT * FROM {moves} LIMIT 0").columns
     visible = "visible_after[i]" if "visible_after" in names else "0"
     score = (
@@ -779,12 +827,8 @@ def _comeback(con: Any, base: Path, games: str, moves: str, ok: str) -> NotableG
     row = rows[0] if rows else None
     if not row or row[1] is None or row[1] <= 0:
         return None
-    return NotableGame(
-        "comeback",
-        row[0],
-        int(row[2]) + 1,
-        f"the winner was {row[1]} points behind and won",
-    )
+    detail = f"the winner was {row[1]} points behind and won"
+    return (-row[1], row[0]), NotableGame("comeback", row[0], int(row[2]) + 1, detail)
 
 
 __all__ = [
