@@ -9,6 +9,7 @@ has the same tables and links the PNG files written beside it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -989,12 +990,24 @@ caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 """
 
 
+# what Markdown would read as markup in the report's text, each escaped with a backslash
+# (never an HTML entity): a tag or an entity, emphasis, a link's `](`, strikethrough, a cell
+# break; `#` and `>` only where they would start a heading or a quote. Backticks pass: the
+# report writes them around commands, and a code span is text, not markup.
+_MD_MARKUP = re.compile(
+    r"\\|<(?=[A-Za-z/!?])|&(?=#?\w+;)|\*|(?<!\w)_|_(?!\w)|\](?=[(\[:])|~|\||^[#>]"
+)
+
+
 def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell: no markup, no HTML, no cell breaks."""
-    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for ch in "\\`*_[]|#":
-        out = out.replace(ch, "\\" + ch)
-    return out.replace("\n", " ")
+    """Text as Markdown that reads as itself: no markup, no HTML, no cell breaks.
+
+    Only what Markdown would take for markup is escaped, with a backslash, so the file
+    reads cleanly as plain text too ('p < 0.05', 'orient_at_end' and '[+0.1, +1.7]' stay
+    as they are).
+    """
+    one_line = " ".join(str(text).splitlines())
+    return _MD_MARKUP.sub(lambda m: "\\" + m.group(0), one_line)
 
 
 def write_html(
@@ -1023,7 +1036,7 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
     for s in sections:
         lines += [f"## {md_escape(s.title)}", ""]
         for p in s.paragraphs:
-            lines += [md_escape(p).replace("\\`", "`"), ""]
+            lines += [md_escape(p), ""]
         if s.items:
             lines += [f"- {md_escape(item)}" for item in s.items] + [""]
         for name, caption in s.charts:
