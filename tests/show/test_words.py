@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
+
+import numpy as np
 import pytest
+from PIL import Image
 from test_show import FIXED
 
 from marrakech_sim.play.game import play_game
@@ -10,8 +15,8 @@ from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.record import Replay, TurnInfo, record_from_game, replay
 from marrakech_sim.rules import GameState, Rules
 from marrakech_sim.show import words
-from marrakech_sim.show.animate import position_scene
-from marrakech_sim.show.scene import Text
+from marrakech_sim.show.animate import png_bytes, position_scene
+from marrakech_sim.show.scene import MARGIN, SQUARE, Text
 from marrakech_sim.show.terminal import replay_frame
 
 
@@ -81,10 +86,12 @@ def test_a_tie_break_win_says_on_what() -> None:
 
 
 def test_panel_text_fits_the_picture() -> None:
-    """A long title and long strategy names are wrapped inside the picture's width."""
+    """A long title and long strategy names are wrapped: in the PNG nothing is drawn in the
+    last columns or rows, so no text runs off the picture."""
     done = _random_game(Rules(players=4, rugs_per_colour=3), 10)
-    scene = position_scene(done, 5, "a very long title " * 6)
-    texts = [s for s in scene.shapes if isinstance(s, Text) and s.anchor == "start"]
-    widest = max(s.x + len(s.text) * s.size * (0.64 if s.bold else 0.6) for s in texts)
-    assert widest <= scene.width
-    assert max(s.y for s in texts) < scene.height
+    names = ("a-strategy-with-a-very-long-display-name", "b" * 50, "greedy", "random")
+    done = Replay(dataclasses.replace(done.record, seats=names), done.positions, done.turns)
+    for turn in (5, len(done.turns)):
+        scene = position_scene(done, turn, "Decided by the tie-break: game 123456 " * 3)
+        pixels = np.asarray(Image.open(io.BytesIO(png_bytes(scene))).convert("L"))
+        assert (pixels[:, -6:] == 255).all() and (pixels[-6:, MARGIN + 7 * SQUARE :] == 255).all()
