@@ -73,6 +73,14 @@ def seat_colour(seat: int) -> str:
     return SEAT_COLOURS[int(seat) % len(SEAT_COLOURS)]
 
 
+def is_light(colour: str) -> bool:
+    """Whether a #RRGGBB colour is light enough to need an outline on white (relative
+    luminance, WCAG's formula, above 0.6: the yellow rug's colour)."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] > 0.6
+
+
 def _assign(names: Iterable[str], colours: tuple[str, ...]) -> dict[str, str]:
     unique = sorted({str(n) for n in names})
     return {n: colours[i % len(colours)] for i, n in enumerate(unique)}
