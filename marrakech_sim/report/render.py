@@ -1098,6 +1098,27 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+def csv_unit(metric: str) -> str:
+    """The unit of a metric's values in the CSV tables (docs/report-tables.md): a share or
+    a rate is a fraction from 0 to 1 (x 100 for %, a difference of them x 100 for pp)."""
+    return "fraction" if _is_share(metric) else UNITS.get(metric, "")
+
+
+def write_csv(table: pd.DataFrame, path: Path) -> None:
+    """Write one table as CSV: whole-number floats (counts) as integers, and beside a
+    ``metric`` column the ``unit`` of its values."""
+    out = table.copy()
+    if "metric" in out and "unit" not in out:
+        out.insert(out.columns.get_loc("metric") + 1, "unit", out["metric"].map(csv_unit))
+    for name in out.columns:
+        col = out[name]
+        if col.dtype.kind == "f" and not np.isinf(col).any():
+            known = col.dropna()
+            if len(known) and (known == known.round()).all() and known.abs().max() < 2**53:
+                out[name] = col.astype("Int64")
+    out.to_csv(path, index=False)
+
+
 def _pooled_levels(t: dict[str, pd.DataFrame]) -> str:
     """A study with self-play games: say that this section leaves them out."""
     if t.get("skill_seats", pd.DataFrame()).empty:
