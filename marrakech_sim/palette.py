@@ -3,9 +3,11 @@
 Every chart of the report, and any picture of the board, takes its colours from here,
 so a seat, a strategy or a rule set has the same colour wherever it is drawn.
 
-- Seats use the Okabe-Ito palette (distinguishable with every common colour-vision
-  deficiency), chosen to echo the rug colours of the notation's seat order
-  (``r``, ``b``, ``y``, ``p``: red, blue, yellow, purple), then its other colours.
+- Seats take the rugs' colours of the notation's seat order (``r``, ``b``, ``y``, ``p``:
+  red, blue, yellow, purple), from Paul Tol's and Okabe and Ito's colour-blind-safe
+  palettes, chosen so that any two of the four also differ in lightness (CIE L* 46, 29, 89,
+  61: at least 15 apart), so they stay apart with any colour-vision deficiency and in
+  grey; then more of Okabe and Ito's colours for larger tables.
 - Strategies use Paul Tol's "bright" scheme, rule sets his "muted" scheme (both
   colour-blind safe); a report assigns them in sorted name order, so the same names
   get the same colours in every chart of it.
@@ -19,17 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-# Okabe & Ito (2008), "Color Universal Design": vermillion, blue, orange, reddish purple
-# for seats 0-3 (the rugs' red, blue, yellow, purple), then bluish green, sky blue,
-# yellow and black for larger tables.
+# The rugs' red, blue, yellow and purple for seats 0-3: Tol's "vibrant" red, his
+# "high-contrast" blue, Okabe & Ito's (2008) yellow and reddish purple (CIE L* 46, 29, 89,
+# 61); then Okabe & Ito's bluish green, sky blue, orange and black for larger tables.
 SEAT_COLOURS = (
-    "#D55E00",
-    "#0072B2",
-    "#E69F00",
+    "#CC3311",
+    "#004488",
+    "#F0E442",
     "#CC79A7",
     "#009E73",
     "#56B4E9",
-    "#F0E442",
+    "#E69F00",
     "#000000",
 )
 
@@ -69,6 +71,14 @@ LINESTYLES = ("-", "--", ":", "-.")
 def seat_colour(seat: int) -> str:
     """The colour of seat ``seat`` (0 = the first player), the same in every picture."""
     return SEAT_COLOURS[int(seat) % len(SEAT_COLOURS)]
+
+
+def is_light(colour: str) -> bool:
+    """Whether a #RRGGBB colour is light enough to need an outline on white (relative
+    luminance, WCAG's formula, above 0.6: the yellow rug's colour)."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] > 0.6
 
 
 def _assign(names: Iterable[str], colours: tuple[str, ...]) -> dict[str, str]:

@@ -6,7 +6,9 @@ one colour per seat, per strategy and per rule set in every chart); series diffe
 marker and line style too, so a chart still reads in black-and-white print. Every
 estimate is drawn with its interval. Titles are passed in by the caller, state the
 finding, and are wrapped to the width of their axes. Shares are drawn in percent and
-differences of shares in percentage points (pp).
+differences of shares in percentage points (pp). Seats are labelled as a person counts
+players: "player 1" is seat 0. Estimates at an axis' end (0% or 100%) are drawn whole: the
+axis reaches a little beyond.
 """
 
 from __future__ import annotations
@@ -89,6 +91,47 @@ def _col(table: pd.DataFrame, name: str, scale: float = 1.0) -> np.ndarray:
     return scale * table[name].to_numpy(dtype=float)
 
 
+def player_label(seat: int) -> str:
+    """'player 1' for seat 0: how a person counts the players."""
+    return f"player {int(seat) + 1}"
+
+
+def _seat_style(seat: int) -> dict[str, Any]:
+    """A seat's colour and marker, the marker edged in ink so a light colour (the yellow
+    rug's) still reads on white."""
+    return {
+        "color": palette.seat_colour(seat),
+        "marker": palette.marker(seat),
+        "markeredgecolor": palette.INK,
+        "markeredgewidth": 0.6,
+    }
+
+
+def _seat_line(seat: int) -> list[Any]:
+    """Path effects for a seat's line: a thin ink outline under a light colour."""
+    from matplotlib import patheffects
+
+    if not palette.is_light(palette.seat_colour(seat)):
+        return []
+    return [patheffects.withStroke(linewidth=2.6, foreground=palette.INK), patheffects.Normal()]
+
+
+def _percent_axis(ax: Axes, right: float) -> None:
+    """An x axis of percent from 0 to ``right`` that reaches 3% of its span beyond both
+    ends, so a marker at 0% or 100% is drawn whole, not cut in half by the frame."""
+    pad = 0.03 * right
+    ax.set_xlim(-pad, right + pad)
+
+
+def share_x(axes: Sequence[Axes]) -> None:
+    """One x range for panels that compare: the union of their ranges."""
+    lims = [ax.get_xlim() for ax in axes]
+    if lims:
+        lo, hi = min(a for a, _ in lims), max(b for _, b in lims)
+        for ax in axes:
+            ax.set_xlim(lo, hi)
+
+
 def plot_win_rates(
     table: pd.DataFrame,
     ax: Axes,
@@ -138,7 +181,7 @@ def plot_win_rates(
     )
     ax.tick_params(axis="y", labelsize="small")
     ax.set_ylim(-0.6, len(tab) - 0.4)
-    ax.set_xlim(0, min(100.0, max(float(np.nanmax(hi)) if len(hi) else 0.0, 45.0) + 5))
+    _percent_axis(ax, min(100.0, max(float(np.nanmax(hi)) if len(hi) else 0.0, 45.0) + 5))
     ax.set_xlabel("games won, % (95% interval)")
     ax.grid(axis="x", color=palette.GRID)
     set_title(ax, title)
@@ -192,9 +235,11 @@ def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -
     groups = list(table.groupby(["players", "ruleset"], sort=True))[::-1]
     max_seats = int(table["seat"].max()) + 1 if len(table) else 1
     width = 0.8 / max_seats
+    labelled: set[int] = set()
     for g, ((_players, _ruleset), part) in enumerate(groups):
         for r in part.sort_values("seat").itertuples():
-            x = g + (r.seat - (max_seats - 1) / 2) * width
+            seat = int(r.seat)
+            x = g + (seat - (max_seats - 1) / 2) * width
             ax.errorbar(
                 [x],
                 [r.effect_pp],
@@ -204,17 +249,25 @@ def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -
                         np.array([r.effect_hi_pp - r.effect_pp]),
                     ]
                 ),
-                fmt=palette.marker(int(r.seat)),
-                color=palette.seat_colour(int(r.seat)),
+                fmt="none",
+                ecolor=palette.seat_colour(seat),
                 capsize=2,
-                label=f"seat {r.seat}" if g == 0 or r.seat >= len(groups[0][1]) else None,
             )
+            ax.plot(
+                [x],
+                [r.effect_pp],
+                linestyle="none",
+                label=player_label(seat) if seat not in labelled else None,
+                **_seat_style(seat),
+            )
+            labelled.add(seat)
     ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
     ax.set_xticks(
         range(len(groups)),
-        [f"{rs}\n{p} players, n={_count(part['n_games'].max())}" for (p, rs), part in groups],
+        [f"{rs}\n{p} players\nn={_count(part['n_games'].max())}" for (p, rs), part in groups],
         fontsize="small",
     )
+    ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_ylabel("win share minus fair share, pp")
     ax.grid(axis="y", color=palette.GRID)
     handles, labels = ax.get_legend_handles_labels()
@@ -304,6 +357,7 @@ def plot_distribution(
     extra: Mapping[str, tuple[str, float]] | None = None,
     colours: Mapping[str, str] | None = None,
     clip: float = 1.0,
+    span: tuple[float, float] | None = None,
 ) -> Axes:
     """Histogram of a per-game value, one bar series per rule set side by side.
 
@@ -313,16 +367,16 @@ def plot_distribution(
     share, for the games the value does not cover (e.g. a bankrupt runner-up: no points
     margin); shares are of all games, these included. ``clip``: the x axis ends where
     this share of the games is covered (the long tail's few games are left off the axis,
-    not out of the shares).
+    not out of the shares). ``span``: the first and last values the axis shows, instead
+    of the data's least and ``clip``'s (one x range across panels that compare).
     """
     names = sorted(hist["ruleset"].unique())
     colours = colours or palette.ruleset_colours(names)
     width = 0.8 / max(len(names), 1)
     totals = hist.groupby("value")["n_games"].sum().sort_index()
     values = totals.index.to_numpy(dtype=float) if len(totals) else np.array([0.0])
-    cover = np.cumsum(totals.to_numpy(dtype=float)) / max(float(totals.sum()), 1.0)
-    top = float(values[min(int(np.searchsorted(cover, clip)), len(values) - 1)])
-    right = top + max(2.0, 0.08 * (top - float(values.min())))
+    first, top = span if span is not None else (float(values.min()), clip_top(hist, clip))
+    right = top + max(2.0, 0.08 * (top - first))
     for i, ruleset in enumerate(names):
         part = hist.loc[hist["ruleset"] == ruleset].sort_values("value")
         more = extra[ruleset][1] if extra and ruleset in extra else 0.0
@@ -338,7 +392,7 @@ def plot_distribution(
             label=f"{ruleset} (n={_count(total)})",
         )
         if extra and ruleset in extra:
-            bar_width = max(2.0, 0.05 * (right - float(values.min()))) / max(len(names), 1)
+            bar_width = max(2.0, 0.05 * (right - first)) / max(len(names), 1)
             x = right + 1 + i * bar_width
             ax.bar(
                 [x],
@@ -359,14 +413,15 @@ def plot_distribution(
     if extra:
         label = next(iter(extra.values()))[0]
         ax.axvline(right, color=palette.FAIR, linewidth=0.8)
-        ticks = [t for t in ax.get_xticks() if values.min() - 1 <= t <= right - 1]
+        ax.set_xlim(first - 1, right)  # the value ticks, as for a panel without the bar
+        ticks = [t for t in ax.get_xticks() if first - 1 <= t <= right - 1]
         ax.set_xticks(
             [*ticks, right + 1 + 0.5 * (len(names) - 1) * bar_width],
             [f"{t:g}" for t in ticks] + [label],
         )
-        ax.set_xlim(float(values.min()) - 1, right + 2 + len(names) * bar_width)
+        ax.set_xlim(first - 1, right + 2 + len(names) * bar_width)
     else:
-        ax.set_xlim(float(values.min()) - 1, top + 1)
+        ax.set_xlim(first - 1, top + 1)
     if log:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -375,6 +430,16 @@ def plot_distribution(
     ax.legend(fontsize="small")
     set_title(ax, title)
     return ax
+
+
+def clip_top(hist: pd.DataFrame, clip: float = 1.0) -> float:
+    """The smallest value of ``hist`` (value, n_games) below which ``clip`` of its games lie."""
+    totals = hist.groupby("value")["n_games"].sum().sort_index()
+    if not len(totals):
+        return 0.0
+    values = totals.index.to_numpy(dtype=float)
+    cover = np.cumsum(totals.to_numpy(dtype=float)) / max(float(totals.sum()), 1.0)
+    return float(values[min(int(np.searchsorted(cover, clip)), len(values) - 1)])
 
 
 def plot_score_over_turns(
@@ -395,10 +460,10 @@ def plot_score_over_turns(
             turn,
             part["mean"],
             linestyle=palette.linestyle(int(seat)),
-            marker=palette.marker(int(seat)),
-            color=colour,
             markevery=max(len(part) // 8, 1),
-            label=f"seat {seat}",
+            label=player_label(int(seat)),
+            path_effects=_seat_line(int(seat)),
+            **_seat_style(int(seat)),
         )
     ax.set_xlabel("turn")
     ax.set_ylabel("score (dirhams + visible squares)")
@@ -437,11 +502,11 @@ def plot_skill_effects(
                 part["effect_lo_pp"].to_numpy(dtype=float),
                 part["effect_hi_pp"].to_numpy(dtype=float),
             ),
-            marker=palette.marker(seat),
             linestyle="-",
-            color=palette.seat_colour(seat),
             capsize=2,
-            label=f"seat {seat}",
+            label=player_label(seat),
+            path_effects=_seat_line(seat),
+            **_seat_style(seat),
         )
     ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
     ax.set_xticks(range(len(levels)), [str(v) for v in levels["level"]], fontsize="small")
@@ -475,7 +540,7 @@ def plot_decides(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axe
         ],
         fontsize="small",
     )
-    ax.set_xlim(0, 100)
+    _percent_axis(ax, 100.0)
     ax.set_xlabel("% of games (win rate) or of blocks (seating changes the winner)")
     ax.grid(axis="x", color=palette.GRID)
     set_title(ax, title)

@@ -13,7 +13,8 @@ Modules::
 
 Sections: the summary (findings), win rates, seat advantage, ratings (per player count
 and rule set), variant comparison, distributions, power, and the data as an appendix.
-Every table is also written as ``<name>.csv`` (the findings as ``findings.csv``).
+Every table is also written as ``<name>.csv`` (the findings as ``findings.csv``); each
+column, its unit and meaning are in ``docs/report-tables.md``.
 
 The modules load pandas, scipy, DuckDB and matplotlib (about 2 s), so the package
 imports them only when one of its functions is used: a command line that does not

@@ -24,6 +24,7 @@ from marrakech_sim.report.render import (
     Section,
     build_sections,
     make_charts,
+    write_csv,
     write_html,
     write_markdown,
 )
@@ -119,7 +120,7 @@ def build_report(
     csv_paths = []
     for name, table in rt.tables.items():
         path = out / f"{name}.csv"
-        table.to_csv(path, index=False)
+        write_csv(table, path)
         csv_paths.append(path)
     start = time.perf_counter()
     charts = make_charts(rt)

@@ -1,7 +1,8 @@
 """How the report writes a number: one function per kind of figure, for the tables
 (`render`), the summary's sentences (`findings`) and the skill sections (`skill`) alike.
 
-A missing value (None or NaN) is written 'n/a'.
+A missing value (None or NaN) is written 'n/a'. A signed figure that rounds to zero is
+written without a sign ('0.0 pp', never '-0.0 pp' or '+0.0 pp').
 """
 
 from __future__ import annotations
@@ -27,13 +28,17 @@ def pct(x: float, digits: int = 1) -> str:
 
 
 def pp(x: float, digits: int = 1) -> str:
-    """Signed percentage points: 1.234 -> '+1.2 pp'."""
-    return "n/a" if missing(x) else f"{x:+.{digits}f} pp"
+    """Signed percentage points: 1.234 -> '+1.2 pp'; -0.04 -> '0.0 pp'."""
+    return "n/a" if missing(x) else f"{signed(x, digits)} pp"
 
 
-def signed(x: float) -> str:
-    """A signed number with one decimal: 1.234 -> '+1.2' (an interval's ends in pp)."""
-    return "n/a" if missing(x) else f"{x:+.1f}"
+def signed(x: float, digits: int = 1) -> str:
+    """A signed number: 1.234 -> '+1.2' (an interval's ends in pp); what rounds to zero
+    has no sign: -0.04 -> '0.0'."""
+    if missing(x):
+        return "n/a"
+    text = f"{x:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
 
 
 def num(x: float, digits: int = 3) -> str:

@@ -9,6 +9,7 @@ has the same tables and links the PNG files written beside it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +92,7 @@ def seat_finding(shares: pd.DataFrame) -> str:
     r = clear.iloc[0]
     more = "more" if r.effect_pp > 0 else "less"
     return (
-        f"Seat {r.seat} wins {abs(r.effect_pp):.1f} pp {more} than a fair share "
+        f"Player {int(r.seat) + 1} wins {abs(r.effect_pp):.1f} pp {more} than a fair share "
         f"({r.ruleset}, {r.players} players, n={count(r.n_games)})"
     )
 
@@ -113,8 +114,9 @@ def rating_finding(ratings: pd.DataFrame, ruleset: str = "", players: int = 0) -
 def forest_finding(metric: str, part: pd.DataFrame) -> str:
     """Title for one metric's forest plot, the difference in its unit (pp for shares)."""
     sig = part.loc[part["reject_holm"]]
+    name = metric_name(metric)
     if sig.empty:
-        return f"{metric}: no rule set differs clearly from its baseline"
+        return f"{name}: no rule set differs clearly from its baseline"
     r = sig.iloc[int(np.argmax(np.abs(sig["diff"].to_numpy())))]
     diff = float(r["diff"])
     word = "higher" if diff > 0 else "lower"
@@ -123,7 +125,19 @@ def forest_finding(metric: str, part: pd.DataFrame) -> str:
         if _is_share(metric)
         else f"{abs(diff):.2f} {UNITS.get(metric, '')}".strip()
     )
-    return f"{metric}: {r['ruleset']} {word} than {r['baseline']} by {amount}"
+    return f"{name}: {r['ruleset']} {word} than {r['baseline']} by {amount}"
+
+
+def _seat_of(metric: str) -> int | None:
+    """The seat of a per-seat win-share metric (seat_2_share: 2), else None."""
+    found = re.fullmatch(r"seat_(\d+)_share", metric)
+    return int(found.group(1)) if found else None
+
+
+def metric_name(metric: str) -> str:
+    """A variant metric as a chart names it: a seat's share by its player, counted from 1."""
+    seat = _seat_of(metric)
+    return f"{plots.player_label(seat)}'s win share" if seat is not None else metric
 
 
 def distribution_finding(summary: pd.DataFrame, metric: str) -> str:
@@ -145,9 +159,9 @@ def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
     top, rest = last.iloc[0], last.iloc[1:]
     clear = bool(len(rest)) and bool((top["lo"] > rest["hi"]).all())
     lead = (
-        f"seat {int(top.seat)} ahead"
+        f"{plots.player_label(top.seat)} ahead"
         if clear
-        else f"no seat clearly ahead (seat {int(top.seat)} highest, intervals overlap)"
+        else f"no player clearly ahead ({plots.player_label(top.seat)} highest, intervals overlap)"
     )
     return (
         f"{ruleset}, {players} players, after turn {last_turn}: mean scores "
@@ -175,7 +189,10 @@ def _panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[A
 
 
 def _metric(metric: str, x: float) -> str:
-    """A per-game metric's mean: shares in percent, others as numbers."""
+    """A per-game metric's mean: shares in percent, a share's excess over the fair share
+    (seat_advantage) in percentage points, others as numbers."""
+    if metric == "seat_advantage":
+        return pp(100 * x, 2)
     return pct(x, 2) if _is_share(metric) else num(x, 4)
 
 
@@ -194,19 +211,37 @@ def _lineup_label(lineup: str, strategy: str) -> str:
 
 def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
     """Every chart: name -> (title, PNG bytes, inline SVG text)."""
+    return {
+        name: (title, plots.to_png(fig), plots.to_svg(fig))
+        for name, (title, fig) in chart_figures(rt).items()
+    }
+
+
+def _one_side(part: pd.DataFrame) -> pd.DataFrame:
+    """One row per 2-player line-up: the side that won more (the other won the rest)."""
+    return part.sort_values("rate", ascending=False, kind="stable").drop_duplicates("lineup")
+
+
+def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
+    """Every chart as a matplotlib figure: name -> (title, Figure)."""
     t = rt.tables
-    charts: dict[str, tuple[str, bytes, str]] = {}
+    charts: dict[str, tuple[str, Any]] = {}
     names = set(t["win_rates"]["strategy"].astype(str)) if "win_rates" in t else set()
     strategy_colour = palette.strategy_colours(names)
     ruleset_colour = palette.ruleset_colours(t["rulesets"]["ruleset"].astype(str))
 
     def add(name: str, title: str, fig: Any) -> None:
-        charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
+        charts[name] = (title, fig)
 
     lwr = t.get("lineup_win_rates", pd.DataFrame())
     if not lwr.empty:
         players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
-        groups = sorted(lwr.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
+        groups = [
+            (ruleset, _one_side(part) if players_of.get(ruleset) == 2 else part)
+            for ruleset, part in sorted(
+                lwr.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0])
+            )
+        ]
         sizes = [len(part) for _, part in groups]
         fig = plots.new_figure(8.5, 0.8 * len(groups) + 0.24 * sum(sizes) + 0.6)
         grid = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
@@ -223,6 +258,8 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
                 if games.nunique() == 1
                 else f"{count(games.min())}-{count(games.max())} games per line-up"
             )
+            if players_of.get(ruleset) == 2:
+                n_text += "; each pairing once: the other side won the rest"
             plots.plot_win_rates(
                 part,
                 ax,
@@ -254,6 +291,7 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
             plots.plot_ratings(
                 part, ax, rating_finding(part, str(ruleset), int(players)), strategy_colour
             )
+        plots.share_x(axes)
         add("ratings", "Ratings per player count and rule set (separate fits)", fig)
     comp = t.get("variant_comparison", pd.DataFrame())
     if not comp.empty:
@@ -277,6 +315,8 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
                 labels=labels,
                 colours=ruleset_colour,
             )
+        # the seats' win shares compare: one x range
+        plots.share_x([ax for ax, m in zip(axes, metrics, strict=True) if _seat_of(m) is not None])
         fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
         sig = int(comp["reject_holm"].sum())
         add("variants", f"{sig} of {len(comp)} differences significant after Holm", fig)
@@ -291,8 +331,14 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
             else pd.Series(dtype=float)
         )
         fig, axes = _panels(len(order), 2, 5.0, 3.3)
-        for ax, ruleset in zip(axes, order, strict=True):
-            part = margins.loc[margins["ruleset"] == ruleset]
+        # one x range for every panel: from the least margin to the largest 99% point
+        parts = [margins.loc[margins["ruleset"] == ruleset] for ruleset in order]
+        span = (
+            float(margins["value"].min()),
+            max(plots.clip_top(part, 0.99) for part in parts if len(part)),
+        )
+        bankrupt = bool((missing > 0).any())
+        for ax, ruleset, part in zip(axes, order, parts, strict=True):
             row = dist.loc[(dist["metric"] == "margin") & (dist["ruleset"] == ruleset)]
             n_out = float(missing.get(ruleset, 0.0))
             med = f"median {row['q50'].iloc[0]:g} points" if len(row) else ""
@@ -301,9 +347,9 @@ def make_charts(rt: ReportTables) -> dict[str, tuple[str, bytes, str]]:
                 ax,
                 "winner's score minus runner-up's, points",
                 f"{ruleset}, {players_of.get(ruleset, '?')} players: {med}",
-                extra={ruleset: ("runner-up\nbankrupt", n_out)} if n_out else None,
+                extra={ruleset: ("runner-up\nbankrupt", n_out)} if bankrupt else None,
                 colours=ruleset_colour,
-                clip=0.99,
+                span=span,
             )
         title = distribution_finding(dist, "margin")
         fig.suptitle("Winning margins; hatched: games whose runner-up went bankrupt (no margin)")
@@ -751,7 +797,10 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
                     ("blocks", lambda r: count(r.n_blocks)),
                     (
                         "mean [95%]",
-                        lambda r: f"{num(r.mean, 4)} {interval(r.lo, r.hi, lambda x: num(x, 4))}",
+                        lambda r: (
+                            f"{_metric(r.metric, r.mean)} "
+                            f"{interval(r.lo, r.hi, lambda x: _metric(r.metric, x))}"
+                        ),
                     ),
                 ],
             ),
@@ -989,12 +1038,24 @@ caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 """
 
 
+# what Markdown would read as markup in the report's text, each escaped with a backslash
+# (never an HTML entity): a tag or an entity, emphasis, a link's `](`, strikethrough, a cell
+# break; `#` and `>` only where they would start a heading or a quote. Backticks pass: the
+# report writes them around commands, and a code span is text, not markup.
+_MD_MARKUP = re.compile(
+    r"\\|<(?=[A-Za-z/!?])|&(?=#?\w+;)|\*|(?<!\w)_|_(?!\w)|\](?=[(\[:])|~|\||^[#>]"
+)
+
+
 def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell: no markup, no HTML, no cell breaks."""
-    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for ch in "\\`*_[]|#":
-        out = out.replace(ch, "\\" + ch)
-    return out.replace("\n", " ")
+    """Text as Markdown that reads as itself: no markup, no HTML, no cell breaks.
+
+    Only what Markdown would take for markup is escaped, with a backslash, so the file
+    reads cleanly as plain text too ('p < 0.05', 'orient_at_end' and '[+0.1, +1.7]' stay
+    as they are).
+    """
+    one_line = " ".join(str(text).splitlines())
+    return _MD_MARKUP.sub(lambda m: "\\" + m.group(0), one_line)
 
 
 def write_html(
@@ -1023,7 +1084,7 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
     for s in sections:
         lines += [f"## {md_escape(s.title)}", ""]
         for p in s.paragraphs:
-            lines += [md_escape(p).replace("\\`", "`"), ""]
+            lines += [md_escape(p), ""]
         if s.items:
             lines += [f"- {md_escape(item)}" for item in s.items] + [""]
         for name, caption in s.charts:
@@ -1035,6 +1096,27 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Section
             lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in body]
             lines.append("")
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def csv_unit(metric: str) -> str:
+    """The unit of a metric's values in the CSV tables (docs/report-tables.md): a share or
+    a rate is a fraction from 0 to 1 (x 100 for %, a difference of them x 100 for pp)."""
+    return "fraction" if _is_share(metric) else UNITS.get(metric, "")
+
+
+def write_csv(table: pd.DataFrame, path: Path) -> None:
+    """Write one table as CSV: whole-number floats (counts) as integers, and beside a
+    ``metric`` column the ``unit`` of its values."""
+    out = table.copy()
+    if "metric" in out and "unit" not in out:
+        out.insert(out.columns.get_loc("metric") + 1, "unit", out["metric"].map(csv_unit))
+    for name in out.columns:
+        col = out[name]
+        if col.dtype.kind == "f" and not np.isinf(col).any():
+            known = col.dropna()
+            if len(known) and (known == known.round()).all() and known.abs().max() < 2**53:
+                out[name] = col.astype("Int64")
+    out.to_csv(path, index=False)
 
 
 def _pooled_levels(t: dict[str, pd.DataFrame]) -> str:

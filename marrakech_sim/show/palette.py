@@ -1,10 +1,11 @@
 """The colour of each rug colour letter, from the project's one palette.
 
-The four standard colours are the seats' colours of `marrakech_sim.palette` (Okabe and
-Ito's colour-blind-safe palette): `r` vermillion, `b` blue, `y` orange, `p` reddish purple,
-so a seat has the same colour on the board as in every chart of the report. The other
-letters (variants with more colours) get the palette's remaining colours, then greys,
-told apart by their letter written on every rug half.
+The four standard colours are the seats' colours of `marrakech_sim.palette` (from Tol's
+and Okabe and Ito's colour-blind-safe palettes, four lightness levels apart): `r` red,
+`b` dark blue, `y` yellow, `p` reddish purple, so a seat has the same colour on the board as
+in every chart of the report. The other letters (variants with more colours) get the
+palette's remaining colours, then greys, told apart by their letter written on every rug
+half.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from marrakech_sim.rules import COLOUR_LETTERS, Rules
 
 #: rug colour letter -> hex colour (RULES.md section 1 letters, seat s owns letter s first)
 COLOURS: dict[str, str] = {
-    "r": SEAT_COLOURS[0],  # vermillion
-    "b": SEAT_COLOURS[1],  # blue
-    "y": SEAT_COLOURS[2],  # orange
+    "r": SEAT_COLOURS[0],  # red
+    "b": SEAT_COLOURS[1],  # dark blue
+    "y": SEAT_COLOURS[2],  # yellow
     "p": SEAT_COLOURS[3],  # reddish purple
-    "g": "#009E73",  # bluish green
-    "o": "#F0E442",  # yellow
-    "c": "#56B4E9",  # sky blue
+    "g": SEAT_COLOURS[4],  # bluish green
+    "o": SEAT_COLOURS[6],  # orange
+    "c": SEAT_COLOURS[5],  # sky blue
     "w": "#FFFFFF",
     "k": "#000000",
     "m": "#999999",

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import textwrap
 from collections.abc import Sequence
 from html import escape
 from typing import Any
 
 from marrakech_sim.record import TurnInfo
 from marrakech_sim.rules import GameState
+from marrakech_sim.show import words
 from marrakech_sim.show.palette import ASSAM, BOARD, COLOURS, GRID, ink_on
 
 SQUARE = 56  # pixels per square
@@ -121,7 +123,7 @@ def board_scene(
     n = rules.board_size
     s, m = SQUARE, MARGIN
     size = 2 * m + n * s
-    shapes: list[Shape] = [Rect(0, 0, size + PANEL, max(size, 150 + 64 * rules.players), "#FFFFFF")]
+    shapes: list[Shape] = []
     shapes.append(Rect(m, m, n * s, n * s, BOARD, GRID, 1.5))
     shapes.extend(edge_arcs(n))
     for i in range(1, n):
@@ -189,9 +191,20 @@ def board_scene(
             (("data-assam", f"{ax},{ay},{facing}"),),
         )
     )
-    _panel(shapes, state, size, names, info, turn, turns, title)
-    height = max(size, 150 + 64 * rules.players + (40 if info else 0))
-    return Scene(size + PANEL, height, tuple(shapes), (("data-position", state.to_notation()),))
+    bottom = _panel(shapes, state, size, names, info, turn, turns, title)
+    height = max(size, bottom + 16)
+    ground = Rect(0, 0, size + PANEL, height, "#FFFFFF")
+    return Scene(size + PANEL, height, (ground, *shapes), (("data-position", state.to_notation()),))
+
+
+def _lines(text: str, size: float, indent: float = 0.0, bold: bool = False) -> list[str]:
+    """`text` wrapped to the panel's width at font `size`, so no line runs off the picture.
+
+    DejaVu Sans' glyphs average about 0.55 em (0.61 in bold) drawn at the PNG's scale;
+    0.66 and 0.78 leave room for lines of wide letters (b, d, o: 0.66 em, 0.73 in bold).
+    """
+    chars = int((PANEL - 12 - indent) / (size * (0.78 if bold else 0.66)))
+    return textwrap.wrap(text, max(chars, 8), break_on_hyphens=False) or [""]
 
 
 def _panel(
@@ -203,81 +216,62 @@ def _panel(
     turn: int | None,
     turns: int | None,
     title: str | None,
-) -> None:
+) -> float:
+    """The side panel: title, turn, one entry per player, what happened; returns its bottom."""
     rules = state.rules
     x = left + 4
     y = 26.0
+
+    def write(text: str, size: float, gap: float, at: float = 0.0, **style: Any) -> None:
+        nonlocal y
+        for line in _lines(text, size, at, bool(style.get("bold"))):
+            shapes.append(Text(x + at, y, line, size, anchor="start", **style))
+            y += gap
+
     if title:
-        shapes.append(Text(x, y, title, 13, bold=True, anchor="start"))
-        y += 22
+        write(title, 13, 18, bold=True)
+        y += 4
     if turn is not None:
         label = f"after turn {turn}" + (f" of {turns}" if turns is not None else "")
-        shapes.append(Text(x, y, "start of the game" if turn == 0 else label, 12, anchor="start"))
-        y += 22
+        write("start of the game" if turn == 0 else label, 12, 22)
     outcome = state.outcome()
     for seat in range(rules.players):
         letters = rules.seat_letters(seat)
+        at = 14 * len(letters) + 6
+        top = y
         for j, letter in enumerate(letters):
             shapes.append(Rect(x + 14 * j, y - 8, 12, 24, COLOURS[letter], "#333333", 0.8))
-        name = names[seat] if names else f"seat {seat}"
+        name = f"{words.player(seat)}: {names[seat]}" if names else words.player(seat)
         mover = seat == state.seat and not state.is_over
-        shapes.append(
-            Text(x + 14 * len(letters) + 6, y, f"{seat}: {name}", 12, bold=mover, anchor="start")
-        )
-        left_rugs = "+".join(str(state.rugs_left[c]) for c in letters)
+        write(name, 12, 17, at, bold=mover)
         if state.eliminated[seat]:
             line = "out of the game (bankrupt)"
         else:
-            line = f"{state.dirhams[seat]} dirhams, {left_rugs} rugs left"
+            rugs = sum(state.rugs_left[c] for c in letters)
+            left_rugs = "+".join(str(state.rugs_left[c]) for c in letters)
+            line = (
+                f"{words.count(state.dirhams[seat], 'dirham')}, "
+                f"{left_rugs if len(letters) > 1 else rugs} {words.noun(rugs, 'rug')} left"
+            )
             if outcome is not None and outcome.scores[seat] is not None:
                 line += f", score {outcome.scores[seat]}"
-        shapes.append(
-            Text(
-                x + 14 * len(letters) + 6,
-                y + 17,
-                line,
-                11,
-                "#333333",
-                anchor="start",
-                attrs=(("data-seat", str(seat)), ("data-dirhams", str(state.dirhams[seat]))),
+        for i, part in enumerate(_lines(line, 11, at)):
+            attrs = (("data-seat", str(seat)), ("data-dirhams", str(state.dirhams[seat])))
+            shapes.append(
+                Text(x + at, y, part, 11, "#333333", anchor="start", attrs=attrs if i == 0 else ())
             )
-        )
-        y += 46
-    y += 4
+            y += 15
+        y = max(y + 12, top + 46)
     if info is not None:
-        for part in _info_lines(info):
-            shapes.append(Text(x, y, part, 11, "#000000", anchor="start"))
-            y += 16
+        for part in words.turn_lines(info, state):
+            write(part, 11, 16)
     if outcome is not None:
-        winners = ", ".join(str(w) for w in outcome.winners)
-        shapes.append(
-            Text(x, y + 6, f"game over: seat {winners} won", 12, bold=True, anchor="start")
-        )
+        y += 6
+        write(words.outcome_line(state), 12, 17, bold=True)
     elif info is None or not state.is_over:
-        shapes.append(Text(x, y + 6, f"seat {state.seat} to move", 11, "#555555", anchor="start"))
-
-
-def _info_lines(info: TurnInfo) -> list[str]:
-    words = {-1: "left", 0: "straight on", 1: "right"}
-    lines = [f"turn {info.turn}: seat {info.seat} ({info.colour})"]
-    detail = []
-    if info.rotation is not None:
-        detail.append(f"rotation {words[info.rotation]}")
-    if info.roll is not None:
-        detail.append(f"roll {info.roll}")
-    lines.append(", ".join(detail))
-    if info.bankrupt:
-        lines.append(f"paid {info.payment} to seat {info.paid_to}: bankrupt")
-    elif info.payment:
-        lines.append(f"paid {info.payment} to seat {info.paid_to}")
-    else:
-        lines.append("no payment")
-    if info.placement is not None:
-        (x1, y1), (x2, y2) = info.placement
-        lines.append(f"placed {x1},{y1}-{x2},{y2}")
-    if info.end_rotation is not None:
-        lines.append(f"then turned Assam {words[info.end_rotation]}")
-    return lines
+        y += 6
+        write(f"{words.player(state.seat)} to move", 11, 16, fill="#555555")
+    return y
 
 
 # ---------------------------------------------------------------- backends

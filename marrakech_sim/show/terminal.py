@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from marrakech_sim.record import Replay, TurnInfo
 from marrakech_sim.rules import GameState
+from marrakech_sim.show import words
 from marrakech_sim.show.palette import COLOURS, ink_on, rgb
 
 ARROWS = {"N": "▲", "E": "▶", "S": "▼", "W": "◀"}
@@ -83,13 +84,15 @@ def seats_text(
         name = names[seat] if names else ""
         marker = "→" if seat == state.seat and not state.is_over else " "
         left = "+".join(str(state.rugs_left[c]) for c in letters)
+        rugs = sum(state.rugs_left[c] for c in letters)
         if state.eliminated[seat]:
             what = "out of the game (bankrupt)"
         else:
-            what = f"{state.dirhams[seat]:>3} dirhams, {left:>5} rugs left"
+            cash = words.count(state.dirhams[seat], "dirham")
+            what = f"{cash}, {left} {words.noun(rugs, 'rug')} left"
             if outcome is not None and outcome.scores[seat] is not None:
                 what += f", score {outcome.scores[seat]}"
-        lines.append(f"{marker} {swatch} seat {seat} {name:<14} {what}")
+        lines.append(f"{marker} {swatch} {words.player(seat)} {name:<14} {what}")
     return lines
 
 
@@ -108,14 +111,11 @@ def position_text(
     lines.append(f"Assam at {ax},{ay} facing {facing} {ARROWS[facing]}")
     lines += seats_text(state, names, colour)
     if info is not None:
-        lines.append(info.describe(names))
-    outcome = state.outcome()
-    if outcome is not None:
-        winners = ", ".join(f"seat {w}" for w in outcome.winners)
-        tie = " (decided by the tie-break)" if outcome.tie_broken else ""
-        lines.append(f"Game over ({outcome.reason.value}): won by {winners}{tie}")
+        lines.append("; ".join(words.turn_lines(info, state)))
+    if state.outcome() is not None:
+        lines.append(words.outcome_line(state))
     elif not state.is_over:
-        lines.append(f"seat {state.seat} to move ({state.phase})")
+        lines.append(f"{words.player(state.seat)} to move ({state.phase})")
     return "\n".join(lines)
 
 

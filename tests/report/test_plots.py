@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
@@ -82,7 +85,7 @@ def test_series_differ_without_colour(data: dict[str, pd.DataFrame]) -> None:
     """Series of one chart differ by marker and line style, so they survive grey-scale print."""
     fig = plots.new_figure()
     ax = plots.plot_score_over_turns(data["sot"], fig.add_subplot())
-    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("seat")]
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("player")]
     assert len({(ln.get_marker(), ln.get_linestyle()) for ln in lines}) == len(lines) == 3
 
 
@@ -115,21 +118,25 @@ def test_svg_is_deterministic_and_inline_ready(data: dict[str, pd.DataFrame]) ->
 
 
 def test_seat_colours_are_the_palette_in_every_chart(data: dict[str, pd.DataFrame]) -> None:
-    """Seat s is drawn in palette.seat_colour(s) in the seat chart and the score chart alike."""
+    """Seat s is drawn in palette.seat_colour(s) in the seat chart and the score chart alike,
+    labelled 'player s + 1'."""
     from matplotlib.colors import to_hex
 
     fig = plots.new_figure()
     ax = plots.plot_score_over_turns(data["sot"], fig.add_subplot())
+    _, labels = ax.get_legend_handles_labels()
+    assert labels == ["player 1", "player 2", "player 3"]
     for line in ax.get_lines():
-        if line.get_label().startswith("seat"):
-            seat = int(line.get_label().split()[1])
+        if line.get_label().startswith("player"):
+            seat = int(line.get_label().split()[1]) - 1
             assert to_hex(line.get_color()).upper() == palette.seat_colour(seat).upper()
     fig = plots.new_figure()
     ax = plots.plot_seat_effects(data["seats"], fig.add_subplot())
     handles, labels = ax.get_legend_handles_labels()
+    assert labels == ["player 1", "player 2", "player 3"]
     for handle, label in zip(handles, labels, strict=True):
-        seat = int(label.split()[1])
-        assert to_hex(handle[0].get_color()).upper() == palette.seat_colour(seat).upper()
+        seat = int(label.split()[1]) - 1
+        assert to_hex(handle.get_color()).upper() == palette.seat_colour(seat).upper()
 
 
 def test_palette_is_distinct_and_stable() -> None:
@@ -161,3 +168,135 @@ def test_distribution_shows_the_games_without_a_value(data: dict[str, pd.DataFra
     heights = [p.get_height() for p in ax.patches]
     assert abs(sum(heights) - 100.0) < 1e-6
     assert "runner-up\nbankrupt" in [t.get_text() for t in ax.get_xticklabels()]
+
+
+def _marker_room(ax: Axes, x: float, y: float, marker_pt: float) -> float:
+    """Pixels between a marker's edge at data (x, y) and the nearest side of the axes."""
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    fig.canvas.draw()
+    px, _ = ax.transData.transform((x, y))
+    box = ax.get_window_extent()
+    radius = marker_pt / 2 * fig.dpi / 72
+    return min(px - box.x0, box.x1 - px) - radius
+
+
+def test_estimates_at_0_and_100_percent_are_drawn_whole() -> None:
+    """A win rate of 0% or 100% sits inside the axes with room for its whole marker, not cut
+    in half by the frame; the restricted-play bars' axis has the same room at 100%."""
+    table = pd.DataFrame(
+        {
+            "strategy": ["greedy", "random"],
+            "rate": [1.0, 0.0],
+            "lo": [0.998, 0.0],
+            "hi": [1.0, 0.002],
+            "fair_share": [0.5, 0.5],
+            "n_games": [2000, 2000],
+        }
+    )
+    fig = plots.new_figure()
+    ax = plots.plot_win_rates(table, fig.add_subplot(), "t")
+    size = ax.get_lines()[0].get_markersize()
+    assert _marker_room(ax, 100.0, 0, size) > 0 and _marker_room(ax, 0.0, 1, size) > 0
+    decides = pd.DataFrame(
+        {
+            "what": ["greedy's win rate"],
+            "ruleset": ["standard"],
+            "players": [2],
+            "rate": [1.0],
+            "lo": [0.99],
+            "hi": [1.0],
+            "fair_share": [0.5],
+            "n": [100],
+        }
+    )
+    fig = plots.new_figure()
+    ax = plots.plot_decides(decides, fig.add_subplot(), "t")
+    assert ax.get_xlim()[1] > 100.0
+
+
+def test_share_x_gives_panels_one_range() -> None:
+    """Panels passed to share_x end with one x range that covers each one's own."""
+    fig = plots.new_figure()
+    a, b = fig.subplots(1, 2)
+    a.plot([0, 1], [0, 1])
+    b.plot([5, 30], [0, 1])
+    plots.share_x([a, b])
+    assert a.get_xlim() == b.get_xlim()
+    assert a.get_xlim()[0] <= 0 and a.get_xlim()[1] >= 30
+
+
+def test_distribution_span_fixes_the_x_range(data: dict[str, pd.DataFrame]) -> None:
+    """Two histograms drawn with one span have one x range, whatever their own data's."""
+    hist = data["hist"]
+    span = (0.0, max(plots.clip_top(part, 0.99) for _, part in hist.groupby("ruleset")))
+    lims = []
+    for ruleset, part in hist.groupby("ruleset"):
+        fig = plots.new_figure()
+        extra = {str(ruleset): ("runner-up\nbankrupt", 3.0)}
+        ax = plots.plot_distribution(part, fig.add_subplot(), "m", "t", extra=extra, span=span)
+        lims.append(ax.get_xlim())
+    assert lims[0] == lims[1]
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The report's charts as figures, for the synthetic run of tests/report/test_report.py
+    (two 4-player rule sets and a 2-player one)."""
+    from report_runs import write_run
+    from test_report import RULESETS, _tables
+
+    from marrakech_sim.report.compute import compute_tables
+    from marrakech_sim.report.load import connect, open_runs
+    from marrakech_sim.report.render import chart_figures
+
+    games, seats, turn_scores = _tables()
+    run = write_run(tmp_path_factory.mktemp("run") / "r1", games, seats, turn_scores, RULESETS)
+    runs = open_runs([run])
+    con = connect(runs)
+    rt = compute_tables(con, runs)
+    con.close()
+    return {"tables": rt.tables, **{name: fig for name, (_, fig) in chart_figures(rt).items()}}
+
+
+def _panels(fig: Any) -> list[Axes]:
+    return [ax for ax in fig.axes if ax.axison]
+
+
+def test_panels_that_compare_share_one_x_range(figures: dict[str, Any]) -> None:
+    """The ratings panels, the margin histograms and the seats' win-share differences each
+    have one x range across their panels."""
+    for name in ("ratings", "dist_margin"):
+        lims = {ax.get_xlim() for ax in _panels(figures[name])}
+        assert len(_panels(figures[name])) > 1 and len(lims) == 1, name
+    seat_panels = [ax for ax in _panels(figures["variants"]) if "win share" in ax.get_title()]
+    assert len(seat_panels) == 4 and len({ax.get_xlim() for ax in seat_panels}) == 1
+
+
+def test_each_two_player_pairing_is_drawn_once(figures: dict[str, Any]) -> None:
+    """A 2-player line-up is one row (the side that won more), not two mirror-image rows."""
+    lwr = figures["tables"]["lineup_win_rates"]
+    two = lwr.loc[lwr["ruleset"] == "two"]
+    panel = next(ax for ax in _panels(figures["win_rates"]) if ax.get_title().startswith("two"))
+    rows = [t.get_text() for t in panel.get_yticklabels()]
+    assert len(rows) == two["lineup"].nunique() < len(two)
+    best = two.sort_values("rate").drop_duplicates("lineup", keep="last")
+    assert (best["rate"] >= 0.5).all()
+    other = {r.lineup: r.lineup.replace(r.strategy, "", 1).strip("|") for r in best.itertuples()}
+    assert sorted(rows) == sorted(f"{r.strategy} vs {other[r.lineup]}" for r in best.itertuples())
+
+
+def test_charts_number_players_from_one(figures: dict[str, Any]) -> None:
+    """Every legend and panel title of the report's charts says 'player N' from 1, never
+    'seat N'."""
+    texts = []
+    for name, fig in figures.items():
+        if name == "tables":
+            continue
+        for ax in fig.axes:
+            texts.append(ax.get_title())
+            legend = ax.get_legend()
+            texts += [t.get_text() for t in legend.get_texts()] if legend else []
+    joined = " ".join(texts)
+    assert "player 1" in joined and "player 4" in joined
+    assert not re.search(r"\bseat \d", joined, flags=re.IGNORECASE)

@@ -300,8 +300,23 @@ def test_user_names_escaped(built) -> None:
     html = built.html.read_text()
     md = built.markdown.read_text()
     assert EVIL not in html and "&lt;script&gt;" in html
-    assert EVIL not in md and "&lt;script&gt;" in md
+    assert EVIL not in md and "\\<script>" in md
     assert "orient&#39;at&lt;end&gt;" in html
+
+
+def test_markdown_is_clean(built) -> None:
+    """report.md has no HTML entity, no escaped backtick and no raw HTML: a CommonMark
+    reader shows the markup-like names as their text."""
+    from markdown_it import MarkdownIt
+
+    md = built.markdown.read_text()
+    assert not re.search(r"&(#\d+|#x[0-9a-f]+|[a-z]+);", md, flags=re.IGNORECASE)
+    assert "\\`" not in md
+    tokens = MarkdownIt("commonmark").enable("table").parse(md)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert not kinds & {"html_inline", "html_block"}
+    text = " ".join(c.content for t in tokens for c in t.children or [] if c.type == "text")
+    assert EVIL in text and ODD_RULESET in text and "eps & co" in text
 
 
 def test_two_runs_are_kept_apart(tmp_path: Path) -> None:

@@ -265,7 +265,7 @@ def test_replay_prints_a_turn_and_steps_by_key(run_dir: Path) -> None:
     """`replay RUN GAME --turn N` prints that position; without it, keys step through."""
     result = _run("replay", str(run_dir), "0", "--turn", "5", "--no-colour")
     assert result.exit_code == 0, result.output
-    assert "after turn 5 of" in result.output and "5. seat 0" in result.output
+    assert "after turn 5 of" in result.output and "turn 5: player 1" in result.output
     result = _run("replay", str(run_dir), "0", "--no-colour", input="n\nn\np\nG\nq\n")
     shown = re.findall(r"after turn (\d+) of", result.output)
     last = str(len(next(records_from_run(run_dir, [0])).turns))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import shutil
 import xml.etree.ElementTree as ET
@@ -71,6 +72,19 @@ def test_svg_marks_each_rug_half_and_assam() -> None:
     assert [e.get("data-assam") for e in root.iter() if e.get("data-assam")] == ["4,0,S"]
 
 
+def test_rug_colours_stay_apart_with_colour_blindness() -> None:
+    """The four standard rug colours differ in lightness (CIE L* at least 15 apart) and stay
+    apart under simulated protanopia, deuteranopia and tritanopia (CIEDE2000 at least 15)."""
+    from coloraide import Color
+
+    rugs = [Color(COLOURS[letter]) for letter in "rbyp"]
+    for a, b in itertools.combinations(rugs, 2):
+        assert abs(a.convert("lab-d65")["lightness"] - b.convert("lab-d65")["lightness"]) >= 15
+        for kind in ("protan", "deutan", "tritan"):
+            seen_a, seen_b = a.clone().filter(kind), b.clone().filter(kind)
+            assert seen_a.delta_e(seen_b, method="2000") >= 15, (a, b, kind)
+
+
 @pytest.mark.parametrize(("size", "arcs"), [(5, 10), (7, 14), (9, 18)])
 def test_edge_arcs_follow_the_mosaic(size: int, arcs: int) -> None:
     """Each edge has (n - 1) / 2 U-arcs, and two corners a three-quarter arc."""
@@ -87,7 +101,7 @@ def test_terminal_board_shows_seams_between_rugs() -> None:
     assert " p3   p3 │ y3   y3 " in row1  # p3 joined, seam, y3 joined
     assert "│ b1 │ r3 │" in row1  # r3's other half is above: seams left and right
     coloured = "".join(board_text(state, colour=True))
-    assert "\x1b[48;2;213;94;0" in coloured  # r in the palette's vermillion
+    assert "\x1b[48;2;204;51;17" in coloured  # r in the palette's red (#CC3311)
 
 
 def _tiny_game() -> tuple[Rules, object]:
