@@ -38,6 +38,7 @@ h1 { font-size: 18px; margin: 0 0 10px 0; }
         stroke-linecap: round; }
 .stop { fill: #fff; stroke: #222; stroke-width: 1.5; }
 .pays { fill: #d7301f; fill-opacity: 0.28; stroke: #a01a0c; stroke-width: 2; }
+.due { fill: #a01a0c; }
 .rug { fill: none; stroke: #000; stroke-width: 3.5; }
 """
 
@@ -96,6 +97,7 @@ _SCRIPT = r"""
                         'dominant-baseline': 'central', 'font-size': 12,
                         'font-weight': 'bold'}, layer);
     t.textContent = text;
+    return t;
   }
 
   // ------------------------------------------------------------ drawing a view
@@ -111,7 +113,13 @@ _SCRIPT = r"""
       var c = centre(s.square);
       el('circle', {cx: c[0], cy: c[1] - 8, r: 10, 'class': 'stop'}, layer);
       label(layer, s.square, String(s.roll), -8);
-      if (s.due) { label(layer, s.square, '-' + s.due, 12); }
+      if (s.due) {
+        var b = box(s.square[0], s.square[1]);
+        el('rect', {x: b.x + 6, y: b.y + b.s - 22, width: b.s - 12, height: 16, rx: 4,
+                    'class': 'due'}, layer);
+        var t = label(layer, s.square, 'pay ' + s.due, b.s / 2 - 14);
+        t.setAttribute('fill', '#fff');
+      }
     });
   }
   function containing(q) {

@@ -1,6 +1,6 @@
 """The page and its JSON routes, on one local address.
 
-Routes (bottle): `GET /` the page; `GET /api/state` the view; `POST /api/choose` with
+Routes (bottle): `GET /` the page; `GET /api/state` the view (as for a page opened now); `POST /api/choose` with
 {"rotation": r} or {"placement": [[x1, y1], [x2, y2]]}; `POST /api/undo`; `GET
 /api/hint`. A refused move answers 400 with {"error": message} and changes nothing.
 The standard library's WSGI server serves them, one request at a time (one person, one
@@ -60,7 +60,7 @@ def app(game: WebGame) -> bottle.Bottle:
 
     web.route("/", "GET", index)
     web.route("/favicon.ico", "GET", icon)
-    web.route("/api/state", "GET", lambda: answer(game.view))
+    web.route("/api/state", "GET", lambda: answer(lambda: game.view(reload=True)))
     web.route("/api/choose", "POST", choose)
     web.route("/api/undo", "POST", lambda: answer(game.undo))
     web.route("/api/hint", "GET", lambda: answer(game.hint))

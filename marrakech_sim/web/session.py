@@ -296,11 +296,17 @@ class WebGame:
 
     # ------------------------------------------------------------ what the page draws
 
-    def view(self) -> dict[str, Any]:
-        """The page's data now, with the frames of the actions it has not had yet."""
+    def view(self, *, reload: bool = False) -> dict[str, Any]:
+        """The page's data now, with the frames of the actions it has not had yet.
+
+        reload: a page (re)opened mid-game gets no frames; at the start it gets those of
+        the seats before the person's.
+        """
         asked, rules = self.asked, self.rules
         state = asked.state
         actions = asked.actions
+        if reload and self.decisions:
+            self.shown = len(actions)
         frames = steps(rules, self.names, self.seat, actions, self.shown)
         self.shown = len(actions)
         draft = record_from_actions(rules, self.names, asked.turns) if asked.turns else None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +257,29 @@ def test_walks_cover_every_rotation_and_face() -> None:
         assert [s["roll"] for s in walk["stops"]] == [1, 2, 5]
         assert all(s["square"] in walk["path"] for s in walk["stops"])
         assert len(walk["path"]) == 6
+
+
+def test_the_start_up_benchmark_reports_each_figure() -> None:
+    """benchmarks/bench_play_web.py starts the real command and reports the seconds to the
+    page and to the first view (a smoke test: no timing asserted)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_play_web.py"),
+            "--vs",
+            "random",
+            "--players",
+            "2",
+            "--repeats",
+            "1",
+            "--no-warm-up",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    result = json.loads(out)
+    assert set(result) == {"address_printed_s", "page_s", "first_view_s", "target_first_view_s"}
+    assert 0 < result["page_s"]["best"] <= result["first_view_s"]["best"]
