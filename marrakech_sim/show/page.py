@@ -109,17 +109,17 @@ def page_html(replay: Replay, start: int = 0) -> str:
     data = json.dumps(frames).replace("</", "<\\/")
     moves = []
     for info in replay.turns:
-        pay = (
-            f' <span class="pay">pays {info.payment} to seat {info.paid_to}'
-            + (", bankrupt" if info.bankrupt else "")
-            + "</span>"
-            if info.payment or info.bankrupt
-            else ""
-        )
-        text = escape(info.describe(record.seats).split(": ", 1)[1].split(", pays")[0])
+        # every action of the turn in its order (describe's parts), the payment marked
+        _, what = info.describe(record.seats).split(": ", 1)
+        parts = [
+            f'<span class="pay">{escape(part)}</span>'
+            if part.startswith(("pays ", "is bankrupt"))
+            else escape(part)
+            for part in what.split(", ")
+        ]
         moves.append(
             f'<li data-turn="{info.turn}"><b>{info.turn}.</b> seat {info.seat} '
-            f"({escape(record.seats[info.seat])}): {text}{pay}</li>"
+            f"({escape(record.seats[info.seat])}): {', '.join(parts)}</li>"
         )
     tags = " · ".join(f"{escape(name)}: {escape(value)}" for name, value in record.tags()[:-1])
     last = len(replay.positions) - 1
