@@ -1,8 +1,9 @@
 """The page and its JSON routes, on one local address.
 
-Routes (bottle): `GET /` the page; `GET /api/state` the view (as for a page opened now); `POST /api/choose` with
-{"rotation": r} or {"placement": [[x1, y1], [x2, y2]]}; `POST /api/undo`; `GET
-/api/hint`. A refused move answers 400 with {"error": message} and changes nothing.
+Routes (bottle): `GET /` the page; `GET /api/state` the view (as for a page opened now);
+`POST /api/choose` with {"rotation": r} or {"placement": [[x1, y1], [x2, y2]]}; `POST
+/api/undo`; `GET /api/hint`. A refused move answers 400 with {"error": message} and
+changes nothing.
 The standard library's WSGI server serves them, one request at a time (one person, one
 game: the game's state is never touched by two requests at once).
 """
