@@ -4,9 +4,12 @@
 (`ChunkResult.seat_y`, `seat_n`: no Parquet is read back) into the sums of block totals
 the report's seat shares are computed from, and `LiveTotals.rows` gives the share and
 its block-aware interval with the report's own estimator functions
-(`stats.estimators.ratio_from_sums`, then `rate_interval`). A player model is a
-line-up's strategies as a multiset (`greedy x4`; `expert + greedy x3`): the seats of its
-games are told apart, its games are not pooled with another model's.
+(`stats.estimators.ratio_from_sums`, then `stats.intervals.add_rate_interval`, as the
+report's seat sections do). A player model is a line-up's strategies as a multiset
+(`greedy x4`; `expert + greedy x3`): its games are not pooled with another model's. With
+one model per rule set the rows are the report's: a self-play model's are its skill
+section's (`skill_seats`), a mixed line-up's its seat table's (`seat_shares`, which pools
+the mixed line-ups of a rule set).
 
 Only the chunks played in this session are counted (a resumed run's earlier chunks are
 on disk, and reading them back is what the live table avoids).
@@ -19,11 +22,12 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from marrakech_sim.run.chunk import ChunkResult
 from marrakech_sim.run.plan import Plan
 from marrakech_sim.stats import estimators
-from marrakech_sim.stats.intervals import DEFAULT_LEVEL
+from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_rate_interval
 
 
 def model_label(lineup: tuple[str, ...]) -> str:
@@ -89,19 +93,19 @@ class LiveTotals:
             if not sums["n"][0]:
                 continue
             est = estimators.ratio_from_sums(*(sums[name] for name in estimators.SUMS))
-            ci = estimators.rate_interval(est["estimate"], est["var"], est["n"], self.level)
-            for seat in range(players):
+            tab = add_rate_interval(pd.DataFrame(est), self.level)
+            for seat, row in enumerate(tab.itertuples()):
                 out.append(
                     LiveRow(
                         ruleset,
                         model,
                         players,
                         seat,
-                        int(sums["n"][seat]),
-                        int(sums["n_blocks"][seat]),
-                        float(est["estimate"][seat]),
-                        float(ci["lo"][seat]),
-                        float(ci["hi"][seat]),
+                        int(row.n),
+                        int(row.n_blocks),
+                        float(row.estimate),
+                        float(row.lo),
+                        float(row.hi),
                     )
                 )
         return out

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from marrakech_sim.cli.run import _clock, _Progress
@@ -82,22 +83,39 @@ def play_run(out: Path, config: dict[str, Any], workers: int, progress: _Progres
     return out
 
 
-def test_live_table_equals_the_reports_seat_shares(tmp_path: Path) -> None:
+def _report_seat_shares(run: Path, self_play: bool) -> pd.DataFrame:
+    """The report's seat shares of a run: the skill section's per self-play model, else
+    the seat section's (mixed line-ups), as (ruleset, players, seat, n_games, n_blocks,
+    share, lo, hi)."""
+    runs = open_runs([run])
+    con = connect(runs)
+    tables = compute_tables(con, runs).tables
+    con.close()
+    if not self_play:
+        return tables["seat_shares"]
+    tab = tables["skill_seats"].copy()
+    fair = 1.0 / tab["players"]
+    tab["lo"] = fair + tab["effect_lo_pp"] / 100
+    tab["hi"] = fair + tab["effect_hi_pp"] / 100
+    return tab
+
+
+@pytest.mark.parametrize("self_play", [True, False], ids=["self-play", "mixed line-ups"])
+def test_live_table_equals_the_reports_seat_shares(tmp_path: Path, self_play: bool) -> None:
     """The live table, added up from the chunks' block totals while the run plays, gives
-    each seat's share and interval exactly as the report computes them from the run."""
+    each seat's share and interval exactly as the report computes them from the run
+    (self-play: its player-model section; one mixed line-up per rule set: its seat table)."""
     progress = _Progress(every=0.0, terminal=False)
-    # one line-up per rule set: the report's (players, ruleset) groups are the live table's
-    out = play_run(tmp_path / "run", _study(), workers=0, progress=progress)
+    config = _study() if self_play else _mixed()
+    out = play_run(tmp_path / "run", config, workers=0, progress=progress)
     assert progress.totals is not None
     live = {(r.ruleset, r.players, r.seat): r for r in progress.totals.rows()}
-    runs = open_runs([out])
-    con = connect(runs)
-    shares = compute_tables(con, runs).tables["seat_shares"]
-    con.close()
-    assert len(shares) == len(live) == 5
+    shares = _report_seat_shares(out, self_play)
+    assert len(shares) == len(live) == (5 if self_play else 4)
     for row in shares.itertuples():
         mine = live[(row.ruleset, row.players, row.seat)]
-        assert mine.model == "random x" + str(row.players)
+        model = f"random x{row.players}" if self_play else "greedy + random"
+        assert mine.model == model
         assert (mine.games, mine.blocks) == (row.n_games, row.n_blocks)
         assert mine.share == pytest.approx(row.share, rel=1e-12)
         assert mine.lo == pytest.approx(row.lo, rel=1e-9)
