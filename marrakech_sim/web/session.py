@@ -149,14 +149,18 @@ def steps(
                 "path": [[x, y], *([a, b] for a, b in path)],
                 "region": [list(q) for q in region(state, lx, ly)] if due else [],
             }
-            frames.append({"board": _board(state, names), "caption": caption, "overlay": walked})
+            frames.append(
+                {"board": board_svg(state, names=names), "caption": caption, "overlay": walked}
+            )
             had = state.dirhams[seat]
             state = state.apply(action.value)
             if due:
                 after = f"{who} paid {had - state.dirhams[seat]}"
                 if state.eliminated[seat]:
                     after += ": bankrupt, out of the game"
-                frames.append({"board": _board(state, names), "caption": after, "overlay": {}})
+                frames.append(
+                    {"board": board_svg(state, names=names), "caption": after, "overlay": {}}
+                )
             continue
         overlay: dict[str, Any] = {}
         if isinstance(action, str):
@@ -168,12 +172,10 @@ def steps(
             caption = f"{who} placed {state.colour} on {x1},{y1}-{x2},{y2}"
             overlay = {"rug": [[x1, y1], [x2, y2]]}
         state = state.apply(_api(action))
-        frames.append({"board": _board(state, names), "caption": caption, "overlay": overlay})
+        frames.append(
+            {"board": board_svg(state, names=names), "caption": caption, "overlay": overlay}
+        )
     return frames
-
-
-def _board(state: GameState, names: Sequence[str]) -> str:
-    return board_svg(state, names=names)
 
 
 # ---------------------------------------------------------------- the game

@@ -47,6 +47,7 @@ def test_clock() -> None:
 
 
 def _study(stopping: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Self-play of random under 2 and 3 players (one player model per rule set)."""
     data: dict[str, Any] = {
         "name": "live",
         "seed": 9,
@@ -63,19 +64,12 @@ def _study(stopping: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def _mixed(stopping: dict[str, Any] | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": "live",
-        "seed": 9,
-        "games_per_lineup": 600,
-        "chunk_games": 100,
-        "rotation": "all",
+    """greedy against random under two 2-player rule sets."""
+    return {
+        **_study(stopping),
         "rulesets": {"two": {"players": 2}, "end": {"players": 2, "orient_at_end": True}},
-        "strategies": {"random": {}, "greedy": {}},
         "schedule": {"kind": "lineups", "lineups": [["greedy", "random"]]},
     }
-    if stopping:
-        data["stopping"] = stopping
-    return data
 
 
 def play_run(out: Path, config: dict[str, Any], workers: int, progress: _Progress) -> Path:
