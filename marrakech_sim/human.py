@@ -309,6 +309,8 @@ class _Prompter:
         turns = history_turns(self.rules, self.seen, state)
         draft = record_from_actions(self.rules, self.names, turns) if turns else None
         heading = f"You are seat {self.seat} ({self.names[self.seat]})."
+        if self.rules.colours_per_player > 1 and state.colour:  # RULES.md §1: drawn first
+            heading += f" Your rug this turn: {state.colour}."
         board = position_text(state, names=self.names, heading=heading, colour=self.colour)
         self.show(board)
         for line in _since_last(draft, self.seat, self.names) if draft else []:
