@@ -185,6 +185,7 @@ _SCRIPT = r"""
     var caption = document.getElementById('caption');
     var steps = view.steps || [];
     body.dataset.busy = '1';
+    if (steps.length) { document.getElementById('prompt').textContent = 'The game moves on:'; }
     var i = 0;
     function next() {
       if (i >= steps.length) {
