@@ -58,6 +58,14 @@ class _Stop(BaseException):
     """Raised out of play_game when the person quits."""
 
 
+class _Pause(BaseException):
+    """Raised out of play_game at the person's first decision past the script."""
+
+    def __init__(self, state: GameState, options: tuple[Any, ...] | None, hint: Any) -> None:
+        super().__init__()
+        self.state, self.options, self.hint = state, options, hint
+
+
 def _plain(decision: Decision) -> Any:
     """A decision as JSON-friendly data (placements as [[x1, y1], [x2, y2]])."""
     if isinstance(decision, tuple):
@@ -301,6 +309,8 @@ class _Prompter:
         turns = history_turns(self.rules, self.seen, state)
         draft = record_from_actions(self.rules, self.names, turns) if turns else None
         heading = f"You are seat {self.seat} ({self.names[self.seat]})."
+        if self.rules.colours_per_player > 1 and state.colour:  # RULES.md §1: drawn first
+            heading += f" Your rug this turn: {state.colour}."
         board = position_text(state, names=self.names, heading=heading, colour=self.colour)
         self.show(board)
         for line in _since_last(draft, self.seat, self.names) if draft else []:
@@ -351,15 +361,7 @@ def play_person(
     """
     from marrakech_sim.show.terminal import position_text
 
-    if len(opponents) != rules.players - 1:
-        raise MarrakechError(
-            f"{len(opponents)} opponents for a {rules.players}-player game: give "
-            f"{rules.players - 1}"
-        )
-    if not 0 <= seat < rules.players:
-        raise MarrakechError(f"seat {seat}: allowed are 0 to {rules.players - 1}")
-    names = [spec.label for spec in opponents]
-    names.insert(seat, name)
+    names = seat_names(rules, opponents, seat, name)
     decisions: list[Decision] = list(script)
     hinter = hint.build() if hint is not None else None
 
@@ -391,6 +393,91 @@ def play_person(
         return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
 
 
+def seat_names(rules: Rules, opponents: Sequence[StrategySpec], seat: int, name: str) -> list[str]:
+    """The seats' names: the opponents' labels in order, the person's `name` in `seat`."""
+    if len(opponents) != rules.players - 1:
+        raise MarrakechError(
+            f"{len(opponents)} opponents for a {rules.players}-player game: give "
+            f"{rules.players - 1}"
+        )
+    if not 0 <= seat < rules.players:
+        raise MarrakechError(f"seat {seat}: allowed are 0 to {rules.players - 1}")
+    names = [spec.label for spec in opponents]
+    names.insert(seat, name)
+    return names
+
+
+@dataclasses.dataclass
+class Asked:
+    """Where a person's game stands after a script of decisions: the next choice, or the end.
+
+    `state` is the position the person chooses in (the final one when `game` is set);
+    `options` the legal placements, None when a rotation is asked, () at the end; `turns`
+    the record actions so far (the last turn may be unfinished); `hint` the hint
+    strategy's choice when one was asked for.
+    """
+
+    state: GameState
+    options: tuple[Any, ...] | None
+    turns: list[list[Any]]
+    game: PersonGame | None = None
+    hint: Decision | None = None
+
+    @property
+    def actions(self) -> list[Any]:
+        """The record actions so far, in order (Rotation/Roll wrapped)."""
+        return [a for turn in self.turns for a in turn]
+
+
+def play_to_choice(
+    rules: Rules,
+    opponents: Sequence[StrategySpec],
+    script: Sequence[Decision],
+    *,
+    seat: int = 0,
+    seed: int = 0,
+    name: str = "you",
+    hint: StrategySpec | None = None,
+) -> Asked:
+    """Play the game with the person's decisions `script`, up to the person's next choice.
+
+    Stateless: the same script gives the same position (the game replays from `seed`),
+    so a page can ask for one decision at a time and undo by dropping the last. Raises
+    MarrakechError when a scripted decision is not legal where it is played.
+    """
+    names = seat_names(rules, opponents, seat, name)
+    seen: list[_Seen] = []
+    hinter = hint.build() if hint is not None else None
+
+    def pause(view: GameView, options: tuple[Any, ...] | None) -> Decision:
+        advice: Decision = None
+        if hinter is not None:
+            advice = (
+                int(hinter.choose_rotation(view))
+                if options is None
+                else hinter.choose_placement(view, options)
+            )
+        raise _Pause(view.state(), options, advice)
+
+    person = _Person(list(script), pause, seen)
+    players: list[Any] = [_Watched(spec.build(), seen) for spec in opponents]
+    players.insert(seat, person)
+    try:
+        game = play_game(rules, players, seed, names=names)
+    except _Pause as asked:
+        turns = history_turns(rules, seen, asked.state)
+        return Asked(asked.state, asked.options, turns, hint=asked.hint)
+    if game.error is not None:
+        raise MarrakechError(f"the game ended in a fault: {game.error}")
+    if person.used < len(person.script):
+        raise MarrakechError(
+            f"the game ended after {person.used} of the {len(person.script)} decisions"
+        )
+    record = record_from_game(game, rules, names, event="play", seed=seed)
+    done = PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
+    return Asked(replay(record).final, (), [list(t) for t in record.turns], done)
+
+
 def _since_last(draft: Record, seat: int, names: Sequence[str]) -> list[str]:
     """The turns since the person's last turn, in words."""
     infos = replay(draft, check=False).turns
@@ -410,6 +497,19 @@ def _hint(hinter: Strategy | None, view: GameView, options: tuple[Any, ...] | No
         return f"hint: {ROTATION_WORDS[int(r)]} ({'LSR'[int(r) + 1]})"
     (x1, y1), (x2, y2) = hinter.choose_placement(view, options)
     return f"hint: {x1},{y1}-{x2},{y2}"
+
+
+def study_rules(config: str | Path, name: str) -> Rules:
+    """The rule set `name` of a study config file (any rule set a study can name)."""
+    from marrakech_sim.run.config import load_study
+
+    study = load_study(config)
+    if name not in study.ruleset_names:
+        raise MarrakechError(
+            f"rule set {name!r} is not in {str(config)!r}: allowed are "
+            f"{', '.join(study.ruleset_names)}"
+        )
+    return study.rules(name)
 
 
 def game_seed(seed: int) -> int:
@@ -460,3 +560,18 @@ def write_run(
     study = study_from_dict(config)
     run_study(study, out_dir, workers=0)
     return Path(out_dir)
+
+
+def save_game(
+    game: PersonGame, run_seed: int, opponents: Sequence[StrategySpec], out_dir: str | Path
+) -> Record:
+    """The game as a one-game run folder (`write_run`) with its record in game.txt.
+
+    The record is the one `export` writes from the run folder (Event, Game, Date of the run).
+    """
+    from marrakech_sim.record import records_from_run
+
+    write_run(game, run_seed, opponents, out_dir)
+    record = next(records_from_run(out_dir, [0]))
+    (Path(out_dir) / "game.txt").write_text(record.to_text(), encoding="utf-8")
+    return record

@@ -19,7 +19,7 @@ LAYERS = (
     ("strategies",),
     ("runfolder", "stats"),
     ("run",),
-    ("palette", "plots", "report", "show", "record", "human"),
+    ("palette", "plots", "report", "show", "record", "human", "web", "live"),
     ("study",),
     ("cli",),
 )

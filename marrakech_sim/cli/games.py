@@ -214,7 +214,19 @@ def replay_command(
 )
 @rule_options
 @click.option(
+    "--ruleset",
+    help="With --rules CONFIG.toml (a study config): play its rule set of this name.",
+)
+@click.option(
     "--colour/--no-colour", default=None, help="ANSI colours (default: when writing to a terminal)."
+)
+@click.option("--web", is_flag=True, help="Play in the browser: serve the game on 127.0.0.1.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="With --web: the port (0: any free one).",
 )
 @library_errors
 def play_command(
@@ -225,20 +237,34 @@ def play_command(
     hint_ref: str,
     out: str | None,
     colour: bool | None,
+    web: bool,
+    port: int,
+    ruleset: str | None,
     rules_file: str | None,
     **rule_opts: Any,
 ) -> None:
-    """Play a game in the terminal against strategies; saved as a record and a run folder.
+    """Play a game against strategies, in the terminal or (--web) in the browser; saved
+    as a record and a one-game run folder.
 
-    At each choice: a number from the list, L/S/R for a rotation, or two squares for a
-    placement (3,4 3,5); u undoes your last choice, h asks the hint strategy, q quits.
+    In the terminal, at each choice: a number from the list, L/S/R for a rotation, or two
+    squares for a placement (3,4 3,5); u undoes your last choice, h asks the hint
+    strategy, q quits. With --web: open the address it prints.
     """
-    from marrakech_sim.human import QuitGame, game_seed, play_person, write_run
+    from marrakech_sim.human import QuitGame, game_seed, play_person, save_game, study_rules
 
     refs = [r.strip() for r in vs.split(",") if r.strip()]
-    if rule_opts.get("players") is None:
-        rule_opts["players"] = len(refs) + 1
-    rules = rules_from_cli(rules_file, **rule_opts) or Rules()
+    if ruleset is not None:
+        if rules_file is None:
+            raise click.UsageError("--ruleset NAME needs --rules CONFIG.toml (a study config)")
+        base = study_rules(rules_file, ruleset).to_dict()
+        given = {key: value for key, value in rule_opts.items() if value is not None}
+        if "players" not in given:
+            given["players"] = base["players"]
+        rules = rules_from_cli(None, **{**base, **given}) or Rules()
+    else:
+        if rule_opts.get("players") is None:
+            rule_opts["players"] = len(refs) + 1
+        rules = rules_from_cli(rules_file, **rule_opts) or Rules()
     if len(refs) == 1 and rules.players > 2:
         refs = refs * (rules.players - 1)
     opponents = [StrategySpec.of(ref) for ref in refs]
@@ -248,6 +274,9 @@ def play_command(
     run_dir = Path(out) if out else Path("runs") / f"play-{run_seed}"
     if run_dir.exists() and any(run_dir.iterdir()):
         raise click.UsageError(f"{str(run_dir)!r} is not empty: choose --out or another --seed")
+    if web:
+        _play_web(rules, opponents, seat, run_seed, run_dir, name, hint_ref, port)
+        return
     use_colour = sys.stdout.isatty() if colour is None else colour
 
     def read(prompt: str) -> str:
@@ -277,11 +306,38 @@ def play_command(
             (run_dir / "unfinished.txt").write_text(exc.record.to_text(), encoding="utf-8")
             click.echo(f"{exc}; the turns so far are in {run_dir / 'unfinished.txt'}")
         return
-    write_run(game, run_seed, opponents, run_dir)
-    # the record as `export` writes it from the run folder (Event, Game, Date of the run)
-    record = next(records_from_run(run_dir, [0]))
-    (run_dir / "game.txt").write_text(record.to_text(), encoding="utf-8")
+    record = save_game(game, run_seed, opponents, run_dir)
     click.echo(f"Result {record.result}; record {run_dir / 'game.txt'}, run folder {run_dir}")
     click.echo(
         f"replay it: marrakech replay {run_dir / 'game.txt'}   check it: marrakech verify {run_dir}"
     )
+
+
+def _play_web(
+    rules: Rules,
+    opponents: list[StrategySpec],
+    seat: int,
+    run_seed: int,
+    run_dir: Path,
+    name: str,
+    hint_ref: str,
+    port: int,
+) -> None:
+    from marrakech_sim.web.server import serve, url_of
+    from marrakech_sim.web.session import WebGame
+
+    hint = StrategySpec.of(hint_ref) if hint_ref else None
+    game = WebGame(
+        rules, opponents, run_seed=run_seed, out_dir=run_dir, seat=seat, name=name, hint=hint
+    )
+    try:
+        server = serve(game, port=port)
+    except OSError as exc:
+        raise click.ClickException(f"port {port}: {exc.strerror}; choose another --port") from exc
+    click.echo(f"Playing on {url_of(server)}  (Ctrl-C stops; the game is saved in {run_dir})")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped" + ("" if game.record else ": the game was not finished"))
+    finally:
+        server.server_close()

@@ -10,12 +10,17 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
 from marrakech_sim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from marrakech_sim.live import LiveRow, LiveTotals
+    from marrakech_sim.run.chunk import ChunkResult
+    from marrakech_sim.run.plan import Plan
 
 START_METHODS = ["fork", "spawn", "forkserver"]
 BACKENDS = ["processes", "dask"]
@@ -69,8 +74,11 @@ class _Progress:
     """The runner's progress callback: a rich progress bar on a terminal, else log lines.
 
     On a terminal (stderr is a TTY) a bar with games done, games/s, elapsed time, time
-    left and faults so far, redrawn in place. Elsewhere (a log file, CI) one plain line
-    every ``every`` seconds and at the end, so logs stay readable.
+    left and faults so far, redrawn in place, and under it the live table: each seat's
+    running win share with its block-aware interval per rule set and player model, and
+    the stopping rule's state (`marrakech_sim.live`, from the block totals of each
+    finished chunk). Elsewhere (a log file, CI) the same as plain lines every ``every``
+    seconds and at the end, so logs stay readable.
     """
 
     def __init__(self, every: float = 10.0, terminal: bool | None = None) -> None:
@@ -80,6 +88,10 @@ class _Progress:
         self.base: tuple[int, float] | None = None  # (games, seconds) at the first report
         self.bar: Any = None
         self.task: Any = None
+        self.live: Any = None  # the rich Live holding the bar and the table
+        self.totals: LiveTotals | None = None
+        self.stopping: dict[str, Any] | None = None
+        self.line_due = False  # a plain progress line was printed: its table follows
 
     def rate(self, done: int, seconds: float) -> float:
         """Games per second this session (a resumed run's earlier games not counted)."""
@@ -99,6 +111,7 @@ class _Progress:
         if now - self.last < self.every and done < planned:
             return
         self.last = now
+        self.line_due = True
         click.echo(
             f"progress: {done:,} / {planned:,} games ({done / max(planned, 1):.1%}), "
             f"{rate:,.0f} games/s, elapsed {_clock(seconds)}, left {_clock(left)}, "
@@ -106,8 +119,30 @@ class _Progress:
             err=True,
         )
 
+    def chunk_done(self, result: ChunkResult, plan: Plan, stopping: dict[str, Any] | None) -> None:
+        """The runner's hook after each finished chunk: add its block totals to the table."""
+        from marrakech_sim.live import LiveTotals
+
+        if self.totals is None or self.totals.plan is not plan:  # a new run: a new table
+            self.totals = LiveTotals(plan)
+        self.totals.add(result)
+        self.stopping = stopping
+        if self.terminal:
+            if self.live is not None:
+                self.live.refresh()
+            return
+        if self.line_due:
+            self.line_due = False
+            for line in live_lines(self.totals.rows(), self.stopping):
+                click.echo(line, err=True)
+
+    def __rich__(self) -> Any:
+        """The live table under the bar (rich asks for it at every refresh)."""
+        return live_table(self.totals.rows() if self.totals else [], self.stopping)
+
     def _draw(self, done: int, planned: int, rate: float, faults: int) -> None:
-        from rich.console import Console
+        from rich.console import Console, Group
+        from rich.live import Live
         from rich.progress import (
             BarColumn,
             Progress,
@@ -118,6 +153,7 @@ class _Progress:
         )
 
         if self.bar is None:
+            console = Console(stderr=True)
             self.bar = Progress(
                 TextColumn("games"),
                 BarColumn(),
@@ -128,18 +164,74 @@ class _Progress:
                 TextColumn("left"),
                 TimeRemainingColumn(),
                 TextColumn("{task.fields[faults]:,} faults"),
-                console=Console(stderr=True),
-                transient=False,
+                console=console,
             )
-            self.bar.start()
             self.task = self.bar.add_task("games", total=planned, rate=0.0, faults=0)
+            self.live = Live(Group(self.bar, self), console=console, refresh_per_second=4)
+            self.live.start()
         self.bar.update(self.task, completed=done, total=planned, rate=rate, faults=faults)
 
     def close(self) -> None:
-        """Stop the bar (leaving its last state on screen)."""
-        if self.bar is not None:
-            self.bar.stop()
+        """Stop the bar and the table (leaving their last state on screen)."""
+        if self.live is not None:
+            self.live.refresh()
+            self.live.stop()
+            self.live = None
             self.bar = None
+
+
+def live_lines(rows: list[LiveRow], stopping: dict[str, Any] | None) -> list[str]:
+    """The live table as plain lines: one per rule set and player model, then the rule."""
+    from marrakech_sim.live import stopping_text
+
+    lines = []
+    groups: dict[tuple[str, str], list[LiveRow]] = {}
+    for row in rows:
+        groups.setdefault((row.ruleset, row.model), []).append(row)
+    for (ruleset, model), seats in groups.items():
+        shares = "  ".join(
+            f"seat {r.seat} {_share(r.share).strip()} {_interval(r.lo, r.hi).strip()}"
+            for r in seats
+        )
+        lines.append(f"live: {ruleset} / {model} ({seats[0].games:,} games): {shares}")
+    text = stopping_text(stopping)
+    if text:
+        lines.append(f"live: {text}")
+    return lines
+
+
+def live_table(rows: list[LiveRow], stopping: dict[str, Any] | None) -> Any:
+    """The live table as a rich renderable: a row per rule set and player model."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from marrakech_sim.live import stopping_text
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    seats = max((r.players for r in rows), default=0)
+    table.add_column("rule set")
+    table.add_column("player model")
+    table.add_column("games", justify="right")
+    for seat in range(seats):
+        table.add_column(f"seat {seat}", justify="right")
+    groups: dict[tuple[str, str], list[LiveRow]] = {}
+    for row in rows:
+        groups.setdefault((row.ruleset, row.model), []).append(row)
+    for (ruleset, model), group in groups.items():
+        cells = [_compact(r) for r in group]
+        cells += [""] * (seats - len(cells))
+        table.add_row(ruleset, model, f"{group[0].games:,}", *cells)
+    table.caption = "win share per seat, [95% block-aware interval]"
+    text = stopping_text(stopping)
+    return Group(table, Text(text)) if text else table
+
+
+def _compact(row: LiveRow) -> str:
+    """A seat's share and interval in percent, one decimal: `28.2 [26.8, 29.6]`."""
+    if not math.isfinite(row.lo):
+        return f"{row.share:.1%}"
+    return f"{row.share:.1%} [{row.lo * 100:.1f}, {row.hi * 100:.1f}]"
 
 
 def _clock(seconds: float) -> str:

@@ -38,6 +38,9 @@ class ChunkResult:
     seconds: float
     block_y: np.ndarray | None  # stopping-rule totals per block of the chunk
     block_n: np.ndarray | None
+    # the live table's totals per block of the chunk: each seat's win share, normal games
+    seat_y: np.ndarray | None = None
+    seat_n: np.ndarray | None = None
 
 
 @dataclasses.dataclass
@@ -420,6 +423,7 @@ def play_chunk(
     if prep.study.stopping is not None:
         games, seats = tables[0].to_arrow(), tables[1].to_arrow()
         y, n = block_totals(prep.study.stopping, games, seats, cg)
+    seat_y, seat_n = seat_block_totals(tables[0], tables[1], cg)
     result = ChunkResult(
         chunk=chunk,
         games=len(cg),
@@ -429,6 +433,8 @@ def play_chunk(
         seconds=time.perf_counter() - started,
         block_y=y,
         block_n=n,
+        seat_y=seat_y,
+        seat_n=seat_n,
     )
     return result, tables
 
@@ -469,6 +475,36 @@ def block_totals(
     y = np.bincount(block_of[sg[pick]], weights=share[pick], minlength=nblocks)
     n = np.bincount(block_of[sg[pick]], minlength=nblocks).astype(np.float64)
     return y, n
+
+
+def seat_block_totals(
+    games: runfolder.Part, seats: runfolder.Part, cg: ChunkGames
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of the chunk: each seat's summed win share (y, blocks x seats) and the
+    games that did not end in a fault (n); the live table of the command line adds them.
+
+    Read from the parts' numpy columns (no Arrow table: this runs for every chunk).
+    """
+    b0 = int(cg.block[0])
+    nblocks = int(cg.block[-1]) - b0 + 1
+    g0 = int(cg.game_id[0])
+    gid = games.column("game_id").values - g0
+    end = games.column("end_reason")
+    labels = end.labels or ()
+    ok = end.values != labels.index("error") if "error" in labels else np.ones(len(gid), bool)
+    good = np.zeros(len(cg), bool)
+    good[gid] = ok
+    block_of = np.empty(len(cg), np.int64)
+    block_of[gid] = games.column("block").values - b0
+    n = np.bincount(block_of[gid[ok]], minlength=nblocks).astype(np.float64)
+    sg = seats.column("game_id").values - g0
+    seat = seats.column("seat").values.astype(np.int64)
+    width = int(seat.max()) + 1 if len(seat) else 1
+    pick = good[sg]
+    share = seats.column("win_share").values.astype(np.float64)
+    cell = block_of[sg[pick]] * width + seat[pick]
+    y = np.bincount(cell, weights=share[pick], minlength=nblocks * width)
+    return y.reshape(nblocks, width), n
 
 
 def write_chunk(

@@ -274,10 +274,15 @@ def _execute(
         done.add(result.chunk)
         if progress is not None:
             progress(played, plan.games_planned, time.perf_counter() - started, errors)
+        found = None
         if stopper is not None:
             assert result.block_y is not None and result.block_n is not None
-            return stopper.add(result.chunk, result.block_y, result.block_n)
-        return None
+            found = stopper.add(result.chunk, result.block_y, result.block_n)
+        # the command line's live table: the chunk's block totals and the rule's state
+        chunk_done = getattr(progress, "chunk_done", None)
+        if chunk_done is not None:
+            chunk_done(result, plan, stopper.last if stopper is not None else None)
+        return found
 
     try:
         with _sigterm_as_ctrl_c():

@@ -11,11 +11,19 @@ each turn's payment (click a turn to jump to it). The page marks the turn shown 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from marrakech_sim.record import Replay
+from marrakech_sim.record import Replay, TurnInfo
+from marrakech_sim.rules import GameState
 from marrakech_sim.show.scene import board_scene, to_svg
+
+#: the board view's style, shared with `marrakech play --web`'s page
+BOARD_STYLE = """
+#board { flex: none; }
+#board svg { display: block; }
+"""
 
 _STYLE = """
 body { font-family: 'DejaVu Sans', Arial, sans-serif; margin: 16px; color: #222; }
@@ -69,20 +77,31 @@ _SCRIPT = """
 """
 
 
+def board_svg(
+    state: GameState,
+    *,
+    names: Sequence[str] | None = None,
+    info: TurnInfo | None = None,
+    turn: int | None = None,
+    turns: int | None = None,
+) -> str:
+    """The board view of both pages (this one and `marrakech play --web`'s): the picture
+    `--svg` draws of `state`, as inline SVG."""
+    scene = board_scene(state, names=names, info=info, turn=turn, turns=turns)
+    return to_svg(scene, standalone=False)
+
+
 def page_html(replay: Replay, start: int = 0) -> str:
     """The page as one HTML text."""
     record = replay.record
     title = f"{record.event}, game {record.game}"
     frames = [
-        to_svg(
-            board_scene(
-                position,
-                names=record.seats,
-                info=replay.turns[i - 1] if i else None,
-                turn=i,
-                turns=len(replay.turns),
-            ),
-            standalone=False,
+        board_svg(
+            position,
+            names=record.seats,
+            info=replay.turns[i - 1] if i else None,
+            turn=i,
+            turns=len(replay.turns),
         )
         for i, position in enumerate(replay.positions)
     ]
@@ -90,17 +109,17 @@ def page_html(replay: Replay, start: int = 0) -> str:
     data = json.dumps(frames).replace("</", "<\\/")
     moves = []
     for info in replay.turns:
-        pay = (
-            f' <span class="pay">pays {info.payment} to seat {info.paid_to}'
-            + (", bankrupt" if info.bankrupt else "")
-            + "</span>"
-            if info.payment or info.bankrupt
-            else ""
-        )
-        text = escape(info.describe(record.seats).split(": ", 1)[1].split(", pays")[0])
+        # every action of the turn in its order (describe's parts), the payment marked
+        _, what = info.describe(record.seats).split(": ", 1)
+        parts = [
+            f'<span class="pay">{escape(part)}</span>'
+            if part.startswith(("pays ", "is bankrupt"))
+            else escape(part)
+            for part in what.split(", ")
+        ]
         moves.append(
             f'<li data-turn="{info.turn}"><b>{info.turn}.</b> seat {info.seat} '
-            f"({escape(record.seats[info.seat])}): {text}{pay}</li>"
+            f"({escape(record.seats[info.seat])}): {', '.join(parts)}</li>"
         )
     tags = " · ".join(f"{escape(name)}: {escape(value)}" for name, value in record.tags()[:-1])
     last = len(replay.positions) - 1
@@ -110,7 +129,7 @@ def page_html(replay: Replay, start: int = 0) -> str:
 <head>
 <meta charset="utf-8">
 <title>{escape(title)}</title>
-<style>{_STYLE}</style>
+<style>{BOARD_STYLE}{_STYLE}</style>
 </head>
 <body data-turn="{start}">
 <h1>{escape(title)}</h1>

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
 import pytest
 
 from marrakech_sim.cli.run import _clock, _Progress
+from marrakech_sim.report.compute import compute_tables
+from marrakech_sim.report.load import connect, open_runs
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.run.runner import run_study
 
 
 def test_plain_lines_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,3 +44,113 @@ def test_bar_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
 def test_clock() -> None:
     """Seconds print as H:MM:SS; an unknown time as '?'."""
     assert _clock(3_725.4) == "1:02:05" and _clock(float("inf")) == "?"
+
+
+def _study(stopping: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Self-play of random under 2 and 3 players (one player model per rule set)."""
+    data: dict[str, Any] = {
+        "name": "live",
+        "seed": 9,
+        "games_per_lineup": 600,
+        "chunk_games": 100,
+        "rotation": "all",
+        "rulesets": {"two": {"players": 2}, "three": {"players": 3}},
+        "strategies": {"random": {}, "greedy": {}},
+        "schedule": {"kind": "self_play", "strategies": ["random"]},
+    }
+    if stopping:
+        data["stopping"] = stopping
+    return data
+
+
+def _mixed(stopping: dict[str, Any] | None = None) -> dict[str, Any]:
+    """greedy against random under two 2-player rule sets."""
+    return {
+        **_study(stopping),
+        "rulesets": {"two": {"players": 2}, "end": {"players": 2, "orient_at_end": True}},
+        "schedule": {"kind": "lineups", "lineups": [["greedy", "random"]]},
+    }
+
+
+def play_run(out: Path, config: dict[str, Any], workers: int, progress: _Progress) -> Path:
+    run_study(study_from_dict(config), out, workers=workers, progress=progress)
+    return out
+
+
+def _report_seat_shares(run: Path, self_play: bool) -> pd.DataFrame:
+    """The report's seat shares of a run: the skill section's per self-play model, else
+    the seat section's (mixed line-ups), as (ruleset, players, seat, n_games, n_blocks,
+    share, lo, hi)."""
+    runs = open_runs([run])
+    con = connect(runs)
+    tables = compute_tables(con, runs).tables
+    con.close()
+    if not self_play:
+        return tables["seat_shares"]
+    tab = tables["skill_seats"].copy()
+    fair = 1.0 / tab["players"]
+    tab["lo"] = fair + tab["effect_lo_pp"] / 100
+    tab["hi"] = fair + tab["effect_hi_pp"] / 100
+    return tab
+
+
+@pytest.mark.parametrize("self_play", [True, False], ids=["self-play", "mixed line-ups"])
+def test_live_table_equals_the_reports_seat_shares(tmp_path: Path, self_play: bool) -> None:
+    """The live table, added up from the chunks' block totals while the run plays, gives
+    each seat's share and interval exactly as the report computes them from the run
+    (self-play: its player-model section; one mixed line-up per rule set: its seat table)."""
+    progress = _Progress(every=0.0, terminal=False)
+    config = _study() if self_play else _mixed()
+    out = play_run(tmp_path / "run", config, workers=0, progress=progress)
+    assert progress.totals is not None
+    live = {(r.ruleset, r.players, r.seat): r for r in progress.totals.rows()}
+    shares = _report_seat_shares(out, self_play)
+    assert len(shares) == len(live) == (5 if self_play else 4)
+    for row in shares.itertuples():
+        mine = live[(row.ruleset, row.players, row.seat)]
+        model = f"random x{row.players}" if self_play else "greedy + random"
+        assert mine.model == model
+        assert (mine.games, mine.blocks) == (row.n_games, row.n_blocks)
+        assert mine.share == pytest.approx(row.share, rel=1e-12)
+        assert mine.lo == pytest.approx(row.lo, rel=1e-9)
+        assert mine.hi == pytest.approx(row.hi, rel=1e-9)
+
+
+def test_live_lines_off_a_terminal_name_each_group_and_the_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Off a terminal, each progress line is followed by a line per rule set and player
+    model with every seat's share and interval, and the SPRT's LLR with its bounds."""
+    stopping = {
+        "rule": "sprt",
+        "quantity": "strategy_win_share",
+        "strategy": "greedy",
+        "ruleset": "two",
+        "p0": 0.5,
+        "p1": 0.6,
+    }
+    progress = _Progress(every=0.0, terminal=False)
+    play_run(tmp_path / "run", _mixed(stopping), workers=0, progress=progress)
+    err = capsys.readouterr().err.splitlines()
+    live = [line for line in err if line.startswith("live: ")]
+    assert any(line.startswith("live: two / greedy + random (") for line in live)
+    last = next(line for line in reversed(live) if line.startswith("live: end / greedy + random"))
+    assert all(f"seat {s} " in last for s in range(2)) and "[" in last
+    rule = [line for line in live if "SPRT on strategy_win_share: LLR " in line]
+    assert rule and "(bounds -2.94, +2.94)" in rule[-1]
+    assert err.index(live[0]) > 0 and err[err.index(live[0]) - 1].startswith("progress: ")
+
+
+def test_live_table_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal the bar is followed by the live table: a row per rule set and player
+    model with each seat's share and interval."""
+    monkeypatch.setenv("COLUMNS", "140")  # a terminal's width (captured output has 80)
+    progress = _Progress(terminal=True)
+    play_run(tmp_path / "run", _study(), workers=0, progress=progress)
+    progress.close()
+    err = capsys.readouterr().err
+    assert "games/s" in err and "seat 2" in err and "block-aware interval" in err
+    assert "random x2" in err and "random x3" in err
+    assert re.search(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]", err)

@@ -1,0 +1,128 @@
+"""Running results while a run plays: each seat's win share per rule set and player model.
+
+`LiveTotals` adds up the per-block seat totals each finished chunk reports
+(`ChunkResult.seat_y`, `seat_n`: no Parquet is read back) into the sums of block totals
+the report's seat shares are computed from, and `LiveTotals.rows` gives the share and
+its block-aware interval with the report's own estimator functions
+(`stats.estimators.ratio_from_sums`, then `stats.intervals.add_rate_interval`, as the
+report's seat sections do). A player model is a line-up's strategies as a multiset
+(`greedy x4`; `expert + greedy x3`): its games are not pooled with another model's. With
+one model per rule set the rows are the report's: a self-play model's are its skill
+section's (`skill_seats`), a mixed line-up's its seat table's (`seat_shares`, which pools
+the mixed line-ups of a rule set).
+
+Only the chunks played in this session are counted (a resumed run's earlier chunks are
+on disk, and reading them back is what the live table avoids).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from marrakech_sim.run.chunk import ChunkResult
+from marrakech_sim.run.plan import Plan
+from marrakech_sim.stats import estimators
+from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_rate_interval
+
+
+def model_label(lineup: tuple[str, ...]) -> str:
+    """A line-up as a player model: its strategies as a sorted multiset (`greedy x4`)."""
+    counts = Counter(lineup)
+    return " + ".join(f"{name} x{n}" if n > 1 else name for name, n in sorted(counts.items()))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LiveRow:
+    """One seat of one (rule set, player model) group so far."""
+
+    ruleset: str
+    model: str
+    players: int
+    seat: int
+    games: int
+    blocks: int
+    share: float
+    lo: float  # NaN with fewer than two blocks
+    hi: float
+
+
+class LiveTotals:
+    """The sums of block totals per (rule set, player model), chunk by chunk."""
+
+    def __init__(self, plan: Plan, level: float = DEFAULT_LEVEL) -> None:
+        self.plan, self.level = plan, level
+        groups: dict[tuple[str, str, int], int] = {}
+        match_group = []
+        for match in plan.matches:
+            key = (match.ruleset, model_label(match.lineup), len(match.lineup))
+            match_group.append(groups.setdefault(key, len(groups)))
+        self.groups = list(groups)
+        self.block_group = np.asarray(match_group, np.int64)[plan.block_match]
+        self.chunk_first_block = plan.chunk_first_block
+        # per group and seat: the SUMS of estimators.ratio_sums, added chunk by chunk
+        self.sums: list[dict[str, np.ndarray]] = [
+            {name: np.zeros(players) for name in estimators.SUMS} for _, _, players in groups
+        ]
+
+    def add(self, result: ChunkResult) -> None:
+        """Add a finished chunk's seat totals (a chunk without them adds nothing)."""
+        if result.seat_y is None or result.seat_n is None:
+            return
+        first = int(self.chunk_first_block[result.chunk])
+        group = self.block_group[first : first + len(result.seat_n)]
+        for g in np.unique(group):
+            here = group == g
+            y, n = result.seat_y[here], result.seat_n[here]
+            played = n > 0  # a block whose games all ended in a fault carries nothing
+            y, n = y[played], n[played]
+            target = self.sums[int(g)]
+            for seat in range(len(target["total"])):
+                sums = estimators.ratio_sums(y[:, seat], n)
+                for name in estimators.SUMS:
+                    target[name][seat] += float(sums[name][0])
+
+    def rows(self) -> list[LiveRow]:
+        """Each seat's share so far, with its interval at `level`; groups with games only."""
+        out = []
+        for (ruleset, model, players), sums in zip(self.groups, self.sums, strict=True):
+            if not sums["n"][0]:
+                continue
+            est = estimators.ratio_from_sums(*(sums[name] for name in estimators.SUMS))
+            tab = add_rate_interval(pd.DataFrame(est), self.level)
+            for seat, row in enumerate(tab.itertuples()):
+                out.append(
+                    LiveRow(
+                        ruleset,
+                        model,
+                        players,
+                        seat,
+                        int(row.n),
+                        int(row.n_blocks),
+                        float(row.estimate),
+                        float(row.lo),
+                        float(row.hi),
+                    )
+                )
+        return out
+
+
+def stopping_text(state: dict[str, Any] | None) -> str | None:
+    """The stopping rule's state in words: the LLR and its bounds, or the interval's width."""
+    if not state:
+        return None
+    decided = f"; stop: {state['decision']}" if state.get("decision") else ""
+    if state["rule"] == "sprt":
+        return (
+            f"SPRT on {state['quantity']}: LLR {state['llr']:+.2f} "
+            f"(bounds {state['lower']:+.2f}, {state['upper']:+.2f}), estimate "
+            f"{state['estimate']:.2%} after {state['games']:,} games{decided}"
+        )
+    return (
+        f"interval width on {state['quantity']}: {state['width']:.2%} "
+        f"[{state['lo']:.2%}, {state['hi']:.2%}] after {state['games']:,} games{decided}"
+    )
