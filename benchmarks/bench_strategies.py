@@ -4,7 +4,7 @@
 
 Lines: random and greedy through the compiled loop (strategies.compiled.play_batch with
 the twins, every move recorded, buffers reused); greedy, a Python plug-in random (a user's
-file strategy, tests/strategies_examples/good.py:PlainRandom), expectimax and mcts (small
+file strategy, strategies/cautious.py:PlainRandom), expectimax and mcts (small
 budgets) through play_game; the plug-in again with a study's 10 s budget per decision
 (one decision watchdog around all games, as a study's worker has around a chunk).
 Targets (README, Speed): compiled random >= 100,000, compiled greedy
@@ -29,7 +29,7 @@ from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
 
 RULES = Rules()
-PLUGIN = str(Path(__file__).resolve().parent.parent / "tests/strategies_examples/good.py")
+PLUGIN = str(Path(__file__).resolve().parent.parent / "strategies/cautious.py")
 TARGETS = {
     "random, compiled": 100_000.0,
     "greedy, compiled": 10_000.0,

@@ -16,19 +16,13 @@ from pathlib import Path
 
 
 def package_sources() -> list[tuple[str, Path]]:
-    """Every .py file of the package as (name from the package's parent, path), sorted.
-
-    `marrakech_sim/strategies` (the top-level strategies/ folder, linked into the package in
-    a checkout) is followed, so a name is the same in a checkout and in an installation.
-    """
+    """Every .py file of the package as (name from the package's parent, path), sorted."""
     package = Path(__file__).parent
-    found = []
-    for folder, dirs, files in os.walk(package, followlinks=True):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for file in files:
-            if file.endswith(".py"):
-                path = Path(folder) / file
-                found.append(("marrakech_sim/" + path.relative_to(package).as_posix(), path))
+    found = [
+        ("marrakech_sim/" + path.relative_to(package).as_posix(), path)
+        for path in package.rglob("*.py")
+        if "__pycache__" not in path.parts
+    ]
     return sorted(found)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 GOLDEN = TESTS / "golden"  # perft counts, a board picture
-EXAMPLES = TESTS / "strategies_examples"  # strategies a user might write, good and hostile
+EXAMPLES = TESTS / "strategies_examples"  # hostile strategies a user might write
+PLUGINS = ROOT / "strategies"  # the example plug-ins a user copies and loads by path
 
 
 def play_run(out: Path, config: dict[str, Any], workers: int = 0) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,15 +25,11 @@ LAYERS = (
 
 
 def _modules() -> dict[str, Path]:
-    """Every module of the package (the strategies link followed) by dotted name."""
+    """Every module of the package by dotted name."""
     found = {}
-    for folder, dirs, files in os.walk(PACKAGE, followlinks=True):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for file in files:
-            if file.endswith(".py"):
-                path = Path(folder) / file
-                parts = ("marrakech_sim", *path.relative_to(PACKAGE).with_suffix("").parts)
-                found[".".join(parts).removesuffix(".__init__")] = path
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ("marrakech_sim", *path.relative_to(PACKAGE).with_suffix("").parts)
+        found[".".join(parts).removesuffix(".__init__")] = path
     return found
 
 

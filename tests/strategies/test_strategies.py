@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import EXAMPLES
+from conftest import EXAMPLES, PLUGINS
 from scipy import stats
 
 from marrakech_sim.cli import main
@@ -22,7 +22,7 @@ from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import GameState
 
-GOOD = f"{EXAMPLES / 'good.py'}:Cautious"
+GOOD = f"{PLUGINS / 'cautious.py'}:Cautious"
 BUILT_INS = ("random", "greedy", "greedy-area", "greedy-block", "expectimax", "mcts")
 
 
@@ -77,7 +77,7 @@ def test_unknown_names_list_what_is_available() -> None:
     with pytest.raises(StrategyNotFound, match=r"registered: .*greedy.*random"):
         StrategySpec.of("grody").load_class()
     with pytest.raises(StrategyNotFound, match=r"strategies there: .*Cautious"):
-        StrategySpec.of(f"{EXAMPLES / 'good.py'}:Nope").load_class()
+        StrategySpec.of(f"{PLUGINS / 'cautious.py'}:Nope").load_class()
     with pytest.raises(StrategyNotFound, match="cannot load"):
         StrategySpec.of("no_such_package.mod:Class").load_class()
 
@@ -226,8 +226,8 @@ def test_conformance_passes_a_good_strategy() -> None:
 def test_conformance_reports_bad_strategies(name: str, params: dict, words: str) -> None:
     """check_strategy reports exceptions, illegal and malformed choices,
     non-determinism, bad parameters, specs that do not pickle and unknown classes."""
-    where = "good.py" if name in ("Cautious", "Missing") else "bad.py"
-    report = check_strategy(f"{EXAMPLES / where}:{name}", params, games=1)
+    where = PLUGINS / "cautious.py" if name in ("Cautious", "Missing") else EXAMPLES / "bad.py"
+    report = check_strategy(f"{where}:{name}", params, games=1)
     assert not report.ok
     assert any(words in failure for failure in report.failures), report.failures
 

@@ -1,4 +1,10 @@
-"""A well-behaved example strategy (the 10-line example of docs/STRATEGIES.md)."""
+"""Example plug-in strategies: copy this file, edit it, load it by path.
+
+    marrakech check-strategy strategies/cautious.py:Cautious --param tolerance=0.5
+
+`Cautious` is the 10-line example of docs/STRATEGIES.md; `PlainRandom` is written against
+the Protocol alone. The built-in strategies live in the package (`marrakech_sim.strategies`).
+"""
 
 from marrakech_sim.play.strategy import BaseStrategy
 
