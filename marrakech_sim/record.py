@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,9 +195,14 @@ class TurnInfo:
     placement: Placement | None
     end_rotation: int | None  # "orient at end": chosen after placing
 
-    def describe(self, names: Sequence[str] | None = None) -> str:
-        """One line in words: `seat 1 (greedy): right, rolls 3, pays 4 to seat 0, places ...`."""
-        who = f"seat {self.seat}" + (f" ({names[self.seat]})" if names else "")
+    def describe(
+        self, names: Sequence[str] | None = None, call: Callable[[int], str] = "seat {}".format
+    ) -> str:
+        """One line in words: `seat 1 (greedy): right, rolls 3, pays 4 to seat 0, places ...`.
+
+        `call` names a seat: the default says "seat 0"; pictures pass `show.words.player`.
+        """
+        who = call(self.seat) + (f" ({names[self.seat]})" if names else "")
         words = {-1: "turns Assam left", 0: "keeps Assam facing ahead", 1: "turns Assam right"}
         parts = []
         if self.rotation is not None:
@@ -206,7 +211,7 @@ class TurnInfo:
             x, y, f = self.assam
             parts.append(f"rolls {self.roll} (Assam to {x},{y} facing {f})")
         if self.payment:
-            parts.append(f"pays {self.payment} to seat {self.paid_to}")
+            parts.append(f"pays {self.payment} to {call(self.paid_to)}")
         if self.bankrupt:
             parts.append("is bankrupt and out of the game")
         if self.placement is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from marrakech_sim.record import Replay, TurnInfo
 from marrakech_sim.rules import GameState
 from marrakech_sim.show.scene import board_scene, to_svg
+from marrakech_sim.show.words import player
 
 #: the board view's style, shared with `marrakech play --web`'s page
 BOARD_STYLE = """
@@ -110,7 +111,7 @@ def page_html(replay: Replay, start: int = 0) -> str:
     moves = []
     for info in replay.turns:
         # every action of the turn in its order (describe's parts), the payment marked
-        _, what = info.describe(record.seats).split(": ", 1)
+        _, what = info.describe(record.seats, player).split(": ", 1)
         parts = [
             f'<span class="pay">{escape(part)}</span>'
             if part.startswith(("pays ", "is bankrupt"))
@@ -118,7 +119,7 @@ def page_html(replay: Replay, start: int = 0) -> str:
             for part in what.split(", ")
         ]
         moves.append(
-            f'<li data-turn="{info.turn}"><b>{info.turn}.</b> seat {info.seat} '
+            f'<li data-turn="{info.turn}"><b>{info.turn}.</b> {player(info.seat)} '
             f"({escape(record.seats[info.seat])}): {', '.join(parts)}</li>"
         )
     tags = " · ".join(f"{escape(name)}: {escape(value)}" for name, value in record.tags()[:-1])

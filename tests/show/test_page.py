@@ -48,7 +48,7 @@ def test_each_turn_lists_every_action_in_order(rules: Rules) -> None:
     for (number, text), info in zip(moves, done.turns, strict=True):
         words = [f"rolls {info.roll} "]
         if info.payment:
-            words.append(f"pays {info.payment} to seat {info.paid_to}")
+            words.append(f"pays {info.payment} to player {info.paid_to + 1}")
             paid += 1
         if info.placement is not None:
             (x1, y1), (x2, y2) = info.placement
@@ -57,7 +57,7 @@ def test_each_turn_lists_every_action_in_order(rules: Rules) -> None:
             words.append("for the next player")
         where = [text.find(w) for w in words]
         assert -1 not in where and where == sorted(where), (text, words)
-        assert text.startswith(f"{number}. seat {info.seat} ")
+        assert text.startswith(f"{number}. player {info.seat + 1} ")
     assert paid > 0  # the case the page used to cut short was played
 
 
@@ -73,6 +73,7 @@ def test_turn_numbers_agree_between_the_list_and_the_pictures() -> None:
     for t in range(1, len(frames)):
         number, text = moves[t - 1]
         seat = done.turns[t - 1].seat
-        assert number == t and text.startswith(f"{t}. seat {seat} ")
+        # both say "player 1" for seat 0 (show/words.py)
+        assert number == t and text.startswith(f"{t}. player {seat + 1} ")
         assert f"after turn {t} of {total}" in frames[t]
-        assert f"turn {t}: seat {seat} " in frames[t]
+        assert f"turn {t}: player {seat + 1} " in frames[t]
