@@ -473,20 +473,96 @@ def plot_score_over_turns(
     return ax
 
 
+def skill_positions(levels: pd.DataFrame, strength: pd.DataFrame | None) -> pd.DataFrame:
+    """Where each level sits on the skill chart's x axis: at its measured Elo.
+
+    ``levels``: level_index, level (one row each); ``strength``: the report's
+    skill_strength rows of the same (players, rule set) (level, elo, elo_lo, elo_hi,
+    status). A level with no finite strength sits off the scale: 'never won' left of the
+    weakest measured level, 'never lost' right of the strongest, 'not measured' at the
+    right end. Without two measured levels the axis is the declared order (x = 0, 1, ...).
+    Returns level_index, level, x, elo, elo_lo, elo_hi, status, in the declared order."""
+    out = levels[["level_index", "level"]].sort_values("level_index").reset_index(drop=True)
+    cols = ["elo", "elo_lo", "elo_hi", "status"]
+    if strength is not None and len(strength):
+        out = out.merge(strength[["level", *cols]], on="level", how="left")
+    else:
+        out = out.assign(elo=np.nan, elo_lo=np.nan, elo_hi=np.nan, status="not measured")
+    out["status"] = out["status"].fillna("not measured")
+    finite = out["status"].eq("measured") & np.isfinite(out["elo"].to_numpy(dtype=float))
+    if finite.sum() < 2:
+        return out.assign(x=np.arange(len(out), dtype=float), elo_axis=False)
+    elo = out.loc[finite, "elo"].to_numpy(dtype=float)
+    low, high = float(elo.min()), float(elo.max())
+    gap = max(0.2 * (high - low), 50.0)
+    x = out["elo"].to_numpy(dtype=float).copy()
+    x[(out["status"] == "never won").to_numpy()] = low - gap
+    x[(out["status"] == "never lost").to_numpy()] = high + gap
+    x[(out["status"] == "not measured").to_numpy()] = high + 2 * gap
+    return out.assign(x=x, elo_axis=True)
+
+
+def _level_ticks(where: pd.DataFrame, elo_axis: bool, near: float) -> tuple[list[float], list[str]]:
+    """The x ticks and labels of the levels: a measured level's name and Elo; levels
+    closer than `near` on the axis share one tick ('a, b' over their Elo range), so
+    their labels do not overlap."""
+    groups: list[list[Any]] = []
+    for r in where.sort_values("x").itertuples():
+        close = groups and r.status == "measured" and groups[-1][-1].status == "measured"
+        if elo_axis and close and r.x - groups[-1][-1].x < near:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+    ticks, labels = [], []
+    for g in groups:
+        names = ", ".join(str(r.level) for r in g)
+        ticks.append(float(np.mean([r.x for r in g])))
+        if not elo_axis:
+            labels.append(names)
+        elif g[0].status == "measured":
+            elo = sorted({f"{r.elo:.0f}" for r in g}, key=float)
+            labels.append(f"{names}\n{'-'.join([elo[0], elo[-1]][: len(elo)])} Elo")
+        else:
+            labels.append(f"{names}\n{g[0].status}")
+    return ticks, labels
+
+
 def plot_skill_effects(
     table: pd.DataFrame,
     ax: Axes,
     title: str | None = None,
     ylabel: str = "win share minus fair share, pp",
+    strength: pd.DataFrame | None = None,
+    xlabel: str = "level",
 ) -> Axes:
-    """Each seat's win share minus the fair share (pp) against skill level, for one
-    (players, rule set): ``table`` has level_index, level, seat, effect_pp, effect_lo_pp,
-    effect_hi_pp. Levels run weakest to strongest from left to right. Any per-seat effect
-    in pp with its interval plots the same way (a variant's, with its own ``ylabel``)."""
-    levels = table.drop_duplicates("level_index").sort_values("level_index")
-    x_of = {int(i): x for x, i in enumerate(levels["level_index"])}
+    """Each seat's win share minus the fair share (pp) against the skill levels' measured
+    strength, for one (players, rule set).
+
+    ``table`` has level_index, level, seat, effect_pp, effect_lo_pp, effect_hi_pp;
+    ``strength`` the levels' skill_strength rows (see `skill_positions`). The x axis is
+    Elo: the levels sit at their measured strength, each with its Elo interval as a light
+    band, so levels 10 Elo apart sit close and levels 600 apart far; a level with no finite
+    strength sits beyond a dashed break, labelled. Without strengths (player models, or
+    fewer than two measured levels) the levels sit in their declared order, evenly, joined
+    by lines only when ``xlabel`` is "level" (player models have no order). Any
+    per-seat effect in pp with its interval plots the same way (a variant's, with its own
+    ``ylabel``)."""
+    where = skill_positions(table.drop_duplicates("level_index"), strength)
+    elo_axis = bool(where["elo_axis"].iloc[0]) if len(where) else False
+    x_of = dict(zip(where["level_index"].astype(int), where["x"], strict=True))
+    measured = where[where["status"].eq("measured") & np.isfinite(where["elo"].astype(float))]
+    span = float(np.ptp(where["x"])) if len(where) > 1 else 1.0
     seats = sorted(int(s) for s in table["seat"].unique())
-    width = 0.5 / max(len(seats), 1)
+    width = (0.012 * span if elo_axis else 0.5) / max(len(seats), 1)
+    if elo_axis:
+        for r in measured.itertuples():
+            ax.axvspan(r.elo_lo, r.elo_hi, color=palette.GRID, alpha=0.6, linewidth=0, zorder=0)
+        low, high = float(measured["elo"].min()), float(measured["elo"].max())
+        gap = max(0.2 * (high - low), 50.0)
+        if (where["status"] == "never won").any():
+            ax.axvline(low - gap / 2, color=palette.FAIR, linestyle="--", linewidth=0.8)
+        if where["status"].isin(["never lost", "not measured"]).any():
+            ax.axvline(high + gap / 2, color=palette.FAIR, linestyle="--", linewidth=0.8)
     for seat in seats:
         part = table[table["seat"] == seat].sort_values("level_index")
         x = (
@@ -502,15 +578,25 @@ def plot_skill_effects(
                 part["effect_lo_pp"].to_numpy(dtype=float),
                 part["effect_hi_pp"].to_numpy(dtype=float),
             ),
-            linestyle="-",
+            linestyle="-" if xlabel == "level" else "none",
             capsize=2,
             label=player_label(seat),
             path_effects=_seat_line(seat),
             **_seat_style(seat),
         )
     ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
-    ax.set_xticks(range(len(levels)), [str(v) for v in levels["level"]], fontsize="small")
-    ax.set_xlabel("skill level (every seat plays it), weakest first")
+    ticks, labels = _level_ticks(where, elo_axis, 0.07 * span)
+    ax.set_xticks(ticks, labels, fontsize="small")
+    if elo_axis:
+        pad = 0.08 * span
+        ax.set_xlim(float(where["x"].min()) - pad, float(where["x"].max()) + pad)
+        ax.set_xlabel(
+            "the level's strength: Elo in the games where the levels meet (band: 95% interval)"
+            "\nevery seat plays the level"
+        )
+    else:
+        ax.set_xlim(float(where["x"].min()) - 0.6, float(where["x"].max()) + 0.6)
+        ax.set_xlabel(f"{xlabel} (every seat plays it)")
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", color=palette.GRID)
     ax.legend(fontsize="small", ncols=min(len(seats), 4))

@@ -210,7 +210,7 @@ class TurnInfo:
         if self.roll is not None:
             x, y, f = self.assam
             parts.append(f"rolls {self.roll} (Assam to {x},{y} facing {f})")
-        if self.payment:
+        if self.payment and self.paid_to is not None:
             parts.append(f"pays {self.payment} to {call(self.paid_to)}")
         if self.bankrupt:
             parts.append("is bankrupt and out of the game")

@@ -83,12 +83,30 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             skill = findings.loc[findings["question"].isin(["skill trend", "skill step"])]
             s.items += [str(x) for x in skill["sentence"]]
         for (players, ruleset), part in seats.groupby(["players", "ruleset"], sort=True):
-            name = f"skill_{players}_{ruleset}"
-            title = f"Seat effects per level and player model: {ruleset}, {players} players"
-            fig = plots.new_figure(7.0, 4.0)
-            plots.plot_skill_effects(part, fig.subplots(), title)
-            charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
-            s.charts.append((name, title))
+            # the levels on their measured strength; the player models apart, in no order
+            for kind, name, title in (
+                ("skill level", f"skill_{players}_{ruleset}", "Seat effects per skill level"),
+                ("player model", f"models_{players}_{ruleset}", "Seat effects per player model"),
+            ):
+                mine = part.loc[part["kind"] == kind]
+                if mine.empty:
+                    continue
+                title = f"{title}: {ruleset}, {players} players"
+                here = strength
+                if len(strength):
+                    here = strength.loc[
+                        (strength["players"] == players) & (strength["ruleset"] == ruleset)
+                    ]
+                wide = (
+                    7.0 if kind == "skill level" else min(7.0, 3.5 + 1.2 * mine["level"].nunique())
+                )
+                fig = plots.new_figure(wide, 4.2)
+                if kind == "skill level":
+                    plots.plot_skill_effects(mine, fig.subplots(), title, strength=here)
+                else:
+                    plots.plot_skill_effects(mine, fig.subplots(), title, xlabel="player model")
+                charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
+                s.charts.append((name, title))
         header = ["players", "rule set", "level", "seat", "effect", "95% interval", "games"]
         body = [
             [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
@@ -300,3 +301,49 @@ def test_charts_number_players_from_one(figures: dict[str, Any]) -> None:
     joined = " ".join(texts)
     assert "player 1" in joined and "player 4" in joined
     assert not re.search(r"\bseat \d", joined, flags=re.IGNORECASE)
+
+
+def _levels(names: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"level_index": range(len(names)), "level": names})
+
+
+def _strengths(rows: list[tuple[str, float, str]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "level": [r[0] for r in rows],
+            "elo": [r[1] for r in rows],
+            "elo_lo": [r[1] - 15 for r in rows],
+            "elo_hi": [r[1] + 15 for r in rows],
+            "status": [r[2] for r in rows],
+        }
+    )
+
+
+def test_skill_levels_sit_at_their_measured_elo() -> None:
+    """The skill chart's x is the level's Elo, not its index: levels 10 Elo apart sit close
+    and share a tick, one 600 Elo further sits far; a level that never won sits left of
+    every measured level, one that never lost right of them."""
+    names = ["random", "greedy", "b1", "b2", "oracle"]
+    strength = _strengths(
+        [
+            ("random", np.nan, "never won"),
+            ("greedy", 1500.0, "measured"),
+            ("b1", 2100.0, "measured"),
+            ("b2", 2110.0, "measured"),
+            ("oracle", np.nan, "never lost"),
+        ]
+    )
+    where = plots.skill_positions(_levels(names), strength).set_index("level")
+    assert where.loc["greedy", "x"] == 1500.0 and where.loc["b2", "x"] == 2110.0
+    assert where.loc["random", "x"] < 1500.0 and where.loc["oracle", "x"] > 2110.0
+    ticks, labels = plots._level_ticks(where.reset_index(), True, 0.07 * 600)
+    assert len(ticks) == 4 and "b1, b2\n2100-2110 Elo" in labels
+    assert "random\nnever won" in labels and "greedy\n1500 Elo" in labels
+
+
+def test_skill_chart_without_two_measured_levels_keeps_the_declared_order() -> None:
+    """With fewer than two finite strengths there is no Elo axis: the declared order."""
+    strength = _strengths([("a", np.nan, "never won"), ("b", 1500.0, "measured")])
+    where = plots.skill_positions(_levels(["a", "b"]), strength)
+    assert where["x"].tolist() == [0.0, 1.0] and not where["elo_axis"].any()
+    assert plots.skill_positions(_levels(["a", "b"]), None)["x"].tolist() == [0.0, 1.0]
