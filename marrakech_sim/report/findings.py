@@ -231,7 +231,8 @@ def mixed_model(t: dict[str, pd.DataFrame], ruleset: str) -> str:
 
 
 def level_model(level: str) -> str:
-    return f"every seat {level}"
+    """A self-play player model in words: 'greedy players in every seat'."""
+    return f"{level} players in every seat"
 
 
 def _seat_tests(
@@ -477,7 +478,7 @@ def family(rt: ReportTables) -> list[Test]:
         )
     alone = t.get("skill_seats", pd.DataFrame())
     if len(alone):
-        tests += _seat_tests(alone, lambda r: level_model(str(r.level)) + " players", options)
+        tests += _seat_tests(alone, lambda r: level_model(str(r.level)), options)
         tests += _step_tests(t, options)
     per_level = t.get("skill_variants", pd.DataFrame())
     if len(per_level):
@@ -487,13 +488,13 @@ def family(rt: ReportTables) -> list[Test]:
             se=per_level["se_pp"] / 100,
         )
         tests += _variant_tests(
-            rows, options, lambda r: level_model(str(r.level)) + " players", lambda r: r.players
+            rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
         )
     metrics = t.get("skill_metric_variants", pd.DataFrame())
     if len(metrics):
         rows = metrics.assign(diff=metrics["difference_value"], se=metrics["se_value"])
         tests += _variant_tests(
-            rows, options, lambda r: level_model(str(r.level)) + " players", lambda r: r.players
+            rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
         )
     tests += _order_tests(t, options)
     return [x for x in tests if math.isfinite(x.estimate)]

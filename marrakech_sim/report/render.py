@@ -54,24 +54,20 @@ def _covers_zero(lo: float, hi: float) -> bool:
     return lo <= 0.0 <= hi
 
 
-def win_rate_finding(wr: pd.DataFrame, mixed: bool = False) -> str:
-    """Title for the win-rate chart.
-
-    ``mixed``: the games have several player counts, so a strategy's overall fair share
-    is an average over them, not 1/players of any game: the title says so.
-    """
-    best = wr.sort_values("rate", ascending=False).iloc[0]
-    if len(wr) == 1:
+def win_rate_finding(wr: pd.DataFrame) -> str:
+    """Title for the win-rate chart: the strategy furthest above its fair share, in the
+    rule set where it is (each rule set is judged against its own 1/players)."""
+    above = wr["rate"] - wr["fair_share"]
+    best = wr.loc[above.idxmax()]
+    if wr["strategy"].nunique() == 1:
         return f"{best.strategy} wins {pct(best.rate)} of its games (n={count(best.n_games)})"
     clear = not (best.lo <= best.fair_share <= best.hi)
     verb = "wins most often" if clear else "wins most often, but within chance of a fair share"
-    fair = pct(best.fair_share)
-    if mixed:
-        return (
-            f"{best.strategy} {verb} overall: {pct(best.rate)} of {count(best.n_games)} games "
-            f"(fair share of its mix of player counts {fair}); each rule set against 1/players"
-        )
-    return f"{best.strategy} {verb}: {pct(best.rate)} vs fair {fair} (n={count(best.n_games)})"
+    where = f" under {best.ruleset}" if wr["ruleset"].nunique() > 1 else ""
+    return (
+        f"{best.strategy} {verb}{where}: {pct(best.rate)} vs fair {pct(best.fair_share)} "
+        f"(n={count(best.n_games)})"
+    )
 
 
 def h2h_finding(h2h: pd.DataFrame) -> str:
@@ -267,7 +263,7 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
                 colours=strategy_colour,
                 counts=False,
             )
-        title = win_rate_finding(t["win_rates"], mixed=t["rulesets"]["players"].nunique() > 1)
+        title = win_rate_finding(t["win_rates"])
         fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
         add("win_rates", title, fig)
     if not t["head_to_head"].empty:
@@ -498,12 +494,13 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
     secs.append(s)
 
     # 2. Win rates
+    players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
     s = Section("2. Win rates")
     s.paragraphs.append(
         "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
         "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
-        "fair share is 1/players of each game it played: the chart shows each rule set apart, "
-        "with its own fair share."
+        "fair share is 1/players: each rule set (and so each player count) is apart, in the "
+        "table as in the chart."
     )
     s.charts += [(n, chart_titles[n]) for n in ("win_rates", "head_to_head") if n in ch]
     s.tables.append(
@@ -512,12 +509,14 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
             *rows(
                 t["win_rates"],
                 [
+                    ("rule set", lambda r: str(r.ruleset)),
+                    ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
                     ("strategy", lambda r: str(r.strategy)),
                     ("games", lambda r: count(r.n_games)),
                     ("blocks", lambda r: count(r.n_blocks)),
                     ("wins", lambda r: count(r.wins)),
                     ("rate [95%]", _rate),
-                    ("fair share (its mix of player counts)", lambda r: pct(r.fair_share)),
+                    ("fair share", lambda r: pct(r.fair_share)),
                 ],
             ),
         )
@@ -1104,9 +1103,14 @@ def csv_unit(metric: str) -> str:
     return "fraction" if _is_share(metric) else UNITS.get(metric, "")
 
 
+CSV_DIGITS = 7  # significant digits of a float in the CSV tables: below every interval
+
+
 def write_csv(table: pd.DataFrame, path: Path) -> None:
-    """Write one table as CSV: whole-number floats (counts) as integers, and beside a
-    ``metric`` column the ``unit`` of its values."""
+    """Write one table as CSV: floats to `CSV_DIGITS` significant digits (far finer than
+    any interval here, without a tail of noise like 107759.33333334327), whole-number
+    floats (counts) as integers, and beside a ``metric`` column the ``unit`` of its
+    values."""
     out = table.copy()
     if "metric" in out and "unit" not in out:
         out.insert(out.columns.get_loc("metric") + 1, "unit", out["metric"].map(csv_unit))
@@ -1116,7 +1120,7 @@ def write_csv(table: pd.DataFrame, path: Path) -> None:
             known = col.dropna()
             if len(known) and (known == known.round()).all() and known.abs().max() < 2**53:
                 out[name] = col.astype("Int64")
-    out.to_csv(path, index=False)
+    out.to_csv(path, index=False, float_format=f"%.{CSV_DIGITS}g")
 
 
 def _pooled_levels(t: dict[str, pd.DataFrame]) -> str:

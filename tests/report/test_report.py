@@ -152,8 +152,8 @@ def test_win_rate_tables_equal_stats(report_tables, frames) -> None:
     games, seats, _ = frames
     _same(
         report_tables.tables["win_rates"],
-        stats.win_rates(games, seats),
-        ["strategy"],
+        stats.win_rates(games, seats, by=("ruleset",)),
+        ["ruleset", "strategy"],
         ["n_games", "n_seat_games", "n_blocks", "wins", "rate", "lo", "hi", "fair_share"],
     )
     _same(
@@ -413,8 +413,8 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
     )
     _same(
         rt.tables["win_rates"],
-        stats.win_rates(games, seats),
-        ["strategy"],
+        stats.win_rates(games, seats, by=("ruleset",)),
+        ["ruleset", "strategy"],
         ["n_games", "n_seat_games", "rate", "lo", "hi"],
     )
 

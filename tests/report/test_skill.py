@@ -244,7 +244,10 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
     build_report([run], tmp_path / "report", rating_games=500, moves_games=50)
     found = pd.read_csv(tmp_path / "report" / "findings.csv")
     per_level = found.loc[found["question"] == "variant: seat_0_share"]
-    assert sorted(per_level["model"]) == ["every seat greedy players", "every seat random players"]
+    assert sorted(per_level["model"]) == [
+        "greedy players in every seat",
+        "random players in every seat",
+    ]
     assert (found["model"].str.contains("mix", regex=False)).sum() == 0
     games = runfolder.read_table(run, "games")
     seats = runfolder.read_table(run, "seats")

@@ -76,7 +76,7 @@ def power_table(out: ReportTables) -> pd.DataFrame:
         claims.append(
             {
                 "section": "win rates",
-                "claim": f"{r.strategy}: win rate minus fair share",
+                "claim": f"{r.strategy} ({r.ruleset}): win rate minus fair share",
                 "unit": "pp",
                 "estimate": 100 * (r.rate - r.fair_share),
                 "lo": 100 * (r.lo - r.fair_share),

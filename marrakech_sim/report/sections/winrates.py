@@ -116,13 +116,6 @@ class _KeySums:
             self.sums = {c: np.r_[v, np.zeros(size - self.size)] for c, v in self.sums.items()}
             self.size = size
 
-    def fold(self, size: int) -> _KeySums:
-        """The sums per ``key % size``: cells are additive across keys."""
-        out = _KeySums(size)
-        for name, v in self.sums.items():
-            out.sums[name] = v.reshape(-1, size).sum(axis=0)
-        return out
-
     def regroup(self, new_key: np.ndarray, size: int) -> _KeySums:
         """The sums per ``new_key[key]``: cells are additive across keys."""
         out = _KeySums(size)
@@ -362,7 +355,7 @@ class WinRateTotals:
             empty = _KeySums(0).table().drop(columns="key")
             lineups = empty.assign(ruleset=[], lineup=[])
             return {
-                "win_rates": empty.assign(strategy=[]),
+                "win_rates": empty.assign(ruleset=[], strategy=[]),
                 "lineup_win_rates": lineups.assign(strategy=[]),
                 "head_to_head": h2h,
             }
@@ -384,8 +377,13 @@ class WinRateTotals:
         old = np.arange(len(self.groups) * n_s)
         new_key = group_of[old // n_s] * n_s + old % n_s
         per_lineup = self.per_group.regroup(new_key, len(rulesets) * n_l * n_s)
-        win_rates = per_lineup.fold(n_s).table()
-        win_rates.insert(0, "strategy", [names[x] for x in win_rates.pop("key")])
+        # per (rule set, strategy): a rule set fixes the player count, nothing pools them
+        cells = np.arange(len(rulesets) * n_l * n_s)
+        per_rs = per_lineup.regroup((cells // (n_l * n_s)) * n_s + cells % n_s, len(rulesets) * n_s)
+        win_rates = per_rs.table()
+        key = win_rates.pop("key").to_numpy()
+        win_rates.insert(0, "strategy", [names[x % n_s] for x in key])
+        win_rates.insert(0, "ruleset", [rulesets[x // n_s] for x in key])
         lineups = per_lineup.table()
         key = lineups.pop("key").to_numpy()
         lineups.insert(0, "strategy", [names[x % n_s] for x in key])
@@ -413,9 +411,9 @@ def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.Dat
 def win_rate_tables(
     con: duckdb.DuckDBPyConnection, out: ReportTables, level: float, totals: WinRateTotals
 ) -> None:
-    """Win rate per strategy, per (ruleset, line-up, strategy), and head to head."""
+    """Win rate per (rule set, strategy), per (rule set, line-up, strategy), and head to head."""
     fast = totals.tables(con)
-    for name, by in (("win_rates", []), ("lineup_win_rates", ["ruleset", "lineup"])):
+    for name, by in (("win_rates", ["ruleset"]), ("lineup_win_rates", ["ruleset", "lineup"])):
         keys = [*by, "strategy"]
         tab = _rate_table(fast[name], level).sort_values(keys, ignore_index=True)
         _finish_win_rates(out, name, keys, tab)
