@@ -563,3 +563,28 @@ def test_histogram_quantiles_match_numpy() -> None:
         got = histogram_quantiles(value, count, tables.QUANTILES)
         want = np.quantile(values, tables.QUANTILES)
         np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--effect", "0"], "effect 0.0"),
+        (["--effect", "nan"], "effect nan"),
+        (["--effect", "0.8"], "at most 0.75"),
+        (["--effect", "1e-12"], "more than 1e+15"),
+        (["--alpha", "0"], "alpha 0.0"),
+        (["--alpha", "2"], "alpha 2.0"),
+        (["--power", "0"], "power 0.0"),
+        (["--power", "1"], "power 1.0"),
+        (["--design-effect", "nan"], "design effect nan"),
+        (["--design-effect", "-1"], "design effect -1.0"),
+        (["--design-effect", "0"], "design effect 0.0"),
+    ],
+)
+def test_plan_refuses_values_outside_their_range(args: list[str], named: str) -> None:
+    """`marrakech plan` answers a value outside its range with one line naming it and
+    the allowed range, never a traceback or a negative or zero number of games."""
+    res = CliRunner().invoke(main, ["plan", *args])
+    assert res.exit_code != 0 and named in res.output
+    assert "allowed" in res.output or "plan for a larger effect" in res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
