@@ -533,7 +533,7 @@ def plot_skill_effects(
     title: str | None = None,
     ylabel: str = "win share minus fair share, pp",
     strength: pd.DataFrame | None = None,
-    xlabel: str = "level",
+    ordered: bool = True,
 ) -> Axes:
     """Each seat's win share minus the fair share (pp) against the skill levels' measured
     strength, for one (players, rule set).
@@ -543,8 +543,8 @@ def plot_skill_effects(
     Elo: the levels sit at their measured strength, each with its Elo interval as a light
     band, so levels 10 Elo apart sit close and levels 600 apart far; a level with no finite
     strength sits beyond a dashed break, labelled. Without strengths (player models, or
-    fewer than two measured levels) the levels sit in their declared order, evenly, joined
-    by lines only when ``xlabel`` is "level" (player models have no order). Any
+    fewer than two measured levels) the levels sit in their declared order, evenly; with
+    ``ordered=False`` (player models: no order) they are not joined by lines. Any
     per-seat effect in pp with its interval plots the same way (a variant's, with its own
     ``ylabel``)."""
     where = skill_positions(table.drop_duplicates("level_index"), strength)
@@ -557,12 +557,16 @@ def plot_skill_effects(
     if elo_axis:
         for r in measured.itertuples():
             ax.axvspan(r.elo_lo, r.elo_hi, color=palette.GRID, alpha=0.6, linewidth=0, zorder=0)
-        low, high = float(measured["elo"].min()), float(measured["elo"].max())
-        gap = max(0.2 * (high - low), 50.0)
-        if (where["status"] == "never won").any():
-            ax.axvline(low - gap / 2, color=palette.FAIR, linestyle="--", linewidth=0.8)
-        if where["status"].isin(["never lost", "not measured"]).any():
-            ax.axvline(high + gap / 2, color=palette.FAIR, linestyle="--", linewidth=0.8)
+        # a dashed break halfway between the measured range and the levels off its scale
+        lo, hi = float(measured["x"].min()), float(measured["x"].max())
+        off = where.loc[~where.index.isin(measured.index), "x"]
+        breaks = []
+        if (off < lo).any():
+            breaks.append((float(off[off < lo].max()) + lo) / 2)
+        if (off > hi).any():
+            breaks.append((float(off[off > hi].min()) + hi) / 2)
+        for at in breaks:
+            ax.axvline(at, color=palette.FAIR, linestyle="--", linewidth=0.8)
     for seat in seats:
         part = table[table["seat"] == seat].sort_values("level_index")
         x = (
@@ -578,7 +582,7 @@ def plot_skill_effects(
                 part["effect_lo_pp"].to_numpy(dtype=float),
                 part["effect_hi_pp"].to_numpy(dtype=float),
             ),
-            linestyle="-" if xlabel == "level" else "none",
+            linestyle="-" if ordered else "none",
             capsize=2,
             label=player_label(seat),
             path_effects=_seat_line(seat),
@@ -596,7 +600,11 @@ def plot_skill_effects(
         )
     else:
         ax.set_xlim(float(where["x"].min()) - 0.6, float(where["x"].max()) + 0.6)
-        ax.set_xlabel(f"{xlabel} (every seat plays it)")
+        ax.set_xlabel(
+            "level (every seat plays it), in the declared order"
+            if ordered
+            else "player model (every seat plays it)"
+        )
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", color=palette.GRID)
     ax.legend(fontsize="small", ncols=min(len(seats), 4))

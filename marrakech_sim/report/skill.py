@@ -84,29 +84,28 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
             s.items += [str(x) for x in skill["sentence"]]
         for (players, ruleset), part in seats.groupby(["players", "ruleset"], sort=True):
             # the levels on their measured strength; the player models apart, in no order
-            for kind, name, title in (
-                ("skill level", f"skill_{players}_{ruleset}", "Seat effects per skill level"),
-                ("player model", f"models_{players}_{ruleset}", "Seat effects per player model"),
-            ):
-                mine = part.loc[part["kind"] == kind]
-                if mine.empty:
-                    continue
-                title = f"{title}: {ruleset}, {players} players"
+            levels = part.loc[part["kind"] == "skill level"]
+            if len(levels):
                 here = strength
                 if len(strength):
-                    here = strength.loc[
-                        (strength["players"] == players) & (strength["ruleset"] == ruleset)
-                    ]
-                wide = (
-                    7.0 if kind == "skill level" else min(7.0, 3.5 + 1.2 * mine["level"].nunique())
+                    mine = (strength["players"] == players) & (strength["ruleset"] == ruleset)
+                    here = strength.loc[mine]
+                title = f"Seat effects per skill level: {ruleset}, {players} players"
+                fig = plots.new_figure(7.0, 4.2)
+                plots.plot_skill_effects(levels, fig.subplots(), title, strength=here)
+                charts[f"skill_{players}_{ruleset}"] = (title, plots.to_png(fig), plots.to_svg(fig))
+                s.charts.append((f"skill_{players}_{ruleset}", title))
+            models = part.loc[part["kind"] == "player model"]
+            if len(models):
+                title = f"Seat effects per player model: {ruleset}, {players} players"
+                fig = plots.new_figure(min(7.0, 3.5 + 1.2 * models["level"].nunique()), 4.2)
+                plots.plot_skill_effects(models, fig.subplots(), title, ordered=False)
+                charts[f"models_{players}_{ruleset}"] = (
+                    title,
+                    plots.to_png(fig),
+                    plots.to_svg(fig),
                 )
-                fig = plots.new_figure(wide, 4.2)
-                if kind == "skill level":
-                    plots.plot_skill_effects(mine, fig.subplots(), title, strength=here)
-                else:
-                    plots.plot_skill_effects(mine, fig.subplots(), title, xlabel="player model")
-                charts[name] = (title, plots.to_png(fig), plots.to_svg(fig))
-                s.charts.append((name, title))
+                s.charts.append((f"models_{players}_{ruleset}", title))
         header = ["players", "rule set", "level", "seat", "effect", "95% interval", "games"]
         body = [
             [

@@ -24,6 +24,8 @@ undersizes a study of evenly matched players (an audit of the default study foun
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,6 +33,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from marrakech_sim.errors import StatsInputError
 from marrakech_sim.stats._core import require_columns
@@ -119,9 +122,14 @@ def _effects(effect: float | Sequence[float]) -> list[float]:
     return [float(e) for e in np.atleast_1d(np.asarray(effect, dtype="float64"))]
 
 
+MOST_GAMES = 1e15  # beyond it a number of games is no plan (a million years of play)
+
+
 def _check_share(share: float, what: str) -> None:
     if not 0.0 < share < 1.0:
-        raise StatsInputError(f"{what} {share!r} is not a share strictly between 0 and 1")
+        raise StatsInputError(
+            f"{what} {share!r} is not a share: allowed is strictly between 0 and 1"
+        )
 
 
 def _blocks(n_iid: float, design_effect: float, block_size: int) -> tuple[int, int]:
@@ -138,18 +146,37 @@ def _sizes(
     design_effect: float,
     block_size: int,
 ) -> dict[str, float | int]:
-    """Independent games for Cohen's h of ``base + effect`` against ``base``, then blocks."""
-    h = proportion_effectsize(base + effect, base)
-    n_iid = float(
-        NormalIndPower().solve_power(
-            effect_size=h,
-            nobs1=None,
-            alpha=alpha,
-            power=power,
-            ratio=ratio,
-            alternative="two-sided",
+    """Independent games for Cohen's h of ``base + effect`` against ``base``, then blocks.
+
+    StatsInputError names an input outside its range, or an answer past `MOST_GAMES`."""
+    if not (math.isfinite(effect) and effect != 0):
+        raise StatsInputError(f"effect {effect!r}: allowed is a finite difference other than 0")
+    for name, value in (("alpha", alpha), ("power", power)):
+        if not (math.isfinite(value) and 0 < value < 1):
+            raise StatsInputError(f"{name} {value!r}: allowed is strictly between 0 and 1")
+    if not (math.isfinite(design_effect) and design_effect > 0):
+        raise StatsInputError(
+            f"design effect {design_effect!r}: allowed is a number above 0 (1: independent games)"
         )
-    )
+    h = proportion_effectsize(base + effect, base)
+    with warnings.catch_warnings():
+        # the root finder gives up (nan) only where the answer is past any study: said below
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        n_iid = float(
+            NormalIndPower().solve_power(
+                effect_size=h,
+                nobs1=None,
+                alpha=alpha,
+                power=power,
+                ratio=ratio,
+                alternative="two-sided",
+            )
+        )
+    if not n_iid * design_effect < MOST_GAMES:  # nan as well
+        raise StatsInputError(
+            f"effect {effect!r}: more than {MOST_GAMES:.0e} games would be needed; allowed is "
+            "an effect that a study can settle"
+        )
     n_games, n_blocks = _blocks(n_iid, design_effect, block_size)
     return {
         "effect": effect,
