@@ -278,7 +278,10 @@ class ChunkPool:
                 if w.chunk is None and pending:
                     w.chunk = pending.popleft()
                     w.marker[0], w.marker[1] = w.chunk, -1
-                    w.conn.send((w.chunk, lost.get(w.chunk)))
+                    # a worker that died while idle has a broken pipe: its death is seen
+                    # below (sentinel) and the chunk replayed, as any other death
+                    with contextlib.suppress(OSError):
+                        w.conn.send((w.chunk, lost.get(w.chunk)))
             busy = [w for w in self.workers if w.chunk is not None]
             ready = multiprocessing.connection.wait(
                 [w.conn for w in busy] + [w.process.sentinel for w in self.workers],
