@@ -11,6 +11,7 @@
      ├── RecordError (ValueError)          a game record that is malformed or does not replay
      ├── ClusterError                      a Dask cluster that cannot be reached or plays other code
      ├── MissingDependency (ImportError)   an optional dependency a feature needs is not installed
+     ├── OutputError                       a file or folder that cannot be written (missing, full)
      └── StatsInputError (ValueError)      a table or argument a statistic cannot use
 
 Messages quote the bad value and say what is allowed. The library never prints or
@@ -66,3 +67,8 @@ class StatsInputError(MarrakechError, ValueError):
 
 class RecordError(MarrakechError, ValueError):
     """A game record that is malformed, or does not replay to its `Final` and `Result`."""
+
+
+class OutputError(MarrakechError):
+    """A file or folder we were asked to write that cannot be written (a missing folder,
+    a read-only or full file system)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from marrakech_sim.errors import MarrakechError
-from marrakech_sim.play.game import GameRecord, play_game
+from marrakech_sim.play.game import GameRecord, PassThrough, play_game
 from marrakech_sim.play.strategy import BaseStrategy, Strategy, StrategySpec
 from marrakech_sim.play.view import GameView
 from marrakech_sim.record import (
@@ -50,15 +50,15 @@ class QuitGame(MarrakechError):
     record: Record | None = None
 
 
-class _Undo(BaseException):
+class _Undo(PassThrough):
     """Raised out of play_game (past its `except Exception`) to take a decision back."""
 
 
-class _Stop(BaseException):
+class _Stop(PassThrough):
     """Raised out of play_game when the person quits."""
 
 
-class _Pause(BaseException):
+class _Pause(PassThrough):
     """Raised out of play_game at the person's first decision past the script."""
 
     def __init__(self, state: GameState, options: tuple[Any, ...] | None, hint: Any) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from marrakech_sim.errors import MarrakechError, RecordError
+from marrakech_sim.files import read_text
 from marrakech_sim.play import turns as loop
 from marrakech_sim.play.game import GameRecord
 from marrakech_sim.rules import COLOUR_LETTERS, GameState, Rules
@@ -42,8 +43,8 @@ REQUIRED_TAGS = ("Event", "Game", "Rules", "Seats", "Result", "Final")
 ROTATION_TOKENS = {-1: "L", 0: "S", 1: "R"}
 _ROTATION_OF = {v: k for k, v in ROTATION_TOKENS.items()}
 _TAG = re.compile(r'^\[([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\]\s*$')
-_TURN = re.compile(r"^(\d+)\.$")
-_PLACEMENT = re.compile(r"^(\d+),(\d+)-(\d+),(\d+)$")
+_TURN = re.compile(r"^([0-9]{1,9})\.$")  # ASCII digits, bounded: no 5,000-digit int()
+_PLACEMENT = re.compile(r"^([0-9]{1,9}),([0-9]{1,9})-([0-9]{1,9}),([0-9]{1,9})$")
 _COMMENT = re.compile(r"\{[^}]*\}")
 
 
@@ -121,6 +122,20 @@ def _escape(value: str) -> str:
 
 def _unescape(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+
+
+def printable(text: str) -> str:
+    """`text` without control characters: what a record says never moves a terminal's cursor."""
+    return _CONTROL.sub("", text)
+
+
+def _shown(token: str, most: int = 40) -> str:
+    """A token as an error message quotes it: printable, cut to `most` characters."""
+    token = printable(token)
+    return token if len(token) <= most else token[: most - 3] + "..."
 
 
 def format_records(records: Iterable[Record]) -> str:
@@ -400,8 +415,12 @@ def result_of(state: GameState) -> str:
 
 
 def parse_records(text: str) -> list[Record]:
-    """Every record of a text (records separated by blank lines); RecordError names the line."""
-    lines = text.splitlines()
+    """Every record of a text (records separated by blank lines); RecordError names the line.
+
+    A byte-order mark at the start is dropped; control characters in tag values are
+    dropped (they never reach a terminal through `replay` or `import`).
+    """
+    lines = text.removeprefix("\ufeff").splitlines()
     records = []
     i = 0
     while i < len(lines):
@@ -421,10 +440,10 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
         if not m:
             token = lines[i].strip().split()[0]
             raise RecordError(
-                f'line {i + 1}, token "{token}": expected a tag line [Name "value"] '
+                f'line {i + 1}, token "{_shown(token)}": expected a tag line [Name "value"] '
                 "(the tags come first, then a blank line, then the actions)"
             )
-        tags.append((m.group(1), _unescape(m.group(2)), i + 1))
+        tags.append((m.group(1), printable(_unescape(m.group(2))), i + 1))
         i += 1
     values = {name: (value, line) for name, value, line in tags}
     for name in REQUIRED_TAGS:
@@ -454,7 +473,7 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
         m = _TURN.match(tokens[0])
         if not m or int(m.group(1)) != len(turn_lines) + 1:
             raise RecordError(
-                f'line {i + 1}, token "{tokens[0]}": expected the turn number '
+                f'line {i + 1}, token "{_shown(tokens[0])}": expected the turn number '
                 f"{len(turn_lines) + 1}. (one turn to a line)"
             )
         turn_lines.append(i + 1)
@@ -463,13 +482,13 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
     rules_text, rules_line = values["Rules"]
     try:
         rules = Rules.from_dict(json.loads(rules_text))
-    except (json.JSONDecodeError, TypeError, AttributeError) as exc:
+    except (json.JSONDecodeError, TypeError, AttributeError, RecursionError) as exc:
         raise RecordError(
-            f'line {rules_line}, token "{rules_text}": Rules is not a JSON object of rule '
-            f"options: {exc}"
+            f'line {rules_line}, token "{_shown(rules_text)}": Rules is not a JSON object of '
+            f"rule options: {_shown(str(exc), 120)}"
         ) from exc
     except MarrakechError as exc:
-        raise RecordError(f'line {rules_line}, token "{rules_text}": {exc}') from exc
+        raise RecordError(f'line {rules_line}, token "{_shown(rules_text)}": {exc}') from exc
     seats_text, seats_line = values["Seats"]
     seats = tuple(s.strip() for s in seats_text.split("|"))
     if len(seats) != rules.players:
@@ -479,9 +498,13 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
     seed = None
     if "Seed" in values:
         seed_text, seed_line = values["Seed"]
-        if not seed_text.isdigit():
-            raise RecordError(f'line {seed_line}, token "{seed_text}": Seed is not a number')
+        if not (seed_text.isascii() and seed_text.isdigit() and len(seed_text) <= 20):
+            raise RecordError(
+                f'line {seed_line}, token "{_shown(seed_text)}": Seed is not a number'
+            )
         seed = int(seed_text)
+        if seed >= 2**64:
+            raise RecordError(f"line {seed_line}: Seed {seed} is not below 2**64")
     turns = [
         tuple(_action_of(t, line) for t in tokens)
         for line, tokens in zip(turn_lines, turn_tokens, strict=True)
@@ -510,7 +533,7 @@ def _parse_one(lines: list[str], i: int) -> tuple[Record, int]:
 def _action_of(token: str, line: int) -> Action:
     if token in _ROTATION_OF:
         return Rotation(_ROTATION_OF[token])
-    if token.isdigit():
+    if token.isascii() and token.isdigit() and len(token) <= 9:
         return Roll(int(token))
     if len(token) == 1 and token in COLOUR_LETTERS:
         return token
@@ -519,9 +542,14 @@ def _action_of(token: str, line: int) -> Action:
         x1, y1, x2, y2 = (int(v) for v in m.groups())
         return ((x1, y1), (x2, y2))
     raise RecordError(
-        f'line {line}, token "{token}": not an action; expected a colour letter (draw), '
+        f'line {line}, token "{_shown(token)}": not an action; expected a colour letter (draw), '
         "L, S or R (rotation), a die value (roll) or x1,y1-x2,y2 (placement)"
     )
+
+
+def read_record_file(path: str | Path) -> list[Record]:
+    """The records of a file (UTF-8, at most `files.TEXT_LIMIT` bytes; RecordError else)."""
+    return parse_records(read_text(path, "game record file", RecordError))
 
 
 def read_records(text: str) -> list[Replay]:
@@ -661,23 +689,51 @@ def _row(m: dict[str, Any]) -> list[int]:
 
 
 def games_where(run_dir: str | Path, where: str) -> list[int]:
-    """Game ids of a run whose games row matches a DuckDB SQL condition."""
+    """Game ids of a run whose games row matches a DuckDB SQL condition.
+
+    The condition is one expression over the games table's columns and nothing else: the
+    table is handed to DuckDB as an Arrow dataset on a connection with file access off
+    (no COPY, read_text or read_parquet), the text must parse as one SELECT, and the
+    expression must be true or false (BOOLEAN) for each game.
+    """
     import duckdb
 
-    path = str(Path(run_dir) / "games" / "*.parquet").replace("'", "''")
+    from marrakech_sim import runfolder
+
+    columns = (
+        "game_id, match_id, ruleset, seed, players, turns, end_reason, winners, "
+        "tie_broken, error, block"
+    )
+    hint = f"the condition is one SQL expression over the games table's columns ({columns})"
+    shown = _shown(where, 80)
+    if "--" in where or "/*" in where:  # a comment could close the parenthesis below
+        raise RecordError(f"--where {shown!r}: comments (-- or /*) are not allowed; {hint}")
+    query = f"SELECT game_id FROM games WHERE ({where}) ORDER BY game_id"
+    con = duckdb.connect(config={"enable_external_access": False})
     try:
-        rows = (
-            duckdb.connect()
-            .execute(f"SELECT game_id FROM read_parquet('{path}') WHERE {where} ORDER BY game_id")
-            .fetchall()
-        )
+        try:
+            statements = duckdb.extract_statements(query)
+        except duckdb.Error as exc:
+            raise RecordError(f"--where {shown!r}: not SQL ({_first_line(exc)}); {hint}") from exc
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            raise RecordError(f"--where {shown!r}: one condition, not statements; {hint}")
+        con.register("games", runfolder.open_dataset(run_dir, "games"))
+        kind = con.execute(f"DESCRIBE SELECT ({where}) AS c FROM games").fetchall()[0][1]
+        if kind != "BOOLEAN":
+            raise RecordError(
+                f"--where {shown!r} is {kind}, not true or false for each game; {hint}"
+            )
+        rows = con.execute(query).fetchall()
     except duckdb.Error as exc:
-        raise RecordError(
-            f"--where {where!r}: {exc}; the condition is SQL over the games table's columns "
-            "(game_id, match_id, ruleset, seed, players, turns, end_reason, winners, "
-            "tie_broken, error, block)"
-        ) from exc
+        raise RecordError(f"--where {shown!r}: {_first_line(exc)}; {hint}") from exc
+    finally:
+        con.close()
     return [int(r[0]) for r in rows]
+
+
+def _first_line(exc: Exception) -> str:
+    """DuckDB's message without the query it quotes on the lines after the first."""
+    return _shown(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc), 160)
 
 
 # ---------------------------------------------------------------- notable games

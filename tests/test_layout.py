@@ -12,7 +12,7 @@ PACKAGE = ROOT / "marrakech_sim"
 
 # the layers from the inside out: a module may import its own layer and the ones before it
 LAYERS = (
-    ("errors", "kernel_cache"),
+    ("errors", "files", "kernel_cache"),
     ("rules",),
     ("play",),
     ("strategies",),

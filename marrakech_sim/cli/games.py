@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.files import write_atomic
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.record import (
     Record,
     RecordError,
     format_records,
     notable_games,
-    parse_records,
+    read_record_file,
     records_from_run,
     replay,
 )
@@ -25,7 +26,13 @@ from marrakech_sim.rules import Rules
 
 @main.command("export")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--game", "games", type=int, multiple=True, help="A game id (repeatable).")
+@click.option(
+    "--game",
+    "games",
+    type=click.IntRange(0, 2**63 - 1),
+    multiple=True,
+    help="A game id (repeatable).",
+)
 @click.option(
     "--where",
     help='SQL condition over the games table, e.g. "turns > 60 AND tie_broken" (DuckDB).',
@@ -51,7 +58,7 @@ def export_command(
     records = list(records_from_run(run_dir, ids, where))
     text = format_records(records)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_atomic(output, text)
     else:
         click.echo(text, nl=False)
     elapsed = time.perf_counter() - started
@@ -64,7 +71,7 @@ def export_command(
 @library_errors
 def import_command(file: str) -> None:
     """Read game records and replay each to its Final position, checking every action."""
-    records = parse_records(Path(file).read_text(encoding="utf-8"))
+    records = read_record_file(file)
     for record in records:
         done = replay(record)
         click.echo(
@@ -80,12 +87,10 @@ def _load(source: str, game: str | None, index: int | None) -> Record:
     if path.is_dir():
         if game is None:
             raise click.UsageError("with a run folder, give the GAME_ID to replay")
-        try:
-            gid = int(game)
-        except ValueError as exc:
-            raise click.BadParameter(f"{game!r} is not a game id", param_hint="GAME_ID") from exc
-        return next(records_from_run(path, [gid]))
-    records = parse_records(path.read_text(encoding="utf-8"))
+        if not (game.isascii() and game.isdigit() and int(game) < 2**63):
+            raise click.BadParameter(f"{game!r} is not a game id", param_hint="GAME_ID")
+        return next(records_from_run(path, [int(game)]))
+    records = read_record_file(path)
     if not records:
         raise RecordError(f"{source!r} holds no game record")
     if game is not None:
@@ -155,8 +160,11 @@ def replay_command(
         raise click.BadParameter(f"the game has turns 0 to {last}", param_hint="--turn")
     at = last if turn is None else turn
     wrote = False
+    for flag, path in (("--svg", svg), ("--png", png), ("--gif", gif), ("--html", html)):
+        if path and Path(path).suffix.lower() != f".{flag[2:]}":
+            raise click.BadParameter(f"{path!r}: its name must end in .{flag[2:]}", param_hint=flag)
     if record_out:
-        Path(record_out).write_text(record.to_text(), encoding="utf-8")
+        write_atomic(record_out, record.to_text())
         wrote = True
     if svg or png or gif:
         from marrakech_sim.show.animate import write_gif, write_picture

@@ -66,6 +66,23 @@ class GameRecord:
         return tuple(share if i in self.winners else 0.0 for i in range(self.players))
 
 
+class PassThrough(BaseException):
+    """Raised through play_game past its handling of strategy faults: a request to stop
+    playing (`StopPlay`) or a person's command (undo, quit). Anything else a strategy
+    raises, BaseExceptions included, ends only its game as a fault."""
+
+
+class StopPlay(PassThrough, KeyboardInterrupt):
+    """Ctrl-C or SIGTERM while games play, raised by the signal handlers of whoever plays
+    them (the runner, a worker): it stops the run. A `KeyboardInterrupt` a strategy raises
+    itself is that strategy's fault, and ends only its game."""
+
+
+def raise_stop_play(signum: int, frame: Any) -> None:
+    """A signal handler that stops play (`StopPlay`)."""
+    raise StopPlay
+
+
 class _Overtime(BaseException):
     """A decision ran past its time budget (a BaseException: `except Exception` in a
     strategy does not swallow it)."""
@@ -220,7 +237,9 @@ def _play(
             if clock is not None:
                 clock[0] = 0
             fault = f"exceeded its time budget of {budget} s per decision"
-        except (Exception, SystemExit) as exc:  # sys.exit in a strategy ends only its game
+        except PassThrough:
+            raise
+        except BaseException as exc:  # sys.exit or KeyboardInterrupt ends only its game
             if clock is not None:
                 clock[0] = 0
             fault = f"raised {exc!r}"
@@ -290,7 +309,9 @@ def _call_hook(
         hook(*args)
     except _Overtime:
         return f"exceeded its time budget of {budget} s"
-    except (Exception, SystemExit) as exc:
+    except PassThrough:
+        raise
+    except BaseException as exc:
         return f"raised {exc!r}"
     finally:
         if clock is not None:

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from marrakech_sim import runfolder, stats
 from marrakech_sim.errors import RunFolderError
+from marrakech_sim.files import staged_folder
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES, findings
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import RunInfo, connect, open_runs
@@ -116,45 +117,41 @@ def build_report(
     rt.tables["plan"] = _plan_from_data(rt)
     rt.tables["findings"] = findings.find(rt)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    csv_paths = []
-    for name, table in rt.tables.items():
-        path = out / f"{name}.csv"
-        write_csv(table, path)
-        csv_paths.append(path)
-    start = time.perf_counter()
-    charts = make_charts(rt)
-    rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
-    chart_paths = []
-    for name, (_, png, _) in charts.items():
-        path = out / f"{name}.png"
-        path.write_bytes(png)
-        chart_paths.append(path)
-    sections = build_sections(rt, {name: t for name, (t, _, _) in charts.items()})
-    notables, problems = notable_of_runs([r.path for r in runs], out)
-    for n in notables:
-        charts[n.name] = (n.title, n.png, n.svg)
-        path = out / f"{n.name}.png"
-        path.write_bytes(n.png)
-        chart_paths.append(path)
-    more, skill_charts = skill_sections(rt)
-    for name, chart in skill_charts.items():
-        charts[name] = chart
-        path = out / f"{name}.png"
-        path.write_bytes(chart[1])
-        chart_paths.append(path)
-    sections = _before_appendix(sections, [*more, notable_section(notables, problems)])
     names = ", ".join(r.run_id for r in runs)
     title = title or f"Marrakech balance report: {names}"
-    created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    subtitle = (
-        f"{rt.facts['n_games']:,} games from {len(runs)} run(s) ({names}); "
-        f"report written {created}."
+    # written into a folder beside `out`, moved into it at the end: a report that fails
+    # half way (a full disk) leaves no half report
+    with staged_folder(out) as stage:
+        for name, table in rt.tables.items():
+            write_csv(table, stage / f"{name}.csv")
+        start = time.perf_counter()
+        charts = make_charts(rt)
+        rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
+        pngs = {name: png for name, (_, png, _) in charts.items()}
+        sections = build_sections(rt, {name: t for name, (t, _, _) in charts.items()})
+        notables, problems = notable_of_runs([r.path for r in runs], stage)
+        for n in notables:
+            charts[n.name] = (n.title, n.png, n.svg)
+            pngs[n.name] = n.png
+        more, skill_charts = skill_sections(rt)
+        for name, chart in skill_charts.items():
+            charts[name] = chart
+            pngs[name] = chart[1]
+        for name, png in pngs.items():
+            (stage / f"{name}.png").write_bytes(png)
+        sections = _before_appendix(sections, [*more, notable_section(notables, problems)])
+        created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        subtitle = (
+            f"{rt.facts['n_games']:,} games from {len(runs)} run(s) ({names}); "
+            f"report written {created}."
+        )
+        write_html(stage / "report.html", title, subtitle, sections, charts)
+        write_markdown(stage / "report.md", title, subtitle, sections)
+    csv_paths = [out / f"{name}.csv" for name in rt.tables]
+    chart_paths = [out / f"{name}.png" for name in pngs]
+    return ReportResult(
+        out / "report.html", out / "report.md", out, csv_paths, chart_paths, dict(rt.facts)
     )
-    html, md = out / "report.html", out / "report.md"
-    write_html(html, title, subtitle, sections, charts)
-    write_markdown(md, title, subtitle, sections)
-    return ReportResult(html, md, out, csv_paths, chart_paths, dict(rt.facts))
 
 
 def _before_appendix(sections: list[Section], more: list[Section]) -> list[Section]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from marrakech_sim.errors import ConfigError
+from marrakech_sim.files import read_text
 
 # RULES.md section 1: colour letters in seat order; seat s owns letters s, s+P, s+2P, ...
 COLOUR_LETTERS = "rbypgocwkmntv"
@@ -137,8 +138,8 @@ class Rules:
 def read_rules_table(path: str | Path) -> dict[str, Any]:
     """The rule options of a TOML file (top-level keys, or a [rules] table), unresolved."""
     try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_text(path, "rules file", ConfigError))
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"cannot read rules file {str(path)!r}: {exc}") from exc
     table = data.get("rules", data)
     Rules.from_dict(table)  # validates

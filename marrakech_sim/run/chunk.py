@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.play import turns as t
-from marrakech_sim.play.game import GameRecord, decision_watchdog, play_game
+from marrakech_sim.play.game import GameRecord, PassThrough, decision_watchdog, play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
@@ -295,7 +295,9 @@ def play_python(
                 # not depend on which worker played which games before
                 players = [prep.specs[j].build() for j in row]
                 rec = play_game(r.rules, players, seed, names=names, time_budgets=budgets)
-            except Exception as exc:  # a strategy that fails outside a decision (constructor)
+            except PassThrough:
+                raise
+            except BaseException as exc:  # a strategy failing outside a decision (constructor)
                 errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
                 _unplayed(r, games[i], seats[i])
                 continue

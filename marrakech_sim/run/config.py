@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from marrakech_sim.errors import ConfigError, StrategyNotFound
+from marrakech_sim.files import read_text
 from marrakech_sim.play.strategy import StrategySpec, load_strategy_class
 from marrakech_sim.rules.options import Rules
 
@@ -281,15 +282,9 @@ class Study:
 
 def load_study(path: str | Path) -> Study:
     """Read and validate a study config file (TOML)."""
+    text = read_text(path, "study config", ConfigError)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read study config {str(path)!r}: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"study config {str(path)!r} is not UTF-8 text (TOML files are): byte "
-            f"{exc.object[exc.start : exc.start + 1]!r} at offset {exc.start}"
-        ) from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"study config {str(path)!r} is not valid TOML: {exc}") from exc
     return study_from_dict(_refs_from(Path(path).parent, data), default_name=Path(path).stem)

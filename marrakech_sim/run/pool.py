@@ -22,6 +22,7 @@ import numpy as np
 
 from marrakech_sim import runfolder
 from marrakech_sim.errors import StrategyError
+from marrakech_sim.play.game import StopPlay
 from marrakech_sim.run.chunk import (
     ChunkResult,
     Prepared,
@@ -147,8 +148,9 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 def _stop(signum: int, frame: Any) -> None:
     """SIGTERM from the pool: leave the chunk; the process then ends normally, which
-    hands its last log records to the run's log (a SIGKILL would lose them)."""
-    raise KeyboardInterrupt
+    hands its last log records to the run's log (a SIGKILL would lose them). StopPlay,
+    not a plain KeyboardInterrupt: a strategy's own KeyboardInterrupt is its game's fault."""
+    raise StopPlay
 
 
 def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[Any, ...]) -> None:

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError, RunInterrupted
+from marrakech_sim.play.game import raise_stop_play
 from marrakech_sim.run.chunk import (
     ChunkResult,
     Prepared,
@@ -176,6 +177,7 @@ def resume_run(
             c: (int(plan.chunk_first_game[c]), _chunk_size(plan, c)) for c in range(plan.chunks)
         }
         parts = runfolder.check_parts(run_dir, planned=planned)
+        parts.refuse_strays(run_dir)
         if parts.damaged:
             log.info("run %s: replaying %s", run_dir, parts.describe(most=len(parts.damaged)))
             runfolder.remove_chunks(run_dir, sorted(parts.damaged))
@@ -355,19 +357,23 @@ def _execute(
 @contextlib.contextmanager
 def _sigterm_as_ctrl_c() -> Iterator[None]:
     """While a run plays, SIGTERM stops it as Ctrl-C does (status 'interrupted',
-    resumable); in the main thread only, the previous handler restored after."""
+    resumable); in the main thread only, the previous handlers restored after. Both raise
+    `StopPlay`, which passes through a game where a strategy's own KeyboardInterrupt is
+    a fault."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def _interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_stop_play)
+    ctrl_c = signal.getsignal(signal.SIGINT)
+    if ctrl_c is signal.default_int_handler:
+        signal.signal(signal.SIGINT, raise_stop_play)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ctrl_c is signal.default_int_handler:
+            signal.signal(signal.SIGINT, ctrl_c)
 
 
 def game_limit(prep: Prepared) -> float:

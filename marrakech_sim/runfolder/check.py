@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marrakech_sim.errors import RunFolderError
-from marrakech_sim.runfolder.folder import chunk_of, part_name
+from marrakech_sim.runfolder.folder import chunk_of, is_part_name, is_temporary, part_name
 from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
 FINISHED = ("complete", "stopped")  # run.json statuses of a run that played to its end
@@ -39,6 +39,17 @@ class PartsCheck:
 
     whole: dict[int, int]  # chunk -> its games
     damaged: dict[int, str]  # chunk -> what is wrong, in words
+    strays: tuple[str, ...] = ()  # files in a table's folder that are not parts (table/name)
+
+    def refuse_strays(self, run_dir: str | Path) -> None:
+        """RunFolderError naming the files that are no part of the run (never read as one)."""
+        if self.strays:
+            shown = ", ".join(repr(s) for s in self.strays[:3])
+            more = f" and {len(self.strays) - 3} more" if len(self.strays) > 3 else ""
+            raise RunFolderError(
+                f"run {str(run_dir)!r} holds {shown}{more}, not part of the run (a part is "
+                f"named like {part_name(0)}, one name per chunk): move it out of the run folder"
+            )
 
     @property
     def games(self) -> int:
@@ -76,7 +87,11 @@ def check_parts(
             a part of a chunk not in it is damaged too.
     """
     run_dir = Path(run_dir)
-    found = {table: _part_files(run_dir / table) for table in TABLES}
+    found: dict[str, dict[int, Path]] = {}
+    strays: list[str] = []
+    for table in TABLES:
+        found[table], odd = _part_files(run_dir / table)
+        strays += [f"{table}/{name}" for name in odd]
     chunks = set(found["games"]) | set(found["seats"]) | set(found["moves"])
     spans: dict[int, tuple[int, int]] = {}
     damaged: dict[int, str] = {}
@@ -93,7 +108,7 @@ def check_parts(
             damaged[c1] = f"its game ids {span[0]}..{span[1]} overlap those of chunk {c0}"
             del spans[c1]
     whole = {c: last - first + 1 for c, (first, last) in sorted(spans.items())}
-    return PartsCheck(whole, damaged)
+    return PartsCheck(whole, damaged, tuple(strays))
 
 
 def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsCheck:
@@ -113,6 +128,7 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
             f"games){resume}"
         )
     parts = check_parts(run_dir, moves_required=records_moves(run_dir, manifest))
+    parts.refuse_strays(run_dir)
     if parts.damaged:
         raise RunFolderError(f"run {str(run_dir)!r} has {parts.describe()}{resume}")
     if not parts.whole:
@@ -156,13 +172,24 @@ def _few(chunks: list[int]) -> str:
     return f"chunk(s) {shown}" + (f" and {len(chunks) - 5} more" if len(chunks) > 5 else "")
 
 
-def _part_files(folder: Path) -> dict[int, Path]:
-    names = os.listdir(folder) if folder.is_dir() else []
-    out = {}
+def _part_files(folder: Path) -> tuple[dict[int, Path], list[str]]:
+    """The parts of a table's folder by chunk, and the names of the files that are no
+    part: not a part's name, or a second name of one chunk (part-3 beside part-000003)."""
+    names = sorted(os.listdir(folder)) if folder.is_dir() else []
+    by_chunk: dict[int, list[str]] = {}
+    odd = []
     for name in names:
-        if name.startswith("part-") and name.endswith(".parquet"):
-            out[chunk_of(name)] = folder / name
-    return out
+        if is_part_name(name):
+            by_chunk.setdefault(chunk_of(name), []).append(name)
+        elif not is_temporary(name):
+            odd.append(name)
+    out = {}
+    for chunk, named in by_chunk.items():
+        if len(named) == 1:
+            out[chunk] = folder / named[0]
+        else:
+            odd += named
+    return out, sorted(odd)
 
 
 def _check_chunk(
@@ -172,8 +199,6 @@ def _check_chunk(
     planned: Mapping[int, tuple[int, int]] | None,
 ) -> str | tuple[int, int]:
     """What is wrong with one chunk, or its first and last game id when it is whole."""
-    if chunk < 0:
-        return "a part name that is not part-NNNNNN.parquet"
     if planned is not None and chunk not in planned:
         return "a part of a chunk the plan does not have"
     tables = [t for t in TABLES if t != "moves" or moves_required or chunk in found["moves"]]

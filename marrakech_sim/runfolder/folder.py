@@ -99,17 +99,28 @@ def chunks_done(run_dir: Path) -> set[int]:
     for table in TABLES:
         folder = Path(run_dir) / table
         names = os.listdir(folder) if folder.is_dir() else []
-        found.append(
-            {chunk_of(n) for n in names if n.startswith("part-") and n.endswith(".parquet")}
-        )
+        found.append({chunk_of(n) for n in names if is_part_name(n)})
     return set.intersection(*found) if found else set()
 
 
 def chunk_of(name: str) -> int:
-    try:
-        return int(name[len("part-") : -len(".parquet")])
-    except ValueError:
+    """The chunk of a part's file name (part-<digits>.parquet, any width: other writers of
+    the format pad differently); -1 when the name is not a part's."""
+    digits = name.removeprefix("part-").removesuffix(".parquet")
+    ok = name.startswith("part-") and name.endswith(".parquet")
+    if not (ok and digits.isascii() and digits.isdigit() and len(digits) <= 18):
         return -1
+    return int(digits)
+
+
+def is_part_name(name: str) -> bool:
+    """Whether a file name is a part's (`part_name` of some chunk)."""
+    return chunk_of(name) >= 0
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file name is a part's temporary file (a write in progress or killed)."""
+    return name.startswith(".part-") and name.endswith(".tmp")
 
 
 def remove_temporaries(run_dir: Path) -> int:
@@ -119,7 +130,7 @@ def remove_temporaries(run_dir: Path) -> int:
         folder = Path(run_dir) / table
         if folder.is_dir():
             for name in os.listdir(folder):
-                if name.startswith(".part-") and name.endswith(".tmp"):
+                if is_temporary(name):
                     with contextlib.suppress(FileNotFoundError):
                         (folder / name).unlink()
                         count += 1
@@ -127,11 +138,16 @@ def remove_temporaries(run_dir: Path) -> int:
 
 
 def remove_chunks(run_dir: Path, chunks: Sequence[int]) -> None:
-    """Delete the parts of `chunks` in every table (games first: the chunk is then not done)."""
-    for chunk in chunks:
-        for table in TABLES:
-            with contextlib.suppress(FileNotFoundError):
-                (Path(run_dir) / table / part_name(chunk)).unlink()
+    """Delete the parts of `chunks` in every table (games first: the chunk is then not done),
+    under whatever width of name they were written."""
+    wanted = set(chunks)
+    for table in TABLES:
+        folder = Path(run_dir) / table
+        names = sorted(os.listdir(folder)) if folder.is_dir() else []
+        for name in names:
+            if chunk_of(name) in wanted:
+                with contextlib.suppress(FileNotFoundError):
+                    (folder / name).unlink()
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from marrakech_sim.errors import RunFolderError
-from marrakech_sim.runfolder.folder import chunk_of
+from marrakech_sim.runfolder.folder import chunk_of, is_part_name
 from marrakech_sim.runfolder.schema import (
     FORMAT_VERSION,
     GAMES_SCHEMA,
@@ -40,14 +40,15 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
 
 
 def open_dataset(run_dir: str | Path, table: str) -> ds.Dataset:
-    """One table of a run folder as a pyarrow dataset (all its parts)."""
+    """One table of a run folder as a pyarrow dataset (its parts; no other file is read)."""
     if table not in TABLES:
         raise RunFolderError(f"unknown table {table!r}; allowed: {', '.join(TABLES)}")
     folder = Path(run_dir) / table
     if not folder.is_dir():
         raise RunFolderError(f"{str(run_dir)!r} has no {table}/ folder")
     schema = GAMES_SCHEMA if table == "games" else SEATS_SCHEMA if table == "seats" else None
-    return ds.dataset(folder, format="parquet", schema=schema)
+    parts = [str(path) for _, path in iter_parts(run_dir, table)]
+    return ds.dataset(parts or folder, format="parquet", schema=schema)
 
 
 def read_table(
@@ -67,5 +68,5 @@ def iter_parts(run_dir: str | Path, table: str) -> Iterator[tuple[int, Path]]:
     folder = Path(run_dir) / table
     names = sorted(os.listdir(folder)) if folder.is_dir() else []
     for name in names:
-        if name.startswith("part-") and name.endswith(".parquet"):
+        if is_part_name(name):
             yield chunk_of(name), folder / name

@@ -10,6 +10,8 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from marrakech_sim.errors import OutputError
+from marrakech_sim.files import write_atomic, writing
 from marrakech_sim.record import Replay
 from marrakech_sim.show.scene import Scene, board_scene, draw, to_svg
 
@@ -62,11 +64,11 @@ def write_picture(replay: Replay, turn: int, path: str | Path, title: str | None
     path = Path(path)
     scene = position_scene(replay, turn, title)
     if path.suffix.lower() == ".svg":
-        path.write_text(to_svg(scene))
+        write_atomic(path, to_svg(scene))
     elif path.suffix.lower() == ".png":
-        path.write_bytes(png_bytes(scene))
+        write_atomic(path, png_bytes(scene))
     else:
-        raise ValueError(f"{str(path)!r}: a picture is .svg or .png")
+        raise OutputError(f"{str(path)!r}: a picture's name ends in .svg or .png")
     return path
 
 
@@ -78,7 +80,7 @@ def write_gif(replay: Replay, path: str | Path, turns_per_second: int = 2) -> Pa
     first = position_scene(replay, 0)
     fig, ax = _figure(first)
     writer = PillowWriter(fps=turns_per_second)
-    with writer.saving(fig, str(path), dpi=DPI):
+    with writing(path) as tmp, writer.saving(fig, str(tmp), dpi=DPI):
         for turn in range(len(replay.positions)):
             ax.clear()
             draw(position_scene(replay, turn), ax)

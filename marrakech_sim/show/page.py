@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
+from marrakech_sim.files import write_atomic
 from marrakech_sim.record import Replay, TurnInfo
 from marrakech_sim.rules import GameState
 from marrakech_sim.show.scene import board_scene, to_svg
@@ -157,5 +158,5 @@ def page_html(replay: Replay, start: int = 0) -> str:
 def write_page(replay: Replay, path: str | Path, start: int = 0) -> Path:
     """Write the page of a replayed game to `path`."""
     path = Path(path)
-    path.write_text(page_html(replay, start), encoding="utf-8")
+    write_atomic(path, page_html(replay, start))
     return path

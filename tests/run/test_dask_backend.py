@@ -144,6 +144,29 @@ def test_strategy_fault_is_a_game_not_a_failed_task(cluster: Any, tmp_path: Path
     assert 0 < len(bad) == result.errors and bad["error"].str.contains("ValueError").all()
 
 
+def test_a_strategy_raising_keyboard_interrupt_is_a_game_fault_on_dask(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """A KeyboardInterrupt a strategy raises itself ends its game, not the Dask task."""
+    bad = Path(__file__).resolve().parents[1] / "strategies_examples" / "bad.py"
+    data = study_data(
+        strategies={
+            "random": {},
+            "bad": {"ref": f"{bad}:InterruptsItself", "params": {"one_in": 8}},
+        },
+        rulesets={"two": {"players": 2}},
+        schedule={"kind": "lineups", "lineups": [["bad", "random"]]},
+        games_per_lineup=48,
+    )
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
+    games = runfolder.read_table(tmp_path / "run", "games")
+    bad_games = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 48
+    assert 0 < len(bad_games) == result.errors < 48
+    assert bad_games["error"].str.contains("KeyboardInterrupt").all()
+
+
 @pytest.mark.parametrize("parts", ["client", "workers"])
 def test_stopping_rule_stops_where_the_process_backend_does(
     cluster: Any, tmp_path: Path, parts: str

@@ -97,6 +97,22 @@ def test_sys_exit_in_a_strategy_is_an_ordinary_fault(tmp_path: Path) -> None:
     assert bad["error"].str.contains("SystemExit").all()
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_strategy_raising_keyboard_interrupt_ends_only_its_game(
+    tmp_path: Path, workers: int
+) -> None:
+    """A KeyboardInterrupt a strategy raises itself (no Ctrl-C) is its game's fault, in
+    the main process and in workers: the run finishes with every other game kept."""
+    study = lineup_study(f"{BAD}:InterruptsItself", {"one_in": 8})
+    result = run_study(study, tmp_path / "run", workers=workers)
+    games = read(tmp_path / "run", "games")
+    bad = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 40
+    assert 0 < len(bad) == result.errors < 40
+    assert bad["error"].str.contains("KeyboardInterrupt").all()
+    assert verify_run(tmp_path / "run").ok
+
+
 @pytest.mark.parametrize("name", ["Hangs", "Sleeps", "SwallowsTimeouts"])
 def test_a_hanging_strategy_is_stopped_by_the_study_decision_budget(
     tmp_path: Path, name: str

@@ -211,3 +211,10 @@ class Segfaults(_Dies):
         import ctypes
 
         ctypes.string_at(0)
+
+
+class InterruptsItself(_Dies):
+    """Raises KeyboardInterrupt itself (no Ctrl-C was pressed): a fault of its game."""
+
+    def die(self):
+        raise KeyboardInterrupt
