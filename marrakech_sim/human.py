@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from marrakech_sim.errors import MarrakechError
+from marrakech_sim.files import write_atomic
 from marrakech_sim.play.game import GameRecord, PassThrough, play_game
 from marrakech_sim.play.strategy import BaseStrategy, Strategy, StrategySpec
 from marrakech_sim.play.view import GameView
@@ -320,7 +321,7 @@ class _Prompter:
             self.show(f"Your {what}: {options_text(options)}")
             try:
                 text = self.read(f"{what} (u undo, h hint, q quit)")
-            except EOFError:
+            except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the prompt: quit, saved
                 raise _Stop from None
             try:
                 choice = parse_choice(text, options)
@@ -490,13 +491,19 @@ def _since_last(draft: Record, seat: int, names: Sequence[str]) -> list[str]:
 
 
 def _hint(hinter: Strategy | None, view: GameView, options: tuple[Any, ...] | None) -> str:
+    """The hint strategy's choice in words; what went wrong when it fails (the game goes on)."""
     if hinter is None:
         return "no hint strategy"
-    if options is None:
-        r = hinter.choose_rotation(view)
-        return f"hint: {ROTATION_WORDS[int(r)]} ({'LSR'[int(r) + 1]})"
-    (x1, y1), (x2, y2) = hinter.choose_placement(view, options)
-    return f"hint: {x1},{y1}-{x2},{y2}"
+    try:
+        if options is None:
+            r = hinter.choose_rotation(view)
+            return f"hint: {ROTATION_WORDS[int(r)]} ({'LSR'[int(r) + 1]})"
+        (x1, y1), (x2, y2) = hinter.choose_placement(view, options)
+        return f"hint: {x1},{y1}-{x2},{y2}"
+    except PassThrough:
+        raise
+    except BaseException as exc:  # the hint strategy's fault is not the person's
+        return f"no hint: the hint strategy raised {exc!r} (your game goes on)"
 
 
 def study_rules(config: str | Path, name: str) -> Rules:
@@ -571,7 +578,15 @@ def save_game(
     """
     from marrakech_sim.record import records_from_run
 
-    write_run(game, run_seed, opponents, out_dir)
-    record = next(records_from_run(out_dir, [0]))
-    (Path(out_dir) / "game.txt").write_text(record.to_text(), encoding="utf-8")
+    out = Path(out_dir)
+    try:
+        write_run(game, run_seed, opponents, out)
+    except (MarrakechError, OSError) as exc:  # the game is saved whatever stops the run folder
+        saved = write_atomic(out.parent / f"{out.name}-game.txt", game.record.to_text())
+        raise MarrakechError(
+            f"the one-game run folder {str(out)!r} could not be written ({exc}); "
+            f"the game's record is in {str(saved)!r}"
+        ) from exc
+    record = next(records_from_run(out, [0]))
+    write_atomic(out / "game.txt", record.to_text())
     return record

@@ -769,6 +769,12 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
     """
     import duckdb
 
+    for table in ("games", "moves"):
+        if not any(Path(run_dir, table).glob("part-*.parquet")):
+            raise RecordError(
+                f"run {str(run_dir)!r} has no {table} parts: notable games are found in "
+                "the games and moves tables"
+            )
     best: dict[str, tuple[tuple[Any, ...], NotableGame]] = {}
     con = duckdb.connect()
     for games, moves in _notable_batches(con, Path(run_dir)):

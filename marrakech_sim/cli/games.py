@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.errors import ConfigError
 from marrakech_sim.files import write_atomic
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.record import (
@@ -22,6 +23,7 @@ from marrakech_sim.record import (
     replay,
 )
 from marrakech_sim.rules import Rules
+from marrakech_sim.run.config import check_name
 
 
 @main.command("export")
@@ -260,6 +262,14 @@ def play_command(
     """
     from marrakech_sim.human import QuitGame, game_seed, play_person, save_game, study_rules
 
+    try:  # the name labels the person's seat in the run folder saved at the end
+        check_name("--name", name)
+    except ConfigError as exc:
+        raise click.BadParameter(
+            f"{name!r}: a name is letters, digits, '_', '-' and '.' (it names your seat "
+            "in the saved record and run folder)",
+            param_hint="--name",
+        ) from exc
     refs = [r.strip() for r in vs.split(",") if r.strip()]
     if ruleset is not None:
         if rules_file is None:
@@ -280,6 +290,8 @@ def play_command(
         spec.load_class()  # an unknown name fails here, before the game
     run_seed = seed if seed is not None else int(time.time())
     run_dir = Path(out) if out else Path("runs") / f"play-{run_seed}"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise click.UsageError(f"{str(run_dir)!r} is a file: --out names a folder to write")
     if run_dir.exists() and any(run_dir.iterdir()):
         raise click.UsageError(f"{str(run_dir)!r} is not empty: choose --out or another --seed")
     if web:
@@ -289,7 +301,10 @@ def play_command(
 
     def read(prompt: str) -> str:
         if sys.stdin.isatty():
-            return str(click.prompt(prompt, prompt_suffix="> "))
+            try:
+                return str(click.prompt(prompt, prompt_suffix="> "))
+            except click.Abort:  # Ctrl-C or Ctrl-D: quit, keeping the turns played
+                raise EOFError from None
         line = sys.stdin.readline()
         if not line:
             raise EOFError

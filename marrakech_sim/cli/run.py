@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
-from marrakech_sim.errors import ConfigError
 
 if TYPE_CHECKING:
     from marrakech_sim.live import LiveRow, LiveTotals
@@ -332,11 +331,10 @@ def run_command(
     no_summary: bool,
 ) -> None:
     """Play the study in CONFIG (TOML) into a run folder, or --resume one."""
-    from marrakech_sim import runfolder
     from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.pool import run_logging
-    from marrakech_sim.run.runner import new_run_id, resume_run, run_study
+    from marrakech_sim.run.runner import check_new_folder, new_run_id, resume_run, run_study
 
     if (config is None) == (resume_dir is None):
         raise click.UsageError("give a CONFIG file or --resume RUN_DIR (one of them)")
@@ -353,8 +351,7 @@ def run_command(
             games_per_lineup=games, seed=seed, decision_seconds=decision_seconds
         )
         run_dir = Path(out) if out else Path("runs") / new_run_id(study)
-        if runfolder.holds_a_run(run_dir):  # a log (and lock) of a failed start may stay
-            raise ConfigError(f"--out {str(run_dir)!r} is not empty; choose a new folder")
+        check_new_folder(run_dir)  # before the log is opened there
     click.echo(f"run folder: {run_dir}", err=True)
     level = logging.INFO if verbose else logging.WARNING
     try:

@@ -49,11 +49,24 @@ class RunInfo:
     parts: dict[str, list[Path]]
     rulesets: dict[str, dict[str, Any]]
     ruleset_labels: dict[str, str] = field(default_factory=dict)
+    label: str = ""  # the run's name in the report when two runs share a run id
 
     @property
     def run_id(self) -> str:
-        """The manifest's run id (the folder name when it has none)."""
-        return str(self.manifest.get("run_id", self.path.name))
+        """The run's name in the report: the manifest's run id (the folder name when it has
+        none), or `label` where two different runs have the same one."""
+        return self.label or manifest_run_id(self.manifest, self.path)
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """What makes two folders the same run: its id, when it was made, and its seed (a
+        copy of a run folder is the same run; two runs of one name are not)."""
+        m = self.manifest
+        return (manifest_run_id(m, self.path), str(m.get("created")), str(m.get("seed")))
+
+
+def manifest_run_id(manifest: dict[str, Any], path: Path) -> str:
+    return str(manifest.get("run_id", path.name))
 
 
 def _manifest(path: Path) -> dict[str, Any]:
@@ -84,7 +97,7 @@ def _check_distinct(runs: list[RunInfo]) -> None:
     """RunFolderError for a run given twice or a strategy name that means two strategies."""
     seen: dict[object, RunInfo] = {}
     for run in runs:
-        for key in (run.path.resolve(), run.run_id):
+        for key in (run.path.resolve(), run.identity):
             if key in seen:
                 raise RunFolderError(
                     f"{str(run.path)!r} and {str(seen[key].path)!r} are the same run "
@@ -137,9 +150,13 @@ def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
         raise RunFolderError("no run folder given; pass at least one RUN_DIR")
     runs: list[RunInfo] = []
     seen_options: dict[str, dict[str, Any]] = {}
+    manifests = [_manifest(Path(raw)) for raw in paths]
+    ids = [manifest_run_id(m, Path(raw)) for m, raw in zip(manifests, paths, strict=True)]
     for index, raw in enumerate(paths):
         path = Path(raw)
-        manifest = _manifest(path)
+        manifest = manifests[index]
+        # two runs of one id (folders of the same name): each named by its folder's parent
+        label = f"{ids[index]}@{path.resolve().parent.name}" if ids.count(ids[index]) > 1 else ""
         parts = {t: sorted((path / t).glob("part-*.parquet")) for t in TABLES}
         for table in ("games", "seats"):
             if not parts[table]:
@@ -150,10 +167,10 @@ def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
         labels = {}
         for name, options in rulesets.items():
             if name in seen_options and seen_options[name] != options:
-                labels[name] = f"{name}@{manifest.get('run_id', path.name)}"
+                labels[name] = f"{name}@{label or ids[index]}"
             else:
                 seen_options.setdefault(name, options)
-        runs.append(RunInfo(index, path, manifest, parts, rulesets, labels))
+        runs.append(RunInfo(index, path, manifest, parts, rulesets, labels, label))
     _check_distinct(runs)
     return runs
 

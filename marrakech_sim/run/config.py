@@ -485,7 +485,7 @@ def _rulesets(raw: Any) -> dict[str, Rules]:
 
     out = {}
     for name in raw:
-        _name("rulesets", name)
+        check_name("rulesets", name)
         try:
             out[name] = Rules.from_dict(merged(name, (name,)))
         except ConfigError as exc:
@@ -502,7 +502,7 @@ def _strategies(raw: Any) -> dict[str, StrategySpec]:
         )
     out = {}
     for name, table in raw.items():
-        _name("strategies", name)
+        check_name("strategies", name)
         if not isinstance(table, Mapping):
             raise ConfigError(f"strategies.{name} = {table!r}: expected a table (ref, params)")
         _known(f"strategies.{name}", table, _STRATEGY_KEYS)
@@ -704,8 +704,10 @@ def _known(where: str, table: Mapping[str, Any], allowed: tuple[str, ...]) -> No
             raise ConfigError(f"unknown key {at!r} {place}; allowed: {', '.join(allowed)}")
 
 
-def _name(section: str, name: str) -> None:
-    if not name or not all(c.isalnum() or c in "_-." for c in name):
+def check_name(section: str, name: str) -> None:
+    """ConfigError unless `name` can name a strategy, rule set or study (`section` says
+    where it was given)."""
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "_-." for c in name):
         raise ConfigError(f"{section}.{name!r}: names are letters, digits, '_', '-' and '.'")
 
 

@@ -133,17 +133,28 @@ def run_study(
     runfolder.check_writer(writer)
     run_dir = Path(out_dir)
     with runfolder.locked(run_dir), _writing(run_dir):
-        # checked under the lock: two runs started into one folder cannot both pass
-        if runfolder.holds_a_run(run_dir):
-            raise RunFolderError(
-                f"{str(run_dir)!r} is not empty; choose a new folder, or resume a stopped run "
-                "with resume_run (marrakech run --resume)"
-            )
+        check_new_folder(run_dir)  # under the lock: two runs into one folder cannot both pass
         prep = Prepared(study)
         manifest = _manifest(study, prep.plan, prep, run_dir.name)
         manifest["writer"] = writer
         runfolder.write_manifest(run_dir, manifest)
         return _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
+
+
+def check_new_folder(run_dir: Path) -> None:
+    """RunFolderError unless `run_dir` can take a new run (missing, or holding only what a
+    failed start leaves); an unfinished run there is named with the command resuming it."""
+    if not runfolder.holds_a_run(run_dir):
+        return
+    status = None
+    with contextlib.suppress(RunFolderError):
+        status = runfolder.read_manifest(run_dir).get("status")
+    if status is not None and status not in runfolder.FINISHED:
+        raise RunFolderError(
+            f"{str(run_dir)!r} holds an unfinished run (status {status!r}): resume it with "
+            f"`marrakech run --resume {run_dir}`, or choose a new folder"
+        )
+    raise RunFolderError(f"{str(run_dir)!r} is not empty: choose a new folder")
 
 
 def resume_run(
@@ -327,6 +338,13 @@ def _execute(
             f"run interrupted after {played} of {plan.games_planned} games; resume it with "
             f"`marrakech run --resume {run_dir}`"
         ) from None
+    except Exception as exc:  # the run stopped on an error: its status says so, not 'running'
+        manifest["status"] = "failed"
+        manifest["error"] = runfolder.one_line(exc)
+        _close_session(manifest, session, played, plan, done, stopper)
+        with contextlib.suppress(OSError):  # a full disk may refuse this write too
+            runfolder.write_manifest(run_dir, manifest)
+        raise
     if stop_at is not None:
         # the decision is taken on the chunks in order: later chunks are not part of the run
         later = [c for c in range(stop_at + 1, plan.chunks)]

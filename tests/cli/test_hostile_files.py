@@ -327,3 +327,67 @@ def test_a_garbage_part_of_an_unplanned_chunk_is_removed_by_resume(
     assert not (copy / "seats" / "part-00003.parquet").exists()
     result = CliRunner().invoke(main, ["report", str(copy), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
+
+
+def test_a_run_whose_players_start_with_no_dirhams_is_reported(tmp_path: Path) -> None:
+    """Every game ends in a bankruptcy (no dirham to pay with): some per-game metrics have
+    no value in any game, and the report still writes."""
+    run = play_run(
+        tmp_path / "zero",
+        {
+            "name": "zero",
+            "seed": 5,
+            "games_per_lineup": 8,
+            "chunk_games": 8,
+            "rulesets": {"two": {"players": 2, "starting_dirhams": 0}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "round_robin", "repeat": True},
+        },
+    )
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "Seat advantage" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_export_notable_of_a_run_without_moves_is_one_line(run: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "moves")
+    one_line_error(["export", str(copy), "--notable"], "has no moves parts")
+
+
+def test_two_runs_in_folders_of_one_name_are_two_runs(run: Path, tmp_path: Path) -> None:
+    """`report A/ref B/ref`: two different runs are reported together, each named apart;
+    a copy of one run is still refused as the same run twice."""
+    from marrakech_sim.report.load import open_runs
+
+    for parent, seed in (("a", 5), ("b", 6)):
+        play_run(
+            tmp_path / parent / "ref",
+            {
+                "name": "ref",
+                "seed": seed,
+                "games_per_lineup": 8,
+                "chunk_games": 8,
+                "rulesets": {"two": {"players": 2}},
+                "strategies": {"random": {}, "greedy": {}},
+                "schedule": {"kind": "round_robin", "repeat": True},
+            },
+        )
+    runs = open_runs([tmp_path / "a" / "ref", tmp_path / "b" / "ref"])
+    assert [r.run_id for r in runs] == ["ref@a", "ref@b"]
+    result = CliRunner().invoke(
+        main,
+        [
+            "report",
+            str(tmp_path / "a" / "ref"),
+            str(tmp_path / "b" / "ref"),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
+    assert result.exit_code == 0 and "48 games from 2 run(s)" in result.output, result.output
+    shutil.copytree(tmp_path / "a" / "ref", tmp_path / "c" / "ref")
+    one_line_error(
+        ["report", str(tmp_path / "a" / "ref"), str(tmp_path / "c" / "ref")], "are the same run"
+    )

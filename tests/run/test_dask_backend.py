@@ -21,7 +21,7 @@ from test_runner import HERE, assert_same_tables, study_data
 
 from marrakech_sim import runfolder
 from marrakech_sim.cli import main
-from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency
+from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency, RunFolderError
 from marrakech_sim.run import dask_backend
 from marrakech_sim.run.config import study_from_dict
 from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
@@ -400,6 +400,12 @@ def test_unreachable_scheduler_is_a_cluster_error(
     backend = DaskBackend(scheduler="tcp://127.0.0.1:9")  # the discard port: nobody listens
     with pytest.raises(ClusterError, match=r"no Dask scheduler answers at 'tcp://127.0.0.1:9'"):
         run_study(study_from_dict(study_data()), tmp_path / "run", backend=backend)
+    # the run's status says it failed (not 'running'); a new run there is told to resume
+    manifest = runfolder.read_manifest(tmp_path / "run")
+    assert manifest["status"] == "failed" and "127.0.0.1:9" in manifest["error"]
+    with pytest.raises(RunFolderError, match=r"unfinished run \(status 'failed'\): resume it"):
+        run_study(study_from_dict(study_data()), tmp_path / "run", workers=0)
+    assert resume_run(tmp_path / "run", workers=0).status == "complete"
 
 
 def test_local_cluster_needs_a_worker(tmp_path: Path) -> None:

@@ -136,3 +136,70 @@ def test_two_player_prompt_names_the_rug_drawn() -> None:
     _, shown = _play(["2", "1"] * 30)
     headings = [s for s in shown if s.startswith("You are seat 0 (you).")]
     assert headings and all(re.search(r"Your rug this turn: [ry]\.", h) for h in headings)
+
+
+BAD = Path(__file__).resolve().parents[1] / "strategies_examples" / "bad.py"
+
+
+def test_ctrl_c_at_a_prompt_quits_keeping_the_turns_played() -> None:
+    """Ctrl-C (KeyboardInterrupt from the prompt) is a quit: the turns played are kept."""
+    feed = iter(["1", "2", "1"])
+
+    def read(prompt: str) -> str:
+        line = next(feed, None)
+        if line is None:
+            raise KeyboardInterrupt
+        return line
+
+    with pytest.raises(QuitGame) as info:
+        play_person(RULES, OPPONENT, read=read, show=lambda text: None, seed=game_seed(3))
+    assert info.value.record is not None and len(info.value.record.turns) >= 2
+
+
+def test_a_failing_hint_strategy_does_not_end_the_game() -> None:
+    feed = iter(["h", "1", "h", "2"])
+    shown: list[str] = []
+    with pytest.raises(QuitGame):
+        play_person(
+            RULES,
+            OPPONENT,
+            read=lambda prompt: next(feed, "q"),
+            show=shown.append,
+            seed=game_seed(3),
+            hint=StrategySpec.of(f"{BAD}:Raises"),
+        )
+    assert sum("the hint strategy raised" in s for s in shown) >= 1
+
+
+@pytest.mark.parametrize("name", ["<script>", "a | b", "", "\x1b[31m", "a/b"])
+def test_a_bad_name_is_refused_before_the_game(tmp_path: Path, name: str) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["play", "--vs", "random", "--seed", "1", "--name", name, "--out", str(tmp_path / "g")],
+    )
+    assert result.exit_code == 2 and "--name" in result.output, result.output
+    assert "Your rotation" not in result.output and not (tmp_path / "g").exists()
+
+
+def test_a_finished_game_is_saved_under_any_accepted_name(tmp_path: Path) -> None:
+    out = tmp_path / "game"
+    lines = "\n".join(["2", "1"] * 40) + "\n"
+    args = ["play", "--vs", "random", "--rugs-per-colour", "2", "--seed", "11", "--no-colour"]
+    result = CliRunner().invoke(main, [*args, "--name", "Zoë.k-1", "--out", str(out)], input=lines)
+    assert result.exit_code == 0, result.output
+    assert parse_records((out / "game.txt").read_text())[0].seats[0] == "Zoë.k-1"
+
+
+def test_a_game_whose_run_folder_cannot_be_written_keeps_its_record(tmp_path: Path) -> None:
+    """save_game into a folder that is not empty: the run is refused, the record is kept."""
+    from marrakech_sim.errors import MarrakechError
+    from marrakech_sim.human import save_game
+
+    game, _ = _play(["2", "1", "3"] * 30)
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "other.txt").write_text("someone else's")
+    with pytest.raises(MarrakechError, match="the game's record is in"):
+        save_game(game, 3, OPPONENT, out)  # type: ignore[arg-type]
+    saved = tmp_path / "taken-game.txt"
+    assert read_records(saved.read_text())[0].record.to_text() == game.record.to_text()  # type: ignore[attr-defined]

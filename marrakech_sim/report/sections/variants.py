@@ -161,6 +161,7 @@ class Distribution:
         order = np.lexsort((value, group))
         group, value, count = group[order], value[order], count[order]
         start = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(value) != 0)])
+        start = start[: len(group)]  # no cell at all when no game has a value
         self.group, self.value = group[start], value[start]
         self.count = np.add.reduceat(count, start) if len(start) else count
         for r in np.unique(rc).tolist():
