@@ -28,8 +28,7 @@ it the key is the block number.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 
 import numpy as np
@@ -57,12 +56,42 @@ def seatings(lineup: Sequence[str], rotation: str) -> tuple[tuple[str, ...], ...
     """The distinct seatings of a block, the line-up itself first."""
     lineup = tuple(lineup)
     if rotation == "all":
-        found = itertools.permutations(lineup)
+        found: Iterator[tuple[str, ...]] = distinct_permutations(lineup)
     elif rotation == "latin":
-        found = (lineup[r:] + lineup[:r] for r in range(len(lineup)))  # type: ignore[assignment]
+        found = (lineup[r:] + lineup[:r] for r in range(len(lineup)))
     else:
-        found = iter([lineup])  # type: ignore[assignment]
+        found = iter([lineup])
     return tuple(dict.fromkeys(found))
+
+
+def distinct_permutations(items: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The distinct orders of `items`, in the order of their first appearance in
+    ``itertools.permutations(items)``, without listing the repeats: 12 copies of one
+    strategy and one other give 13 seatings for 13 steps, not 13! = 6.2e9.
+
+    (The depth-first search of itertools.permutations over positions, skipping at each
+    level a value already tried there: what it skips holds only orders seen before.)
+    """
+    n = len(items)
+    used = [False] * n
+    chosen: list[str] = []
+
+    def extend() -> Iterator[tuple[str, ...]]:
+        if len(chosen) == n:
+            yield tuple(chosen)
+            return
+        tried: set[str] = set()
+        for i in range(n):
+            if used[i] or items[i] in tried:
+                continue
+            tried.add(items[i])
+            used[i] = True
+            chosen.append(items[i])
+            yield from extend()
+            chosen.pop()
+            used[i] = False
+
+    return extend()
 
 
 def matches_of(study: Study) -> list[Match]:

@@ -43,6 +43,7 @@ from marrakech_sim.run.provenance import check_same_code, code_digest
 from marrakech_sim.run.stopping import Stopper, stopping_line
 
 log = logging.getLogger(__name__)
+MANIFEST_SECONDS = 5.0  # run.json (with the parts' digests) is rewritten at most this often
 
 
 # (games done, games planned, seconds this session, faults this session)
@@ -83,7 +84,7 @@ def _manifest(study: Study, plan: Plan, prep: Prepared, run_id: str) -> dict[str
     from marrakech_sim import __version__
 
     columns = [f.name for f in prep.moves_schema]
-    return {
+    manifest = {
         "format_version": runfolder.FORMAT_VERSION,
         "run_id": run_id,
         "created": runfolder.utc_now(),
@@ -109,7 +110,10 @@ def _manifest(study: Study, plan: Plan, prep: Prepared, run_id: str) -> dict[str
             "platform": platform.platform(),
         },
         "sessions": [],
+        "digests": {},  # part -> its digest, recorded as each chunk is done
     }
+    manifest["manifest_digest"] = runfolder.manifest_digest(manifest)
+    return manifest
 
 
 def run_study(
@@ -167,12 +171,17 @@ def resume_run(
 ) -> RunResult:
     """Finish a run that was interrupted: play exactly the chunks that are not on disk.
 
-    The parts already there are checked first (`runfolder.check_parts` against the plan);
-    a damaged chunk (a part missing, unreadable, or disagreeing with the other tables or
-    the plan) is removed and played again, and named in `RunResult.replayed`.
+    The parts already there are checked first (`runfolder.check_parts` against the plan,
+    and each part against its digest in run.json); a damaged chunk (a part missing,
+    unreadable, disagreeing with the other tables or the plan, or changed since it was
+    written) is removed and played again, and named in `RunResult.replayed`. A run.json
+    whose definition (config, seed, plan) was edited is refused.
     """
     run_dir = Path(run_dir)
     manifest = runfolder.read_manifest(run_dir)
+    edited = runfolder.edited_definition(manifest)
+    if edited is not None:
+        raise RunFolderError(f"{str(run_dir)!r}: {edited}")
     check_same_code(run_dir, manifest)
     study = _study_of(run_dir, manifest)
     with runfolder.locked(run_dir), _writing(run_dir):
@@ -189,11 +198,24 @@ def resume_run(
         }
         parts = runfolder.check_parts(run_dir, planned=planned)
         parts.refuse_strays(run_dir)
-        if parts.damaged:
-            log.info("run %s: replaying %s", run_dir, parts.describe(most=len(parts.damaged)))
-            runfolder.remove_chunks(run_dir, sorted(parts.damaged))
+        damaged = {
+            **parts.damaged,
+            **runfolder.changed_chunks(run_dir, manifest, parts.whole, required=False),
+        }
+        if damaged:
+            log.info(
+                "run %s: replaying %s",
+                run_dir,
+                dataclasses.replace(parts, damaged=damaged).describe(most=len(damaged)),
+            )
+            runfolder.remove_chunks(run_dir, sorted(damaged))
+            runfolder.forget_chunks(manifest, damaged)
+        # chunks done after the manifest was last written (a kill -9) get their digests now
+        digests = manifest.setdefault("digests", {})
+        found = runfolder.chunk_digests(run_dir, [c for c in parts.whole if c not in damaged])
+        digests.update({k: v for k, v in found.items() if k not in digests})
         result = _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
-        return dataclasses.replace(result, replayed=parts.damaged)
+        return dataclasses.replace(result, replayed=damaged)
 
 
 def _study_of(run_dir: Path, manifest: dict[str, Any]) -> Study:
@@ -279,12 +301,20 @@ def _execute(
     errors = 0
     session_games = 0
 
+    written = [time.perf_counter()]  # when run.json was last written
+
     def finished(result: ChunkResult) -> int | None:
         nonlocal played, errors, session_games
         played += result.games
         session_games += result.games
         errors += result.errors
         done.add(result.chunk)
+        # the chunk's parts as written: a later change to them is found by resume and report
+        manifest.setdefault("digests", {}).update(runfolder.chunk_digests(run_dir, [result.chunk]))
+        if time.perf_counter() - written[0] > MANIFEST_SECONDS:
+            manifest["games_played"], manifest["chunks_played"] = played, len(done)
+            runfolder.write_manifest(run_dir, manifest)
+            written[0] = time.perf_counter()
         if progress is not None:
             progress(played, plan.games_planned, time.perf_counter() - started, errors)
         found = None
@@ -349,6 +379,7 @@ def _execute(
         # the decision is taken on the chunks in order: later chunks are not part of the run
         later = [c for c in range(stop_at + 1, plan.chunks)]
         runfolder.remove_chunks(run_dir, later)
+        runfolder.forget_chunks(manifest, later)
         runfolder.remove_temporaries(run_dir)
         done = {c for c in done if c <= stop_at}
         played = sum(_chunk_size(plan, c) for c in done)

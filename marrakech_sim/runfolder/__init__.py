@@ -5,6 +5,7 @@ parts     a chunk's tables as numpy columns (`Part`)
 folder    writing: parts written atomically, the manifest, finished chunks
 read      reading: the manifest, each table as a pyarrow dataset or table
 check     checking: every part whole, the tables agreeing, the run finished
+digest    integrity by content: each part's digest and the run's definition in run.json
 lock      one writer per run folder (an advisory lock held for the run)
 columns   compiled helpers: move rows to columns, Parquet's level encodings
 """
@@ -16,6 +17,13 @@ from marrakech_sim.runfolder.check import (
     check_parts,
     one_line,
     records_moves,
+)
+from marrakech_sim.runfolder.digest import (
+    changed_chunks,
+    chunk_digests,
+    edited_definition,
+    forget_chunks,
+    manifest_digest,
 )
 from marrakech_sim.runfolder.folder import (
     WRITERS,
@@ -71,17 +79,22 @@ __all__ = [
     "Column",
     "Part",
     "PartsCheck",
+    "changed_chunks",
     "check_complete",
     "check_parts",
     "check_writer",
+    "chunk_digests",
     "chunks_done",
     "concat_parts",
     "describe_os_error",
+    "edited_definition",
+    "forget_chunks",
     "games_part",
     "has_visible_after",
     "holds_a_run",
     "iter_parts",
     "locked",
+    "manifest_digest",
     "moves_part",
     "moves_schema",
     "one_line",

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marrakech_sim.errors import RunFolderError
+from marrakech_sim.runfolder.digest import changed_chunks, edited_definition
 from marrakech_sim.runfolder.folder import chunk_of, is_part_name, is_temporary, part_name
 from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
@@ -127,8 +128,18 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
             f"{manifest.get('games_played', '?')} of {manifest.get('games_planned', '?')} "
             f"games){resume}"
         )
+    edited = edited_definition(manifest)
+    if edited is not None:
+        raise RunFolderError(f"run {str(run_dir)!r}: {edited}")
     parts = check_parts(run_dir, moves_required=records_moves(run_dir, manifest))
     parts.refuse_strays(run_dir)
+    changed = changed_chunks(run_dir, manifest, parts.whole, required=True)
+    if changed:
+        parts = PartsCheck(
+            {c: n for c, n in parts.whole.items() if c not in changed},
+            {**parts.damaged, **changed},
+            parts.strays,
+        )
     if parts.damaged:
         raise RunFolderError(f"run {str(run_dir)!r} has {parts.describe()}{resume}")
     if not parts.whole:
@@ -240,7 +251,10 @@ def _check_chunk(
                 f"{expected[table]} {unit}s"
             )
         span = _stats_span(meta[table])
-        if span is not None and span != (first, last):
+        # every game has its seats; a game that faulted before its first move has no moves
+        if span is not None and not (
+            span == (first, last) if table == "seats" else first <= span[0] <= span[1] <= last
+        ):
             return (
                 f"{table}/{part_name(chunk)} covers games {span[0]}..{span[1]}; the games "
                 f"part {first}..{last}"

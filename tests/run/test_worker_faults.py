@@ -113,6 +113,26 @@ def test_a_strategy_raising_keyboard_interrupt_ends_only_its_game(
     assert verify_run(tmp_path / "run").ok
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_run_whose_chunks_start_or_end_with_a_game_without_moves_is_reported(
+    tmp_path: Path, workers: int
+) -> None:
+    """Games that fault before their first move have no moves rows: a chunk whose first or
+    last game is one is whole (the report reads it, resume replays nothing)."""
+    from marrakech_sim.report import build_report
+    from marrakech_sim.run.runner import resume_run
+
+    study = lineup_study(f"{BAD}:SometimesNoRotation", games_per_lineup=64, chunk_games=4)
+    out = tmp_path / "run"
+    result = run_study(study, out, workers=workers)
+    games = read(out, "games")
+    edges = games[(games["game_id"] % 4).isin([0, 3]) & (games["turns"] == 0)]
+    assert result.status == "complete" and len(edges) > 0
+    build_report([out], tmp_path / "report")
+    assert resume_run(out, workers=0).replayed == {}
+    assert verify_run(out).ok
+
+
 @pytest.mark.parametrize("name", ["Hangs", "Sleeps", "SwallowsTimeouts"])
 def test_a_hanging_strategy_is_stopped_by_the_study_decision_budget(
     tmp_path: Path, name: str

@@ -218,3 +218,17 @@ class InterruptsItself(_Dies):
 
     def die(self):
         raise KeyboardInterrupt
+
+
+class SometimesNoRotation(BaseStrategy):
+    """Returns None as its rotation in half its games (chosen by its own stream): those
+    games fault before their first move, so they have no moves rows."""
+
+    def on_game_start(self, view):
+        self.doomed = view.rng.below(2) == 0
+
+    def choose_rotation(self, view):
+        return None if self.doomed else 0
+
+    def choose_placement(self, view, options):
+        return options[0]

@@ -1,0 +1,109 @@
+"""Integrity by content: a digest of every part, and of what defines the run, in run.json.
+
+A part that is still a readable Parquet file can hold changed values (one roll, a rule set
+name, an end reason); the structural check (`check`) cannot see that, a replay (`verify`)
+can but costs as much as playing. The runner records each part's digest (BLAKE2b, 128 bits)
+in the manifest's ``digests`` when its chunk is done, and ``manifest_digest`` over the keys
+that define the run (config, seed, plan) when it starts. Resume replays a chunk whose part
+no longer has its digest and refuses a manifest whose definition changed; the report
+refuses both. Reading every part costs about a second per GB, no replay.
+
+Runs without ``digests`` (other writers of the format) are checked structurally only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from marrakech_sim.runfolder.folder import chunk_of, is_part_name
+from marrakech_sim.runfolder.schema import MANIFEST, TABLES
+
+DEFINING_KEYS = (
+    "run_id",
+    "created",
+    "seed",
+    "config",
+    "games_planned",
+    "blocks",
+    "chunks",
+    "matches",
+    "seed_derivation",
+    "moves_columns",
+)  # what a resume plays from: an edit to any of them is refused
+
+
+def file_digest(path: Path) -> str:
+    """BLAKE2b-128 of a file's bytes, in hex."""
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """The digest of the manifest's `DEFINING_KEYS` (as canonical JSON)."""
+    defining = {key: manifest.get(key) for key in DEFINING_KEYS}
+    text = json.dumps(defining, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def chunk_digests(run_dir: str | Path, chunks: Iterable[int]) -> dict[str, str]:
+    """``{"games/part-000003.parquet": digest, ...}`` of the parts of `chunks`."""
+    wanted = set(chunks)
+    out = {}
+    for table in TABLES:
+        folder = Path(run_dir) / table
+        for name in sorted(os.listdir(folder)) if folder.is_dir() else []:
+            if is_part_name(name) and chunk_of(name) in wanted:
+                out[f"{table}/{name}"] = file_digest(folder / name)
+    return out
+
+
+def forget_chunks(manifest: dict[str, Any], chunks: Iterable[int]) -> None:
+    """Drop the recorded digests of `chunks` (their parts were removed)."""
+    gone = set(chunks)
+    digests = manifest.get("digests")
+    if isinstance(digests, dict):
+        for key in [k for k in digests if chunk_of(k.rpartition("/")[2]) in gone]:
+            del digests[key]
+
+
+def changed_chunks(
+    run_dir: str | Path, manifest: Mapping[str, Any], chunks: Iterable[int], *, required: bool
+) -> dict[int, str]:
+    """The chunks among `chunks` whose parts differ from their recorded digests (chunk ->
+    why); with `required`, a part with no recorded digest counts as changed too. Empty
+    for a manifest without ``digests``."""
+    digests = manifest.get("digests")
+    if not isinstance(digests, dict):
+        return {}
+    wanted = list(chunks)
+    found = chunk_digests(run_dir, wanted)
+    out: dict[int, str] = {}
+    for key, digest in sorted(found.items()):
+        chunk = chunk_of(key.rpartition("/")[2])
+        recorded = digests.get(key)
+        if chunk in out or (recorded is None and not required):
+            continue
+        if recorded is None:
+            out[chunk] = f"{key} has no digest in {MANIFEST} (it was not written by this run)"
+        elif recorded != digest:
+            out[chunk] = f"{key} changed since it was written (not the digest in {MANIFEST})"
+    return out
+
+
+def edited_definition(manifest: Mapping[str, Any]) -> str | None:
+    """What is wrong when the manifest's defining keys changed since the run started."""
+    recorded = manifest.get("manifest_digest")
+    if recorded is None or recorded == manifest_digest(manifest):
+        return None
+    return (
+        f"{MANIFEST} was edited after the run started (its config, seed or plan no longer "
+        "match the digest recorded then): a run's definition cannot change; start a new run"
+    )
