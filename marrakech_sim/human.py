@@ -373,7 +373,9 @@ def play_person(
         players: list[Any] = [_Watched(spec.build(), prompter.seen) for spec in opponents]
         players.insert(seat, person)
         try:
-            game = play_game(rules, players, seed, names=names)
+            game = play_game(
+                rules, players, seed, names=names, time_budgets=opponent_budgets(rules, seat)
+            )
         except _Undo:
             decisions = person.script[: person.used - 1]
             show("(undone: your last choice is taken back)")
@@ -383,8 +385,11 @@ def play_person(
             stopped = QuitGame(f"quit after {len(turns)} turns")
             stopped.record = record_from_actions(rules, names, turns, event="play", seed=seed)
             raise stopped from None
-        if game.error is not None:
-            raise MarrakechError(f"the game ended in a fault: {game.error}")
+        if game.error is not None:  # an opponent's fault ends the game; its turns are kept
+            turns = history_turns(rules, prompter.seen)
+            faulted = QuitGame(f"the game ended in a fault after {len(turns)} turns: {game.error}")
+            faulted.record = record_from_actions(rules, names, turns, event="play", seed=seed)
+            raise faulted
         record = record_from_game(game, rules, names, event="play", seed=seed)
         done = replay(record)
         final = position_text(
@@ -392,6 +397,15 @@ def play_person(
         )
         show(final)
         return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
+
+
+def opponent_budgets(rules: Rules, seat: int) -> list[float | None]:
+    """Each opponent's time per decision (a study's default); none for the person."""
+    from marrakech_sim.run.config import DEFAULT_DECISION_SECONDS
+
+    budgets: list[float | None] = [DEFAULT_DECISION_SECONDS] * rules.players
+    budgets[seat] = None
+    return budgets
 
 
 def seat_names(rules: Rules, opponents: Sequence[StrategySpec], seat: int, name: str) -> list[str]:
@@ -464,7 +478,9 @@ def play_to_choice(
     players: list[Any] = [_Watched(spec.build(), seen) for spec in opponents]
     players.insert(seat, person)
     try:
-        game = play_game(rules, players, seed, names=names)
+        game = play_game(
+            rules, players, seed, names=names, time_budgets=opponent_budgets(rules, seat)
+        )
     except _Pause as asked:
         turns = history_turns(rules, seen, asked.state)
         return Asked(asked.state, asked.options, turns, hint=asked.hint)

@@ -990,7 +990,14 @@ def _at_a_glance(rt: ReportTables) -> tuple[str, list[str], list[list[str]]] | N
                 metric("margin", ""),
             ]
         )
-    header = ["rule set", "players' model", "largest seat gap", "turns", "bankruptcies", "margin"]
+    header = [
+        "rule set",
+        "players' model",
+        "largest seat gap",
+        "turns",
+        "bankruptcies",
+        "winning margin (points)",
+    ]
     return ("At a glance (seat gap: the family's interval; the rest 95%)", header, rows)
 
 

@@ -203,3 +203,23 @@ def test_a_game_whose_run_folder_cannot_be_written_keeps_its_record(tmp_path: Pa
         save_game(game, 3, OPPONENT, out)  # type: ignore[arg-type]
     saved = tmp_path / "taken-game.txt"
     assert read_records(saved.read_text())[0].record.to_text() == game.record.to_text()  # type: ignore[attr-defined]
+
+
+def test_an_opponent_that_sleeps_is_stopped_and_the_turns_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An opponent past its time per decision ends the game as a fault, not a hang; the
+    person's turns so far come back as a record."""
+    from marrakech_sim.run import config
+
+    monkeypatch.setattr(config, "DEFAULT_DECISION_SECONDS", 0.2)
+    feed = iter(["1", "2"] * 40)
+    with pytest.raises(QuitGame, match="exceeded its time budget") as info:
+        play_person(
+            RULES,
+            [StrategySpec.of(f"{BAD}:Sleeps")],
+            read=lambda prompt: next(feed, "q"),
+            show=lambda text: None,
+            seed=game_seed(3),
+        )
+    assert info.value.record is not None and len(info.value.record.turns) >= 1
