@@ -6,9 +6,13 @@ tables (`runfolder.Part`), `write_chunk` writes them. Nothing here knows of proc
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import logging
 import multiprocessing
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,8 @@ from marrakech_sim.rules.options import Rules
 from marrakech_sim.run.config import StoppingRule, Study
 from marrakech_sim.run.plan import ChunkGames, Plan
 from marrakech_sim.runfolder.columns import columns_into
+
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -388,6 +394,48 @@ def group_parts(
     return games, seats, moves
 
 
+#: characters of what strategies print during a chunk that run.log keeps (the rest counted)
+KEPT_OUTPUT_CHARS = 2000
+
+
+class CappedOutput(io.TextIOBase):
+    """A text stream that keeps its first `most` characters and counts the rest."""
+
+    def __init__(self, most: int = KEPT_OUTPUT_CHARS) -> None:
+        super().__init__()
+        self.most, self.kept, self.chars, self.lines = most, io.StringIO(), 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        room = self.most - self.chars
+        if room > 0:
+            self.kept.write(text[:room])
+        self.chars += len(text)
+        self.lines += text.count("\n")
+        return len(text)
+
+
+@contextlib.contextmanager
+def captured_output(where: str) -> Iterator[CappedOutput]:
+    """While Python-loop games play: what strategies print to standard output or error is
+    caught (never sent through the run's output: one printing on every decision wrote
+    4.5 GB), and its beginning logged to run.log with the count of the rest."""
+    capped = CappedOutput()
+    with contextlib.redirect_stdout(capped), contextlib.redirect_stderr(capped):
+        yield capped
+    if capped.chars:  # run.log only: the console shows warnings, this is a plug-in's chatter
+        log.info(
+            "%s: strategies printed %s characters (%s lines); the first %d: %r",
+            where,
+            f"{capped.chars:,}",
+            f"{capped.lines:,}",
+            min(capped.chars, capped.most),
+            capped.kept.getvalue(),
+        )
+
+
 def play_chunk(
     prep: Prepared,
     chunk: int,
@@ -416,7 +464,8 @@ def play_chunk(
             if is_compiled:
                 group = play_compiled(prep, r, cg, where, reuse=reuse_buffers)
             else:
-                group = play_python(prep, r, cg, where, lost)
+                with captured_output(f"chunk {chunk}"):
+                    group = play_python(prep, r, cg, where, lost)
             if group.errors:
                 errors.extend(e for e in group.errors if e)
             parts.append(group_parts(prep, r, cg, group))
@@ -559,10 +608,11 @@ def _differing(
         specs = [prep.study.strategy(x) for x in lineup]
         budgets = [prep.decision_seconds] * len(lineup)
         for seed in seeds:
-            a, b = (
-                play_game(rules, [x.build() for x in specs], seed, time_budgets=budgets)
-                for _ in range(2)
-            )
+            with captured_output("the reproducibility check before the run"):
+                a, b = (
+                    play_game(rules, [x.build() for x in specs], seed, time_budgets=budgets)
+                    for _ in range(2)
+                )
             if not same_game(a, b):
                 out.append(
                     f"strategy {name!r} played two different games from one seed ({seed}, "

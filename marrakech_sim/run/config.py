@@ -20,6 +20,9 @@ line-up, the run seed and, optionally, a stopping rule::
     kind = "self_play"          # round_robin | gauntlet | lineups | self_play
 
     common_seeds = true         # optional: the rule sets play the same block seeds
+    worker_memory_mb = 2048     # optional: the memory a worker process may grow by while
+                                # it plays (a strategy past it is a fault); default: the
+                                # machine's memory shared among the workers, at least 1 GB
 
     skill_levels = ["random", "greedy"]   # optional: self-play strategies, weakest first
 
@@ -60,6 +63,7 @@ DEFAULT_CHUNK_GAMES = 4096
 #: seconds a Python-loop strategy may think per decision in a study before its game ends
 #: as a fault (the built-ins take milliseconds at most)
 DEFAULT_DECISION_SECONDS = 10.0
+MIN_WORKER_MEMORY_MB, MAX_WORKER_MEMORY_MB = 64, 1 << 24  # 64 MB to 16 TB
 MAX_DECISION_SECONDS = 86_400.0
 #: the schedule keys each kind takes besides `kind` and `rulesets`
 SCHEDULE_KEYS_OF = {
@@ -88,6 +92,7 @@ _TOP_KEYS = (
     "chunk_games",
     "common_seeds",
     "decision_seconds",
+    "worker_memory_mb",
     "rulesets",
     "strategies",
     "schedule",
@@ -218,6 +223,8 @@ class Study:
     # the self-play strategies that are skill levels, weakest first (the report's trends)
     skill_levels: tuple[str, ...] = ()
     report: ReportOptions | None = None
+    # the memory a worker may grow by while it plays (None: a share of the machine's)
+    worker_memory_mb: int | None = None
 
     @property
     def ruleset_names(self) -> tuple[str, ...]:
@@ -275,6 +282,11 @@ class Study:
             "stopping": self.stopping.to_dict() if self.stopping else None,
             # only when set: the resolved config of a study without it is unchanged
             **({"common_seeds": True} if self.common_seeds else {}),
+            **(
+                {"worker_memory_mb": self.worker_memory_mb}
+                if self.worker_memory_mb is not None
+                else {}
+            ),
             **({"skill_levels": list(self.skill_levels)} if self.skill_levels else {}),
             **({"report": self.report.to_dict()} if self.report else {}),
         }
@@ -332,6 +344,9 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         raise ConfigError(f"common_seeds = {common_seeds!r}: expected true or false")
     skill_levels = _skill_levels(data.get("skill_levels"), strategies)
     report = _report(data.get("report"))
+    memory = data.get("worker_memory_mb")
+    if memory is not None:
+        memory = _int("worker_memory_mb", memory, MIN_WORKER_MEMORY_MB, MAX_WORKER_MEMORY_MB)
     study = Study(
         name=name,
         seed=seed,
@@ -347,6 +362,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         common_seeds=common_seeds,
         skill_levels=skill_levels,
         report=report,
+        worker_memory_mb=memory,
     )
     # a line-up that does not fit a rule set's player count is named here, and a study
     # too big to plan before anything is enumerated

@@ -46,6 +46,18 @@ STOP_SECONDS = 10.0
 #: seconds between the pool's looks at its workers (deaths are seen at once; this is
 #: how late a worker stuck past its game time limit is noticed)
 WATCH_SECONDS = 0.5
+#: seconds a busy worker may stay stopped (SIGSTOP, a debugger) before it is replaced
+STOPPED_SECONDS = 10.0
+
+
+def _is_stopped(pid: int) -> bool:
+    """Whether a process is stopped (state T or t in /proc; False where there is none)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("T", "t")
 
 
 def init_worker(
@@ -55,6 +67,7 @@ def init_worker(
     level: int,
     prepared: Any = None,
     writer: str = "encoder",
+    memory_mb: int | None = None,
     marker: Any = None,
 ) -> None:
     # Ctrl-C goes to the whole process group; the parent stops the pool
@@ -66,6 +79,8 @@ def init_worker(
         logger.setLevel(level)
         logger.propagate = False
     faulthandler.disable()  # a strategy's segfault is reported as a fault, not on stderr
+    if memory_mb is not None:
+        limit_memory(memory_mb)
     np.random.seed(0)  # forked workers share numpy's global state; nothing here uses it
     WORKER["prep"] = prepared if prepared is not None else Prepared(study)
     WORKER["prep"].marker = marker
@@ -73,6 +88,33 @@ def init_worker(
     WORKER["writer"] = writer
     if prepared is None:
         WORKER["prep"].warm_up()
+
+
+def worker_memory_mb(study: Study, workers: int) -> int:
+    """The memory (MB) each of `workers` workers may grow by: the study's worker_memory_mb,
+    else the machine's memory shared among the workers and the main process (>= 1 GB)."""
+    if study.worker_memory_mb is not None:
+        return study.worker_memory_mb
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    return max(1024, total // (workers + 1))
+
+
+def limit_memory(grow_mb: int) -> None:
+    """Bound this process's address space at what it holds now plus `grow_mb` MB
+    (RLIMIT_AS): a strategy that allocates past it gets a MemoryError, a fault of its game,
+    instead of wedging the machine."""
+    import resource
+
+    try:
+        with open("/proc/self/statm") as f:  # Linux; elsewhere the bound is not set
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    limit = size + grow_mb * (1 << 20)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 def worker_chunk(chunk: int, lost: dict[int, str] | None = None) -> ChunkResult:
@@ -187,6 +229,7 @@ class _Worker:
     conn: Any
     marker: Any  # shared doubles: chunk, game position in it (-1: none), game start time
     chunk: int | None = None  # the chunk it plays, None when idle
+    stopped_at: float | None = None  # when it was first seen stopped (SIGSTOP), if it is
 
 
 class ChunkPool:
@@ -246,6 +289,7 @@ class ChunkPool:
             logger.getEffectiveLevel(),
             prep if self.method == "fork" else None,
             writer,
+            worker_memory_mb(study, workers),
         )
         self.names = prep.names
         self.plan = prep.plan
@@ -318,8 +362,18 @@ class ChunkPool:
                     pending.appendleft(chunk)
 
     def _overtime(self, w: _Worker) -> str | None:
-        """Why a busy worker is to be killed: a game past game_seconds, else None."""
-        if self.game_seconds is None or w.chunk is None or w.marker[1] < 0:
+        """Why a busy worker is to be killed: stopped (SIGSTOP) for STOPPED_SECONDS, or a
+        game past game_seconds; else None."""
+        if w.chunk is None:
+            return None
+        if _is_stopped(w.process.pid):
+            now = time.monotonic()
+            w.stopped_at = w.stopped_at if w.stopped_at is not None else now
+            if now - w.stopped_at > STOPPED_SECONDS:
+                return f"the worker was stopped (SIGSTOP) for {now - w.stopped_at:.0f} s"
+        else:
+            w.stopped_at = None
+        if self.game_seconds is None or w.marker[1] < 0:
             return None
         spent = time.monotonic() - w.marker[2]
         if spent <= self.game_seconds:

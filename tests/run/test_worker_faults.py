@@ -133,6 +133,64 @@ def test_a_run_whose_chunks_start_or_end_with_a_game_without_moves_is_reported(
     assert verify_run(out).ok
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_what_a_strategy_prints_is_kept_short_in_run_log(tmp_path: Path, workers: str) -> None:
+    """A strategy printing on every decision: the run's own output stays short, run.log
+    keeps the beginning of what it printed per chunk and counts the rest."""
+    config = tmp_path / "prints.toml"
+    config.write_text(
+        'seed = 5\ngames_per_lineup = 40\nchunk_games = 10\nrotation = "none"\n'
+        "[rulesets.two]\nplayers = 2\n[strategies.random]\n"
+        f'[strategies.bad]\nref = "{BAD}:Prints"\n'
+        '[schedule]\nkind = "lineups"\nlineups = [["bad", "random"]]\n'
+    )
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", workers],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "thinking about" not in done.stdout + done.stderr
+    log = (out / "run.log").read_text()
+    kept = [line for line in log.splitlines() if "strategies printed" in line]
+    chunks = [line for line in kept if ": chunk " in line]
+    assert len(chunks) == 4  # one line per chunk (and per game of the check before the run)
+    assert all("thinking about" in line and "a warning" in line for line in kept)
+    assert max(len(line) for line in kept) < 3000
+    assert len(read(out, "games")) == 40
+
+
+def test_a_strategy_that_eats_memory_is_a_fault_naming_the_cause(tmp_path: Path) -> None:
+    """Past the worker's memory bound a strategy's allocation fails: its game is a fault
+    that names the bound, and the run goes on (it used to wedge with no fault recorded)."""
+    study = lineup_study(f"{BAD}:EatsMemory", games_per_lineup=20, worker_memory_mb=256)
+    result = run_study(study, tmp_path / "run", workers=2)
+    games = read(tmp_path / "run", "games")
+    bad = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 20
+    assert len(bad) == result.errors > 0
+    assert bad["error"].str.contains("ran out of memory").all(), bad["error"].tolist()
+    assert bad["error"].str.contains("worker_memory_mb").all()
+
+
+def test_worker_memory_is_a_share_of_the_machine_unless_set() -> None:
+    from marrakech_sim.run.pool import worker_memory_mb
+
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    assert worker_memory_mb(lineup_study("random"), 3) == max(1024, total // 4)
+    assert worker_memory_mb(lineup_study("random", worker_memory_mb=300), 3) == 300
+
+
+@pytest.mark.parametrize("value", [0, 63, -5, 1.5, "1GB", True, 1 << 25])
+def test_worker_memory_outside_its_range_is_a_config_error(value: Any) -> None:
+    from marrakech_sim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="worker_memory_mb"):
+        lineup_study("random", worker_memory_mb=value)
+
+
 @pytest.mark.parametrize("name", ["Hangs", "Sleeps", "SwallowsTimeouts"])
 def test_a_hanging_strategy_is_stopped_by_the_study_decision_budget(
     tmp_path: Path, name: str
@@ -231,6 +289,26 @@ def test_kill_9_of_a_worker_is_replayed_and_the_run_finishes(tmp_path: Path) -> 
     assert runfolder.read_manifest(out)["status"] == "complete"
     assert len(games) == 1200 and (games["end_reason"] != "error").all()
     assert "killed by SIGKILL" in (out / "run.log").read_text()
+    assert verify_run(out).ok
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_a_stopped_worker_is_replaced_and_the_run_finishes(tmp_path: Path) -> None:
+    """SIGSTOP of one worker mid-run: after STOPPED_SECONDS it is killed and its chunk
+    replayed; the run finishes with every game (it used to wait forever)."""
+    out = tmp_path / "run"
+    proc = _start(tmp_path, out)
+    _wait_for_parts(out, proc, 2)
+    workers = _children(proc.pid)
+    assert workers, "no worker processes found"
+    os.kill(workers[0], signal.SIGSTOP)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    games = read(out, "games")
+    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert len(games) == 1200 and (games["end_reason"] != "error").all()
+    # (run.log says "stopped (SIGSTOP)" when the stop caught it with a chunk; stopped
+    # after its last one, it is killed when the pool closes)
     assert verify_run(out).ok
 
 

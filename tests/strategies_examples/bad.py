@@ -232,3 +232,22 @@ class SometimesNoRotation(BaseStrategy):
 
     def choose_placement(self, view, options):
         return options[0]
+
+
+class Prints(_Rotates):
+    """Prints a line to standard output and one to standard error on every placement."""
+
+    def choose_placement(self, view, options):
+        import sys
+
+        print("thinking about", len(options), "placements" * 20)
+        print("a warning", file=sys.stderr)
+        return options[0]
+
+
+class EatsMemory(_Rotates):
+    """Keeps 64 MB more on each placement, in a list that grows without bound."""
+
+    def choose_placement(self, view, options):
+        self.__dict__.setdefault("hoard", []).append(bytearray(64 << 20))
+        return options[0]
