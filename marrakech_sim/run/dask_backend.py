@@ -209,15 +209,43 @@ def _client(scheduler: str | None, workers: int, fork: bool) -> Iterator[Client]
         with local_cluster(workers, fork=fork) as cluster, Client(cluster) as client:
             yield client
         return
-    try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, ValueError) as exc:
-        raise ClusterError(
-            f"no Dask scheduler answers at {scheduler!r} ({type(exc).__name__}: {exc}); "
-            "start one with `dask scheduler` (docs/cluster.md)"
-        ) from None
+    client = _connect(scheduler)
     with client:
         yield client
+
+
+def _connect(scheduler: str) -> Client:
+    """A client of the scheduler at `scheduler`, or ClusterError within about twice
+    CONNECT_TIMEOUT_S: also when something that is not a Dask scheduler listens there
+    (an HTTP server accepts and never answers the handshake; another sends bytes that read
+    as a frame of exabytes)."""
+    from distributed import Client
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except Exception as exc:  # OSError, a malformed frame (ValueError, MemoryError), ...
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(2 * CONNECT_TIMEOUT_S + 1)
+    if thread.is_alive():
+        raise ClusterError(
+            f"{scheduler!r} accepts connections but no Dask scheduler answers there within "
+            f"{2 * CONNECT_TIMEOUT_S + 1:.0f} s (another server on that port?); start one with "
+            "`dask scheduler` (docs/cluster.md)"
+        )
+    if "error" in box:
+        exc = box["error"]
+        raise ClusterError(
+            f"no Dask scheduler answers at {scheduler!r} ({type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:200]}); start one with `dask scheduler` "
+            "(docs/cluster.md)"
+        ) from None
+    return box["client"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

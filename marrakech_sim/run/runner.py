@@ -137,7 +137,8 @@ def run_study(
     runfolder.check_writer(writer)
     run_dir = Path(out_dir)
     with runfolder.locked(run_dir), _writing(run_dir):
-        check_new_folder(run_dir)  # under the lock: two runs into one folder cannot both pass
+        # under the lock: two runs into one folder cannot both pass
+        check_new_folder(run_dir, holding_lock=True)
         prep = Prepared(study)
         manifest = _manifest(study, prep.plan, prep, run_dir.name)
         manifest["writer"] = writer
@@ -145,14 +146,19 @@ def run_study(
         return _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
 
 
-def check_new_folder(run_dir: Path) -> None:
+def check_new_folder(run_dir: Path, *, holding_lock: bool = False) -> None:
     """RunFolderError unless `run_dir` can take a new run (missing, or holding only what a
-    failed start leaves); an unfinished run there is named with the command resuming it."""
+    failed start leaves); an unfinished run there is named with the command resuming it.
+
+    holding_lock: the caller holds the folder's lock (a run.json saying 'running' is then
+    a run stopped without time to say so)."""
     if not runfolder.holds_a_run(run_dir):
         return
     status = None
     with contextlib.suppress(RunFolderError):
         status = runfolder.read_manifest(run_dir).get("status")
+    if status == "running" and holding_lock:  # then no other writer is running it
+        status = "interrupted"
     if status is not None and status not in runfolder.FINISHED:
         raise RunFolderError(
             f"{str(run_dir)!r} holds an unfinished run (status {status!r}): resume it with "

@@ -50,6 +50,21 @@ def locked(run_dir: str | Path) -> Iterator[Path]:
         os.close(fd)  # releases the lock once no forked worker holds the file open either
 
 
+def is_locked(run_dir: str | Path) -> bool:
+    """Whether a writer holds the run folder's lock now (a shared lock cannot be had)."""
+    try:
+        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: no writer ever held it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the shared lock if it was had
+    return False
+
+
 def holds_a_run(run_dir: str | Path) -> bool:
     """Whether the folder holds anything besides a log and the lock (all a failed start leaves)."""
     run_dir = Path(run_dir)

@@ -13,6 +13,7 @@ import pyarrow.dataset as ds
 
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.runfolder.folder import chunk_of, is_part_name
+from marrakech_sim.runfolder.lock import is_locked
 from marrakech_sim.runfolder.schema import (
     FORMAT_VERSION,
     GAMES_SCHEMA,
@@ -23,7 +24,12 @@ from marrakech_sim.runfolder.schema import (
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    """The run's manifest; RunFolderError when the folder is not a run folder."""
+    """The run's manifest; RunFolderError when the folder is not a run folder.
+
+    A run whose run.json says 'running' while no writer holds the folder's lock was
+    stopped in a way that left it no time to say so (kill -9, a power cut): its status
+    reads 'interrupted' (resumable), as Ctrl-C leaves it.
+    """
     path = Path(run_dir) / MANIFEST
     try:
         manifest = json.loads(path.read_text())
@@ -36,6 +42,8 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
         raise RunFolderError(
             f"{str(path)!r}: format_version = {version!r}; this program reads {FORMAT_VERSION}"
         )
+    if manifest.get("status") == "running" and not is_locked(run_dir):
+        manifest["status"] = "interrupted"
     return manifest
 
 

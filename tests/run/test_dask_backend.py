@@ -408,6 +408,42 @@ def test_unreachable_scheduler_is_a_cluster_error(
     assert resume_run(tmp_path / "run", workers=0).status == "complete"
 
 
+@pytest.mark.parametrize("reply", [b"", b"\xff" * 64], ids=["silent", "garbage"])
+def test_a_server_that_is_not_dask_is_a_cluster_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, reply: bytes
+) -> None:
+    """A server that accepts and then says nothing (or bytes that are no Dask frame) at
+    the scheduler's address: a ClusterError in seconds, not a hang."""
+    import socket
+    import threading
+
+    monkeypatch.setattr(dask_backend, "CONNECT_TIMEOUT_S", 1)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                held.append(conn)
+                if reply:
+                    conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    started = time.monotonic()
+    try:
+        backend = DaskBackend(scheduler=f"tcp://127.0.0.1:{port}")
+        with pytest.raises(ClusterError, match=f"127.0.0.1:{port}"):
+            run_study(study_from_dict(study_data()), tmp_path / "run", backend=backend)
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+    assert time.monotonic() - started < 30
+    assert runfolder.read_manifest(tmp_path / "run")["status"] == "failed"
+
+
 def test_local_cluster_needs_a_worker(tmp_path: Path) -> None:
     """--workers 0 with a LocalCluster is refused with the value named."""
     with pytest.raises(ConfigError, match="workers 0"):

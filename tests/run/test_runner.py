@@ -166,8 +166,8 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     done_at_kill = runfolder.chunks_done(out)
-    manifest = runfolder.read_manifest(out)
-    assert manifest["status"] == "running" and len(done_at_kill) < manifest["chunks"]
+    manifest = runfolder.read_manifest(out)  # 'running' in run.json, and no writer left
+    assert manifest["status"] == "interrupted" and len(done_at_kill) < manifest["chunks"]
     result = resume_run(out, workers=2)
     assert result.status == "complete" and result.games_played == 1200
     assert result.games_this_session < 1200

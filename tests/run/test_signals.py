@@ -41,8 +41,9 @@ def test_verify_of_a_running_run_names_the_missing_chunks(tmp_path: Path) -> Non
     runfolder.remove_chunks(out, [1, 3, 4])
     report = verify_run(out)
     assert report.games == 20 and report.mismatches == 0
+    # run.json says 'running' and no writer holds the lock: it reads as interrupted
     assert report.problems == [
-        "the run is 'running', not complete: 3 of 5 chunks missing (chunks 1, 3-4)"
+        "the run is 'interrupted', not complete: 3 of 5 chunks missing (chunks 1, 3-4)"
     ]
 
 

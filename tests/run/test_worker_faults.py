@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 
 from marrakech_sim import runfolder
+from marrakech_sim.errors import RunFolderError
 from marrakech_sim.run.chunk import Prepared
 from marrakech_sim.run.config import study_from_dict
 from marrakech_sim.run.pool import worker_pool
@@ -344,6 +346,12 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
     parts = runfolder.chunks_done(out)
     time.sleep(1)
     assert runfolder.chunks_done(out) == parts
+    # run.json still says 'running' (no time to say more); with no writer left holding
+    # the lock, the next look reads it as interrupted, and a new run there is told to resume
+    assert json.loads((out / "run.json").read_text())["status"] == "running"
+    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    with pytest.raises(RunFolderError, match="status 'interrupted'"):
+        run_study(lineup_study("random"), out, workers=0)
 
 
 @pytest.mark.parametrize(
