@@ -400,3 +400,26 @@ def test_a_study_warns_when_a_strategy_plays_two_games_from_one_seed(
     with caplog.at_level("WARNING", logger="marrakech_sim"):
         run_study(lineup_study(SLOW, games_per_lineup=4), tmp_path / "b", workers=0)
     assert not [r for r in caplog.records if "cannot be reproduced" in r.getMessage()]
+
+
+def test_bench_of_a_line_up_whose_strategy_ends_its_process_reports(tmp_path: Path) -> None:
+    """`marrakech bench` with a plug-in that calls os._exit: its games are faults in the
+    workers, and bench prints its figures (it used to end silently with exit code 1)."""
+    done = subprocess.run(
+        [
+            str(MARRAKECH),
+            "bench",
+            "--players",
+            "2",
+            "--lineup",
+            f"{BAD}:HardExits,random",
+            "--games",
+            "12",
+            "--records",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "12 games, 1 worker(s)" in done.stdout + done.stderr
