@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from marrakech_sim import runfolder
-from marrakech_sim.errors import StrategyError
+from marrakech_sim.errors import RunFolderError, StrategyError
 from marrakech_sim.play.game import StopPlay
 from marrakech_sim.run.chunk import (
     ChunkResult,
@@ -484,9 +484,16 @@ def run_logging(run_dir: Path, console_level: int = logging.WARNING) -> Iterator
     """
     from multiprocessing_logging import MultiProcessingHandler
 
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunFolderError(f"{str(run_dir)!r} is not a folder: give a run folder's name")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(run_dir / runfolder.LOG_FILE)
+    except OSError as exc:  # /proc/x, a file's name, a read-only or full file system
+        raise RunFolderError(
+            f"cannot write the run folder {str(run_dir)!r}: {runfolder.describe_os_error(exc)}"
+        ) from exc
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(processName)s %(name)s: %(message)s")
-    file_handler = logging.FileHandler(run_dir / runfolder.LOG_FILE)
     file_handler.setLevel(logging.INFO)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(console_level)

@@ -391,3 +391,29 @@ def test_two_runs_in_folders_of_one_name_are_two_runs(run: Path, tmp_path: Path)
     one_line_error(
         ["report", str(tmp_path / "a" / "ref"), str(tmp_path / "c" / "ref")], "are the same run"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["run", "{config}", "--out", "/proc/x"], "cannot write the run folder '/proc/x'"),
+        (["run", "{config}", "--out", "/dev/full"], "'/dev/full' is not a folder"),
+        (["study", "{config}", "--run-dir", "/proc/x"], "cannot write the run folder '/proc/x'"),
+        (
+            ["study", "{config}", "--run-dir", "{tmp}/run", "--report-dir", "/dev/full"],
+            "cannot write into '/dev/full'",
+        ),
+    ],
+)
+def test_a_run_or_study_folder_that_cannot_be_written_is_one_line(
+    tmp_path: Path, args: list[str], match: str
+) -> None:
+    config = tmp_path / "small.toml"
+    config.write_text(
+        "seed = 5\ngames_per_lineup = 8\n[rulesets.two]\nplayers = 2\n[strategies.random]\n"
+        '[schedule]\nkind = "self_play"\n'
+    )
+    filled = [a.format(config=config, tmp=tmp_path) for a in args]
+    done = subprocess.run([str(MARRAKECH), *filled], capture_output=True, text=True, timeout=300)
+    assert done.returncode in (1, 2) and "Traceback" not in done.stderr, done.stderr
+    assert match in done.stderr.strip().splitlines()[-1]
