@@ -555,6 +555,21 @@ def headlines(findings: pd.DataFrame, most: int = 4) -> list[str]:
     return [str(h) for h in pd.concat([matters, extra])["headline"]]
 
 
+def headline_paragraph(findings: pd.DataFrame, most: int = 4) -> str:
+    """The `headlines` as one paragraph; when they all hold among one player model, it is
+    said once in front ("Among the study's mix of greedy, random: ...") instead of in each
+    sentence, so the paragraph reads in a breath and no claim loses its scope."""
+    heads = headlines(findings, most)
+    chosen = findings.loc[findings["headline"].isin(heads), "model"].unique()
+    if len(heads) < 2 or len(chosen) != 1:
+        return " ".join(heads)
+    phrase = f"among {chosen[0]}"
+    if not all(phrase in h for h in heads):
+        return " ".join(heads)
+    short = [h.replace(f", {phrase}", "").replace(f" {phrase}", "") for h in heads]
+    return f"Among {chosen[0]}: " + " ".join(short)
+
+
 def player_model(rt: ReportTables) -> str:
     """The sentence stating whom the findings hold for."""
     names: list[str] = []

@@ -922,7 +922,7 @@ def _findings_first(rt: ReportTables, secs: list[Section]) -> list[Section]:
     summary = Section("Summary")
     every = Section("Every finding")
     if table is not None and len(table):
-        summary.paragraphs.append(" ".join(findings.headlines(table)))
+        summary.paragraphs.append(findings.headline_paragraph(table))
         summary.paragraphs.append(findings.player_model(rt))
         glance = _at_a_glance(rt)
         if glance:

@@ -193,3 +193,33 @@ def test_a_metric_prints_to_the_precision_of_its_interval(
     unit = said.split()[1]
     assert f"{findings.fmt_metric(x, unit, lo, hi)} {findings.span_metric(lo, hi, unit)}" == said
     assert findings.fmt_metric(0.0123, "pp", 0.0, 0.03) == "+1.2 pp"
+
+
+def test_the_headline_paragraph_names_a_common_player_model_once(table: pd.DataFrame) -> None:
+    """All headlines among one model: it is said once, in front; every headline's claim
+    is otherwise the same words."""
+    heads = findings.headlines(table)
+    text = findings.headline_paragraph(table)
+    models = table.loc[table["headline"].isin(heads), "model"].unique()
+    assert len(models) == 1 and len(heads) > 1  # the synthetic study: one mix
+    assert text.startswith(f"Among {models[0]}: ")
+    assert text.count(str(models[0])) == 1
+    assert heads[0].replace(f" among {models[0]}", "") in text
+
+
+def test_headlines_of_two_models_keep_their_own_scope() -> None:
+    rows = pd.DataFrame(
+        {
+            "question": ["seat", "seat"],
+            "model": ["greedy players in every seat", "random players in every seat"],
+            "headline": [
+                "Player 1 wins 60% among greedy players in every seat: it matters.",
+                "Player 2 wins 40% among random players in every seat: it matters.",
+            ],
+            "estimate": [10.0, -10.0],
+            "margin": [1.0, 1.0],
+            "verdict": ["matters", "matters"],
+            "players": [2, 2],
+        }
+    )
+    assert findings.headline_paragraph(rows) == " ".join(rows["headline"])
