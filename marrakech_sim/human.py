@@ -467,11 +467,16 @@ def play_to_choice(
     def pause(view: GameView, options: tuple[Any, ...] | None) -> Decision:
         advice: Decision = None
         if hinter is not None:
-            advice = (
-                int(hinter.choose_rotation(view))
-                if options is None
-                else hinter.choose_placement(view, options)
-            )
+            try:
+                advice = (
+                    int(hinter.choose_rotation(view))
+                    if options is None
+                    else hinter.choose_placement(view, options)
+                )
+            except PassThrough:
+                raise
+            except BaseException:  # the hint strategy's fault: no hint, the game goes on
+                advice = None
         raise _Pause(view.state(), options, advice)
 
     person = _Person(list(script), pause, seen)

@@ -223,3 +223,17 @@ def test_an_opponent_that_sleeps_is_stopped_and_the_turns_are_kept(
             seed=game_seed(3),
         )
     assert info.value.record is not None and len(info.value.record.turns) >= 1
+
+
+def test_a_failing_hint_strategy_gives_the_page_no_hint_and_the_game_goes_on() -> None:
+    """The browser's game (play_to_choice): a hint strategy that raises gives no hint."""
+    from marrakech_sim.human import play_to_choice
+
+    asked = play_to_choice(
+        RULES, OPPONENT, [], seed=game_seed(3), hint=StrategySpec.of(f"{BAD}:Raises")
+    )
+    assert isinstance(asked.hint, int)  # a rotation: Raises rotates like any strategy
+    placed = play_to_choice(
+        RULES, OPPONENT, [0], seed=game_seed(3), hint=StrategySpec.of(f"{BAD}:Raises")
+    )
+    assert placed.options and placed.hint is None  # its placement raised: no hint
