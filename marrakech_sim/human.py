@@ -465,18 +465,7 @@ def play_to_choice(
     hinter = hint.build() if hint is not None else None
 
     def pause(view: GameView, options: tuple[Any, ...] | None) -> Decision:
-        advice: Decision = None
-        if hinter is not None:
-            try:
-                advice = (
-                    int(hinter.choose_rotation(view))
-                    if options is None
-                    else hinter.choose_placement(view, options)
-                )
-            except PassThrough:
-                raise
-            except BaseException:  # the hint strategy's fault: no hint, the game goes on
-                advice = None
+        advice = _advice(hinter, view, options)[0] if hinter is not None else None
         raise _Pause(view.state(), options, advice)
 
     person = _Person(list(script), pause, seen)
@@ -515,16 +504,28 @@ def _hint(hinter: Strategy | None, view: GameView, options: tuple[Any, ...] | No
     """The hint strategy's choice in words; what went wrong when it fails (the game goes on)."""
     if hinter is None:
         return "no hint strategy"
+    advice, failed = _advice(hinter, view, options)
+    if failed is not None:
+        return f"no hint: the hint strategy raised {failed!r} (your game goes on)"
+    if options is None:
+        return f"hint: {ROTATION_WORDS[advice]} ({'LSR'[advice + 1]})"
+    (x1, y1), (x2, y2) = advice
+    return f"hint: {x1},{y1}-{x2},{y2}"
+
+
+def _advice(
+    hinter: Strategy, view: GameView, options: tuple[Any, ...] | None
+) -> tuple[Any, BaseException | None]:
+    """The hint strategy's choice (a rotation as an int), or None and what it raised: its
+    fault is not the person's, in the terminal or the browser."""
     try:
         if options is None:
-            r = hinter.choose_rotation(view)
-            return f"hint: {ROTATION_WORDS[int(r)]} ({'LSR'[int(r) + 1]})"
-        (x1, y1), (x2, y2) = hinter.choose_placement(view, options)
-        return f"hint: {x1},{y1}-{x2},{y2}"
+            return int(hinter.choose_rotation(view)), None
+        return hinter.choose_placement(view, options), None
     except PassThrough:
         raise
-    except BaseException as exc:  # the hint strategy's fault is not the person's
-        return f"no hint: the hint strategy raised {exc!r} (your game goes on)"
+    except BaseException as exc:
+        return None, exc
 
 
 def study_rules(config: str | Path, name: str) -> Rules:

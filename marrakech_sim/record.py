@@ -769,8 +769,10 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
     """
     import duckdb
 
+    from marrakech_sim import runfolder
+
     for table in ("games", "moves"):
-        if not any(Path(run_dir, table).glob("part-*.parquet")):
+        if next(runfolder.iter_parts(run_dir, table), None) is None:
             raise RecordError(
                 f"run {str(run_dir)!r} has no {table} parts: notable games are found in "
                 "the games and moves tables"

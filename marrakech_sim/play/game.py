@@ -239,14 +239,14 @@ def _play(
             fault = f"exceeded its time budget of {budget} s per decision"
         except PassThrough:
             raise
-        except MemoryError:
-            if clock is not None:
-                clock[0] = 0
-            fault = "ran out of memory (MemoryError: the worker's bound, worker_memory_mb)"
         except BaseException as exc:  # sys.exit or KeyboardInterrupt ends only its game
             if clock is not None:
                 clock[0] = 0
-            fault = f"raised {exc!r}"
+            fault = (
+                "ran out of memory (MemoryError: the worker's bound, worker_memory_mb)"
+                if isinstance(exc, MemoryError)
+                else f"raised {exc!r}"
+            )
         else:
             if code is not None:
                 result = t.k_decide(s, code, streams, moves, shown)

@@ -242,8 +242,7 @@ def _connect(scheduler: str) -> Client:
         exc = box["error"]
         raise ClusterError(
             f"no Dask scheduler answers at {scheduler!r} ({type(exc).__name__}: "
-            f"{' '.join(str(exc).split())[:200]}); start one with `dask scheduler` "
-            "(docs/cluster.md)"
+            f"{runfolder.one_line(exc)}); start one with `dask scheduler` (docs/cluster.md)"
         ) from None
     return box["client"]
 

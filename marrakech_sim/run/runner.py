@@ -204,10 +204,8 @@ def resume_run(
         }
         parts = runfolder.check_parts(run_dir, planned=planned)
         parts.refuse_strays(run_dir)
-        damaged = {
-            **parts.damaged,
-            **runfolder.changed_chunks(run_dir, manifest, parts.whole, required=False),
-        }
+        found = runfolder.chunk_digests(run_dir, parts.whole)  # each part read once
+        damaged = {**parts.damaged, **runfolder.changed_chunks(manifest, found, required=False)}
         if damaged:
             log.info(
                 "run %s: replaying %s",
@@ -216,10 +214,11 @@ def resume_run(
             )
             runfolder.remove_chunks(run_dir, sorted(damaged))
             runfolder.forget_chunks(manifest, damaged)
-        # chunks done after the manifest was last written (a kill -9) get their digests now
-        digests = manifest.setdefault("digests", {})
-        found = runfolder.chunk_digests(run_dir, [c for c in parts.whole if c not in damaged])
-        digests.update({k: v for k, v in found.items() if k not in digests})
+        # chunks done after the manifest was last written (a kill -9) get their digests
+        # now; the others' are the same as recorded (a differing one is damaged)
+        manifest.setdefault("digests", {}).update(
+            {k: v for k, v in found.items() if runfolder.chunk_of_key(k) not in damaged}
+        )
         result = _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
         return dataclasses.replace(result, replayed=damaged)
 
@@ -316,7 +315,7 @@ def _execute(
         errors += result.errors
         done.add(result.chunk)
         # the chunk's parts as written: a later change to them is found by resume and report
-        manifest.setdefault("digests", {}).update(runfolder.chunk_digests(run_dir, [result.chunk]))
+        manifest.setdefault("digests", {}).update(runfolder.written_digests(run_dir, result.chunk))
         if time.perf_counter() - written[0] > MANIFEST_SECONDS:
             manifest["games_played"], manifest["chunks_played"] = played, len(done)
             runfolder.write_manifest(run_dir, manifest)

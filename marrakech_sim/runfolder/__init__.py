@@ -21,9 +21,11 @@ from marrakech_sim.runfolder.check import (
 from marrakech_sim.runfolder.digest import (
     changed_chunks,
     chunk_digests,
+    chunk_of_key,
     edited_definition,
     forget_chunks,
     manifest_digest,
+    written_digests,
 )
 from marrakech_sim.runfolder.folder import (
     WRITERS,
@@ -84,6 +86,7 @@ __all__ = [
     "check_parts",
     "check_writer",
     "chunk_digests",
+    "chunk_of_key",
     "chunks_done",
     "concat_parts",
     "describe_os_error",
@@ -112,4 +115,5 @@ __all__ = [
     "write_manifest",
     "write_part",
     "write_part_file",
+    "written_digests",
 ]

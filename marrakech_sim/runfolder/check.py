@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marrakech_sim.errors import RunFolderError
-from marrakech_sim.runfolder.digest import changed_chunks, edited_definition
+from marrakech_sim.runfolder.digest import changed_chunks, chunk_digests, edited_definition
 from marrakech_sim.runfolder.folder import chunk_of, is_part_name, is_temporary, part_name
 from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
@@ -133,12 +133,12 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
         raise RunFolderError(f"run {str(run_dir)!r}: {edited}")
     parts = check_parts(run_dir, moves_required=records_moves(run_dir, manifest))
     parts.refuse_strays(run_dir)
-    changed = changed_chunks(run_dir, manifest, parts.whole, required=True)
+    changed = changed_chunks(manifest, chunk_digests(run_dir, parts.whole), required=True)
     if changed:
-        parts = PartsCheck(
-            {c: n for c, n in parts.whole.items() if c not in changed},
-            {**parts.damaged, **changed},
-            parts.strays,
+        parts = dataclasses.replace(
+            parts,
+            whole={c: n for c, n in parts.whole.items() if c not in changed},
+            damaged={**parts.damaged, **changed},
         )
     if parts.damaged:
         raise RunFolderError(f"run {str(run_dir)!r} has {parts.describe()}{resume}")

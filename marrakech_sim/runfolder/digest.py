@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from marrakech_sim.runfolder.folder import chunk_of, is_part_name
+from marrakech_sim.runfolder.folder import chunk_of, part_name
+from marrakech_sim.runfolder.read import iter_parts
 from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
 DEFINING_KEYS = (
@@ -54,15 +54,31 @@ def manifest_digest(manifest: Mapping[str, Any]) -> str:
 
 
 def chunk_digests(run_dir: str | Path, chunks: Iterable[int]) -> dict[str, str]:
-    """``{"games/part-000003.parquet": digest, ...}`` of the parts of `chunks`."""
+    """``{"games/part-000003.parquet": digest, ...}`` of the parts of `chunks`, under
+    whatever names they have (one listing of each table's folder)."""
     wanted = set(chunks)
+    return {
+        f"{table}/{path.name}": file_digest(path)
+        for table in TABLES
+        for chunk, path in iter_parts(run_dir, table)
+        if chunk in wanted
+    }
+
+
+def written_digests(run_dir: str | Path, chunk: int) -> dict[str, str]:
+    """The digests of the parts the runner just wrote for `chunk` (their names are
+    `part_name`'s: no folder listing, which would grow with the run, per chunk)."""
     out = {}
     for table in TABLES:
-        folder = Path(run_dir) / table
-        for name in sorted(os.listdir(folder)) if folder.is_dir() else []:
-            if is_part_name(name) and chunk_of(name) in wanted:
-                out[f"{table}/{name}"] = file_digest(folder / name)
+        path = Path(run_dir) / table / part_name(chunk)
+        if path.is_file():
+            out[f"{table}/{path.name}"] = file_digest(path)
     return out
+
+
+def chunk_of_key(key: str) -> int:
+    """The chunk of a ``digests`` key ("games/part-000003.parquet" -> 3)."""
+    return chunk_of(key.rpartition("/")[2])
 
 
 def forget_chunks(manifest: dict[str, Any], chunks: Iterable[int]) -> None:
@@ -70,24 +86,22 @@ def forget_chunks(manifest: dict[str, Any], chunks: Iterable[int]) -> None:
     gone = set(chunks)
     digests = manifest.get("digests")
     if isinstance(digests, dict):
-        for key in [k for k in digests if chunk_of(k.rpartition("/")[2]) in gone]:
+        for key in [k for k in digests if chunk_of_key(k) in gone]:
             del digests[key]
 
 
 def changed_chunks(
-    run_dir: str | Path, manifest: Mapping[str, Any], chunks: Iterable[int], *, required: bool
+    manifest: Mapping[str, Any], found: Mapping[str, str], *, required: bool
 ) -> dict[int, str]:
-    """The chunks among `chunks` whose parts differ from their recorded digests (chunk ->
-    why); with `required`, a part with no recorded digest counts as changed too. Empty
-    for a manifest without ``digests``."""
+    """The chunks whose parts' digests `found` (`chunk_digests`) differ from those
+    recorded (chunk -> why); with `required`, a part with no recorded digest counts as
+    changed too. Empty for a manifest without ``digests``."""
     digests = manifest.get("digests")
     if not isinstance(digests, dict):
         return {}
-    wanted = list(chunks)
-    found = chunk_digests(run_dir, wanted)
     out: dict[int, str] = {}
     for key, digest in sorted(found.items()):
-        chunk = chunk_of(key.rpartition("/")[2])
+        chunk = chunk_of_key(key)
         recorded = digests.get(key)
         if chunk in out or (recorded is None and not required):
             continue
