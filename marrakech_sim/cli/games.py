@@ -89,7 +89,7 @@ def _load(source: str, game: str | None, index: int | None) -> Record:
     if path.is_dir():
         if game is None:
             raise click.UsageError("with a run folder, give the GAME_ID to replay")
-        if not (game.isascii() and game.isdigit() and int(game) < 2**63):
+        if not (game.isascii() and game.isdigit() and len(game) <= 19 and int(game) < 2**63):
             raise click.BadParameter(f"{game!r} is not a game id", param_hint="GAME_ID")
         return next(records_from_run(path, [int(game)]))
     records = read_record_file(path)

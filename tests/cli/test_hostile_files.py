@@ -417,3 +417,9 @@ def test_a_run_or_study_folder_that_cannot_be_written_is_one_line(
     done = subprocess.run([str(MARRAKECH), *filled], capture_output=True, text=True, timeout=300)
     assert done.returncode in (1, 2) and "Traceback" not in done.stderr, done.stderr
     assert match in done.stderr.strip().splitlines()[-1]
+
+
+def test_a_huge_game_id_for_replay_is_a_usage_error(run: Path) -> None:
+    """`replay RUN 999...` (5,000 digits) is refused as not a game id, not a ValueError
+    from int()'s digit limit."""
+    one_line_error(["replay", str(run), BIG], "is not a game id")
