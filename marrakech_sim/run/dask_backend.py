@@ -196,7 +196,7 @@ def dask_setup(worker: Any) -> None:
     # a forked worker has the run's handler (SIGTERM as Ctrl-C, run.runner): the nanny's
     # SIGTERM must end it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # and the run's log handlers (run.pool.run_logging: run.log through a queue), which
+    # and the run's log handlers (run.pool.run_logging: run.log), which
     # would log each record a second time: its records travel back with its results
     logging.getLogger("marrakech_sim").handlers.clear()
 

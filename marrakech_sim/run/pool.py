@@ -13,10 +13,11 @@ import multiprocessing.connection
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -61,23 +62,25 @@ def _is_stopped(pid: int) -> bool:
 
 
 def init_worker(
+    conn: Any,
     study: Study,
     run_dir: str | None,
-    log_queue: Any,
     level: int,
     prepared: Any = None,
     writer: str = "encoder",
     memory_mb: int | None = None,
     marker: Any = None,
 ) -> None:
+    """Make this process a worker; conn: its pipe to the pool, which its log records
+    take too (forked, it would otherwise write through copies of the parent's handlers)."""
     # Ctrl-C goes to the whole process group; the parent stops the pool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop)  # not the parent's handler (forked)
-    if log_queue is not None:  # spawn / forkserver: records go to the parent's listener
-        logger = logging.getLogger("marrakech_sim")
-        logger.handlers[:] = [logging.handlers.QueueHandler(log_queue)]
-        logger.setLevel(level)
-        logger.propagate = False
+    logger = logging.getLogger("marrakech_sim")
+    # QueueHandler formats the record and puts it: _PipeLog sends it (it has no get)
+    logger.handlers[:] = [logging.handlers.QueueHandler(cast(Any, _PipeLog(conn)))]
+    logger.setLevel(level)
+    logger.propagate = False
     faulthandler.disable()  # a strategy's segfault is reported as a fault, not on stderr
     if memory_mb is not None:
         limit_memory(memory_mb)
@@ -195,18 +198,40 @@ def _stop(signum: int, frame: Any) -> None:
     raise StopPlay
 
 
+class _PipeLog:
+    """A worker's pipe to the pool as a QueueHandler's queue: ("log", record) messages.
+
+    Not a multiprocessing queue shared by the workers: its write lock is a semaphore
+    between processes, and a worker killed (or stopped) while its feeder thread held it
+    left the lock taken for good, and the run hung when it closed its logs. A pipe per
+    worker, with a lock of the worker's own, dies with its worker.
+    """
+
+    lock = threading.Lock()  # one per process: the worker's messages do not interleave
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def put_nowait(self, record: logging.LogRecord) -> None:
+        self.send(("log", record))
+
+    def send(self, message: tuple[str, Any]) -> None:
+        with self.lock:
+            self.conn.send(message)
+
+
 def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[Any, ...]) -> None:
     """A worker's life: play the chunks the pool sends until it sends None (or SIGTERM)."""
     end_with_parent()
-    init_worker(*initargs)
+    init_worker(conn, *initargs)
     with contextlib.suppress(KeyboardInterrupt):
-        _serve(conn, task)
+        _serve(_PipeLog(conn), task)
 
 
-def _serve(conn: Any, task: Callable[..., ChunkResult]) -> None:
+def _serve(pipe: _PipeLog, task: Callable[..., ChunkResult]) -> None:
     while True:
         try:
-            job = conn.recv()
+            job = pipe.conn.recv()
         except (EOFError, OSError):  # the pool is gone
             return
         if job is None:
@@ -218,9 +243,9 @@ def _serve(conn: Any, task: Callable[..., ChunkResult]) -> None:
         except Exception as exc:
             reply = ("failed", exc)
         try:
-            conn.send(reply)
+            pipe.send(reply)
         except Exception:  # an exception that does not pickle goes as its text
-            conn.send(("failed", RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
+            pipe.send(("failed", RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
 
 
 @dataclasses.dataclass
@@ -274,18 +299,10 @@ class ChunkPool:
         self.task = task
         self.game_seconds = game_seconds
         logger = logging.getLogger("marrakech_sim")
-        self.queue = self.listener = None
-        if self.method != "fork":
-            self.queue = self.ctx.Queue(-1)
-            self.listener = logging.handlers.QueueListener(
-                self.queue, Forward(), respect_handler_level=False
-            )
-            self.listener.start()
         # forked workers inherit the prepared plan and compiled code; others rebuild them
         self.initargs = (
             study,
             str(run_dir) if run_dir else None,
-            self.queue,
             logger.getEffectiveLevel(),
             prep if self.method == "fork" else None,
             writer,
@@ -328,16 +345,12 @@ class ChunkPool:
                     # below (sentinel) and the chunk replayed, as any other death
                     with contextlib.suppress(OSError):
                         w.conn.send((w.chunk, lost.get(w.chunk)))
-            busy = [w for w in self.workers if w.chunk is not None]
             ready = multiprocessing.connection.wait(
-                [w.conn for w in busy] + [w.process.sentinel for w in self.workers],
+                [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers],
                 timeout=WATCH_SECONDS,
             )
             for i, w in enumerate(self.workers):
-                reply = None
-                if w.chunk is not None and w.conn in ready:
-                    with contextlib.suppress(EOFError, OSError):
-                        reply = w.conn.recv()
+                reply = _receive(w.conn) if w.conn in ready else None
                 if reply is not None:
                     chunk, w.chunk = w.chunk, None
                     if reply[0] == "failed":
@@ -422,17 +435,24 @@ class ChunkPool:
             else:
                 with contextlib.suppress(OSError):
                     w.conn.send(None)
+        deadline = time.monotonic() + STOP_SECONDS
+        alive = list(self.workers)
+        while alive and time.monotonic() < deadline:  # their last log records come too
+            ready = multiprocessing.connection.wait(
+                [w.conn for w in alive] + [w.process.sentinel for w in alive],
+                timeout=deadline - time.monotonic(),
+            )
+            for w in alive:
+                if w.conn in ready:
+                    _receive(w.conn)
+            alive = [w for w in alive if w.process.is_alive()]
         for w in self.workers:
-            w.process.join(STOP_SECONDS)
-            if w.process.is_alive():  # stuck (a strategy, or a logging queue's lock)
+            if w.process.is_alive():  # stuck (a strategy)
                 w.process.kill()
-                w.process.join()
+            w.process.join()
+            while w.conn.poll() and _receive(w.conn) is not None:  # what is left in it
+                pass
             w.conn.close()
-        if self.listener is not None:
-            self.listener.stop()  # drains the queue first
-        if self.queue is not None:
-            self.queue.close()
-            self.queue.join_thread()
 
 
 def _exit_words(w: _Worker) -> str:
@@ -465,13 +485,22 @@ def worker_pool(
     pool.close()
 
 
-class Forward(logging.Handler):
-    """Hand a worker's record to this process's logger of the same name."""
-
-    def emit(self, record: logging.LogRecord) -> None:
+def _receive(conn: Any) -> tuple[str, Any] | None:
+    """A worker's next reply from its pipe, handing the log records before it to this
+    process's loggers; None when the pipe holds no reply now (or is closed)."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the worker died (perhaps half way through a message)
+            return None
+        if message[0] != "log":
+            return message
+        record = message[1]
         logger = logging.getLogger(record.name)
         if logger.isEnabledFor(record.levelno):
             logger.handle(record)
+        if not conn.poll():
+            return None
 
 
 @contextlib.contextmanager
@@ -479,11 +508,8 @@ def run_logging(run_dir: Path, console_level: int = logging.WARNING) -> Iterator
     """Log to run_dir/run.log (INFO) and stderr, from this process and its workers.
 
     For the CLI (process-wide logging is the entry point's business, not the library's).
-    The handlers are wrapped with multiprocessing-logging's MultiProcessingHandler so
-    forked workers' records come through its queue; removed and drained on exit.
+    Workers' records come through their pipes (ChunkPool) and are handled here.
     """
-    from multiprocessing_logging import MultiProcessingHandler
-
     if run_dir.exists() and not run_dir.is_dir():
         raise RunFolderError(f"{str(run_dir)!r} is not a folder: give a run folder's name")
     try:
@@ -500,20 +526,17 @@ def run_logging(run_dir: Path, console_level: int = logging.WARNING) -> Iterator
     console.setFormatter(logging.Formatter("%(levelname)s %(processName)s: %(message)s"))
     file_handler.setFormatter(fmt)
     logger = logging.getLogger("marrakech_sim")
-    wrapped = [
-        MultiProcessingHandler(f"mp-handler-{i}", sub_handler=h)
-        for i, h in enumerate((file_handler, console))
-    ]
+    handlers = (file_handler, console)
     old_level, old_propagate = logger.level, logger.propagate
-    for h in wrapped:
+    for h in handlers:
         logger.addHandler(h)
     logger.setLevel(logging.INFO)
     logger.propagate = False
     try:
         yield
     finally:
-        for h in wrapped:
+        for h in handlers:
             logger.removeHandler(h)
-            h.close()  # waits until its queue is drained
+            h.close()
         logger.setLevel(old_level)
         logger.propagate = old_propagate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -38,6 +39,16 @@ class BlocksTheAlarm(RandomStrategy):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
         while True:
             pass
+
+
+class LogsEveryMove(RandomStrategy):
+    """Random through the Python loop, logging a record (to run.log) at every decision."""
+
+    COMPILED: ClassVar[str | None] = None
+
+    def choose_rotation(self, view: Any) -> int:
+        logging.getLogger("marrakech_sim.tests").info("a record from a worker")
+        return super().choose_rotation(view)
 
 
 def lineup_study(ref: str, params: dict[str, Any] | None = None, **changes: Any) -> Any:
@@ -312,6 +323,38 @@ def test_a_stopped_worker_is_replaced_and_the_run_finishes(tmp_path: Path) -> No
     # (run.log says "stopped (SIGSTOP)" when the stop caught it with a chunk; stopped
     # after its last one, it is killed when the pool closes)
     assert verify_run(out).ok
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_workers_killed_while_logging_do_not_hang_the_run(tmp_path: Path) -> None:
+    """kill -9 and SIGSTOP of workers busy logging: the run ends with every game and the
+    workers' records in run.log. (Through a multiprocessing queue, a worker killed while
+    it held the queue's write lock, shared by every process, hung the run's end.)"""
+    config = tmp_path / "logs.toml"
+    config.write_text(
+        "seed = 3\ngames_per_lineup = 600\nchunk_games = 20\n"
+        "[rulesets.two]\nplayers = 2\n"
+        f'[strategies.logs]\nref = "{HERE}:LogsEveryMove"\n'
+        '[schedule]\nkind = "self_play"\n'
+    )
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    _wait_for_parts(out, proc, 1)
+    for i in range(6):
+        time.sleep(0.3)
+        for pid in _children(proc.pid)[:1]:
+            os.kill(pid, signal.SIGSTOP if i % 2 else signal.SIGKILL)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert len(read(out, "games")) == 600
+    log = (out / "run.log").read_text()
+    assert "a record from a worker" in log and "killed by SIGKILL" in log
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
