@@ -8,6 +8,7 @@ source file of the package makes any change start from a clean cache.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -68,3 +69,24 @@ def configure() -> None:
         from numba.core import config
 
         config.CACHE_DIR = folder
+
+
+def _marker(kind: str) -> Path | None:
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(folder) / f"compiled-{kind}" if folder else None
+
+
+def compiled_before(kind: str) -> bool:
+    """Whether the kernels of `kind` were compiled into this cache folder before (as
+    mark_compiled recorded); True where the folder is not known (nothing to announce)."""
+    marker = _marker(kind)
+    return marker is None or marker.exists()
+
+
+def mark_compiled(kind: str) -> None:
+    """Record that the kernels of `kind` are in the cache folder (for compiled_before)."""
+    marker = _marker(kind)
+    if marker is not None:
+        with contextlib.suppress(OSError):  # a read-only cache: it is only a message
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()

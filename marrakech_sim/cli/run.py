@@ -98,10 +98,17 @@ class _Progress:
             return done / seconds if seconds > 0 else 0.0
         return (done - self.base[0]) / (seconds - self.base[1])
 
+    def compiling(self, words: str) -> None:
+        """The runner's hook before it compiles the game kernels into an empty cache."""
+        click.echo(f"{words} ...", err=True)
+
     def __call__(self, done: int, planned: int, seconds: float, faults: int = 0) -> None:
         rate = self.rate(done, seconds)
         if self.base is None:
+            # no games/s yet (the first chunks include the workers' start): no line, no ETA
             self.base = (done, seconds)
+            if done < planned:
+                return
         left = (planned - done) / rate if rate > 0 else math.inf
         if self.terminal:
             self._draw(done, planned, rate, faults)

@@ -336,6 +336,10 @@ def _execute(
         with _sigterm_as_ctrl_c():
             for warning in unreproducible(prep) if todo else []:
                 log.warning("%s", warning)
+            if todo and backend is None:
+                # forked workers inherit the loaded kernels; games/s counts from here
+                prep.warm_up(getattr(progress, "compiling", None))
+                started = time.perf_counter()
             if todo and backend is not None:
                 with contextlib.closing(
                     dask_chunks(prep, run_dir, todo, backend, workers, writer)
@@ -353,7 +357,6 @@ def _execute(
                         stop_at = found
                         break
             elif todo:
-                prep.warm_up()  # forked workers inherit the loaded kernels
                 limit = game_limit(prep)
                 with worker_pool(
                     study, run_dir, workers, start_method, prep, writer, game_seconds=limit

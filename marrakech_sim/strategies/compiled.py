@@ -13,15 +13,21 @@ are in `marrakech_sim.strategies.twins`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 from marrakech_sim.play import turns as t
 from marrakech_sim.rules import core as k
-from marrakech_sim.strategies.twins import choose_placement, choose_rotation, forget, memories
+from marrakech_sim.strategies.twins import (
+    choose_placement,
+    choose_rotation,
+    forget,
+    memories,
+    searches,
+)
 
 
 @njit(cache=True, _nrt=False)
-def _play(s, codes, params, moves, streams, rngs, options, memory):
+def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
     memory[seat]: each seat's memory of the game (zero at its start).
 
@@ -35,13 +41,15 @@ def _play(s, codes, params, moves, streams, rngs, options, memory):
         elif phase == k.PHASE_ORIENT:
             seat = s[k.SEAT_]
             rng = rngs[seat : seat + 1]
-            action = choose_rotation(codes[seat], params[seat], s, rng, memory[seat])
+            action = choose_rotation(codes[seat], params[seat], s, rng, memory[seat], searching)
         elif phase == k.PHASE_PLACE:
             seat = s[k.SEAT_]
             count = k.placements_of_key(s, k.legal_placement_mask(s), options)
             rng = rngs[seat : seat + 1]
             mine = memory[seat]
-            chosen = choose_placement(codes[seat], params[seat], s, rng, options, count, mine)
+            chosen = choose_placement(
+                codes[seat], params[seat], s, rng, options, count, mine, searching
+            )
             action = options[chosen]
         else:
             return 0
@@ -50,19 +58,6 @@ def _play(s, codes, params, moves, streams, rngs, options, memory):
             return err  # a twin chose an illegal action: a bug, reported by play_batch
 
 
-@njit(cache=True)
-def play_one(s, seed, codes, params, moves):
-    """Play the game from packed state `s` to the end; moves are recorded by turn."""
-    p = s[k.P_]
-    streams = np.empty(1 + p, np.uint64)
-    rngs = np.empty(p, np.uint64)
-    options = np.empty(16, np.int64)
-    memory = memories(s)
-    t.seed_streams(seed, p, streams, rngs)
-    return _play(s, codes, params, moves, streams, rngs, options, memory)
-
-
-@njit(cache=True)
 def play_batch(init, seeds, codes, params, moves, games, seats):
     """Play len(seeds) games from `init`; game g seats twins codes[g] with params[g].
 
@@ -71,7 +66,16 @@ def play_batch(init, seeds, codes, params, moves, games, seats):
     reused batch after batch; rows past a game's turns stay NULL). games[g] = (turns,
     end reason, tie_broken); seats[g]: the per-seat summary (turns.S_* columns).
     Returns 0, or an ERR_* code when a twin chose an illegal action (a bug).
+
+    The loop is compiled twice: with the searching twins (the expert's family) and
+    without, for batches that seat none, so a study without the expert never compiles
+    its search (minutes on a fresh installation; twins.SEARCHING).
     """
+    return _play_batch(init, seeds, codes, params, moves, games, seats, searches(codes))
+
+
+@njit(cache=True)
+def _play_batch(init, seeds, codes, params, moves, games, seats, searching):
     p = init[k.P_]
     # one state and one set of buffers for the whole batch: no allocation per game
     s = init.copy()
@@ -80,12 +84,26 @@ def play_batch(init, seeds, codes, params, moves, games, seats):
     options = np.empty(16, np.int64)
     memory = memories(s)
     return _batch(
-        s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory
+        s,
+        init,
+        seeds,
+        codes,
+        params,
+        moves,
+        games,
+        seats,
+        streams,
+        rngs,
+        options,
+        memory,
+        literally(searching),
     )
 
 
 @njit(cache=True, _nrt=False)
-def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory):
+def _batch(
+    s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory, searching
+):
     """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
     without reference counting (see marrakech_sim.rules.core), and so with plain loops
     where a slice assignment would need the runtime."""
@@ -101,7 +119,7 @@ def _batch(s, init, seeds, codes, params, moves, games, seats, streams, rngs, op
         for seat in range(p):
             forget(memory[seat])
         t.seed_streams(seeds[g], p, streams, rngs)
-        err = _play(s, codes[g], params[g], block, streams, rngs, options, memory)
+        err = _play(s, codes[g], params[g], block, streams, rngs, options, memory, searching)
         if err < 0:
             return err
         games[g, 0] = s[k.TURN_] + 1

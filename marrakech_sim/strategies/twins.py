@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.play.rng import rng_below
@@ -91,30 +92,78 @@ def forget(memory):
     memory[M_FLAGS] = 0
 
 
-@njit(cache=True, inline="always")
-def choose_rotation(code, params, s, rng, memory):
+#: twins that search (the expert's family): compiled into the loop only when a game of
+#: the batch seats one (play_batch's `searching`); the others compile in seconds
+SEARCHING = frozenset({EXPERT, ROTATION_ONLY, PLACEMENT_ONLY})
+
+
+def choose_rotation(code, params, s, rng, memory, searching):
     """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`; memory: the seat's
-    memory of the game (expert.memory_size, zero at its start; the expert's)."""
-    if code == GREEDY:
-        return greedy_rotation(s, params, rng)
-    if code == EXPERT:
-        return expert_rotation(s, int(params[0]), rng, memory)
-    if code == ROTATION_ONLY:
-        return well_rotation(s, int(params[0]), rng, memory)
-    return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
+    memory of the game (expert.memory_size, zero at its start; the expert's).
+
+    searching: a compile-time constant (numba.literally) saying whether the searching
+    twins are compiled in; without them, their codes play as random (never asked for).
+    Compiled code only: the body is chosen by _choose_rotation below.
+    """
+    raise NotImplementedError("compiled code only (numba overload)")
 
 
-@njit(cache=True, inline="always")
-def choose_placement(code, params, s, rng, options, count, memory):
+def choose_placement(code, params, s, rng, options, count, memory, searching):
     """The index into options[:count] (legal_placements order) the twin chooses; memory
-    as in choose_rotation."""
-    if code == GREEDY:
-        return greedy_placement(s, params, rng, options, count)
-    if code == EXPERT:
-        return expert_placement(s, int(params[0]), rng, memory)
-    if code == PLACEMENT_ONLY:
-        return well_placement(s, int(params[0]), rng, options, count, memory)
-    return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
+    and searching as in choose_rotation."""
+    raise NotImplementedError("compiled code only (numba overload)")
+
+
+# inlined into the compiled loop, which runs without reference counting
+# (see marrakech_sim.rules.core); the expert's search is called, not inlined
+@overload(choose_rotation, inline="always")
+def _choose_rotation(code, params, s, rng, memory, searching):
+    if not isinstance(searching, types.BooleanLiteral):
+        return None  # numba first asks without literal types; searching must be one
+    if searching.literal_value:
+
+        def rotation(code, params, s, rng, memory, searching):
+            if code == GREEDY:
+                return greedy_rotation(s, params, rng)
+            if code == EXPERT:
+                return expert_rotation(s, int(params[0]), rng, memory)
+            if code == ROTATION_ONLY:
+                return well_rotation(s, int(params[0]), rng, memory)
+            return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
+
+        return rotation
+
+    def basic_rotation(code, params, s, rng, memory, searching):
+        if code == GREEDY:
+            return greedy_rotation(s, params, rng)
+        return rng_below(rng, 3) - 1
+
+    return basic_rotation
+
+
+@overload(choose_placement, inline="always")
+def _choose_placement(code, params, s, rng, options, count, memory, searching):
+    if not isinstance(searching, types.BooleanLiteral):
+        return None
+    if searching.literal_value:
+
+        def placement(code, params, s, rng, options, count, memory, searching):
+            if code == GREEDY:
+                return greedy_placement(s, params, rng, options, count)
+            if code == EXPERT:
+                return expert_placement(s, int(params[0]), rng, memory)
+            if code == PLACEMENT_ONLY:
+                return well_placement(s, int(params[0]), rng, options, count, memory)
+            return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
+
+        return placement
+
+    def basic_placement(code, params, s, rng, options, count, memory, searching):
+        if code == GREEDY:
+            return greedy_placement(s, params, rng, options, count)
+        return rng_below(rng, count)
+
+    return basic_placement
 
 
 def compiled_twin(strategy_class: type) -> str | None:
@@ -133,6 +182,11 @@ def twin_of(strategy: Any) -> tuple[str, np.ndarray] | None:
     if twin is None:
         return None
     return twin, encode_params(twin, getattr(strategy, "params", {}))
+
+
+def searches(codes: np.ndarray) -> bool:
+    """Whether any of these twin codes is a searching twin (see SEARCHING)."""
+    return bool(np.isin(codes, list(SEARCHING)).any())
 
 
 def lineup_arrays(

@@ -17,18 +17,26 @@ from marrakech_sim.run.runner import run_study
 
 
 def test_plain_lines_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    """Off a terminal: one line per period and one at the end, with every figure, no \\r."""
+    """Off a terminal: one line per period and one at the end, with every figure, no \\r;
+    none at the first report, whose games/s would count the start (compiling kernels)."""
     progress = _Progress(every=3600.0, terminal=False)
-    progress(1_000, 10_000, 2.0, 0)
-    progress(2_000, 10_000, 3.0, 1)  # within the period: no line
+    progress(1_000, 10_000, 2.0, 0)  # the first report: no games/s measured yet
+    progress(2_000, 10_000, 3.0, 1)
+    progress(3_000, 10_000, 4.0, 1)  # within the period: no line
     progress(10_000, 10_000, 11.0, 2)
     err = capsys.readouterr().err
     lines = err.splitlines()
     assert len(lines) == 2 and "\r" not in err
-    assert lines[0].startswith("progress: 1,000 / 10,000 games (10.0%)")
-    assert "elapsed 0:00:02" in lines[0] and "0 faults" in lines[0] and "left" in lines[0]
+    assert lines[0].startswith("progress: 2,000 / 10,000 games (20.0%)")
+    assert "elapsed 0:00:03" in lines[0] and "1 faults" in lines[0] and "left 0:00:08" in lines[0]
     # the rate counts from the first report: 9,000 games in 9 s
     assert "1,000 games/s" in lines[1] and "2 faults" in lines[1] and "left 0:00:00" in lines[1]
+
+
+def test_a_run_in_one_report_has_its_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose first report is its last still prints its line."""
+    _Progress(terminal=False)(500, 500, 2.0, 0)
+    assert capsys.readouterr().err.startswith("progress: 500 / 500 games (100.0%)")
 
 
 def test_bar_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:

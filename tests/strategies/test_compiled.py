@@ -7,6 +7,11 @@ the same game move for move, across the rule options that change the turn struct
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -139,3 +144,56 @@ def test_move_rows_replay_with_dirhams_and_visible_after(options: dict) -> None:
         assert _visible_by_scan(state) == [row[t.visible_after_col(i, p)] for i in range(p)]
     assert state.is_over
     assert state.outcome().visible == tuple(record.seats[:, t.S_VISIBLE])
+
+
+def _lineup_batch(
+    rules: Rules, lineups: list[list[str]], params: list[list[dict[str, float]]]
+) -> np.ndarray:
+    """The moves (games x rows x columns) of play_batch for these line-ups, seeds 0, 1, ..."""
+    g, rows = len(lineups), t.max_turns(rules)
+    codes, vectors = lineup_arrays(lineups, params)
+    moves = np.zeros((g * rows, t.move_columns(rules.players)), np.int32)
+    games = np.zeros((g, 3), np.int64)
+    seats = np.zeros((g, rules.players, t.SEAT_COLUMNS), np.int32)
+    seeds = np.arange(g, dtype=np.uint64)
+    assert play_batch(k.initial_state(rules), seeds, codes, vectors, moves, games, seats) == 0
+    return moves.reshape(g, rows, -1)
+
+
+def test_the_loop_without_the_searching_twins_plays_the_same_games() -> None:
+    """play_batch compiles a loop without the expert's family for batches that seat none
+    of it (twins.SEARCHING); its games are those of the loop with them, move for move."""
+    from marrakech_sim.strategies.kernels import GREEDY_PARAMETERS
+
+    rules = Rules(players=2)
+    greedy = dict.fromkeys(GREEDY_PARAMETERS, 1.0)
+    lineups = [["random", "greedy"], ["greedy", "greedy"], ["greedy", "random"]] * 4
+    params = [[{} if name == "random" else greedy for name in lineup] for lineup in lineups]
+    without = _lineup_batch(rules, lineups, params)
+    # one game of the expert in the batch: the whole batch goes through the loop with them
+    with_expert = _lineup_batch(
+        rules, [*lineups, ["expert", "random"]], [*params, [{"budget": 1}, {}]]
+    )
+    assert (without == with_expert[: len(lineups)]).all()
+    assert (without != t.NULL).any()
+
+
+@pytest.mark.slow  # compiles the loop into an empty kernel cache (over a minute)
+def test_a_study_without_the_expert_does_not_compile_its_search(tmp_path: Path) -> None:
+    """Into an empty kernel cache, a random and greedy study's warm-up compiles the loop
+    without the searching twins: the expert's kernels stay uncompiled."""
+    script = (
+        "from marrakech_sim.run.chunk import Prepared\n"
+        "from marrakech_sim.run.config import study_from_dict\n"
+        "from marrakech_sim.strategies import expert\n"
+        "study = study_from_dict({'seed': 1, 'games_per_lineup': 2, 'chunk_games': 2,\n"
+        "    'rulesets': {'two': {'players': 2}}, 'strategies': {'random': {}, 'greedy': {}},\n"
+        "    'schedule': {'kind': 'self_play'}})\n"
+        "Prepared(study).warm_up()\n"
+        "print(len(expert.expert_rotation.signatures), len(expert.expert_placement.signatures))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["0", "0"]
