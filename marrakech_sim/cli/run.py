@@ -105,10 +105,10 @@ class _Progress:
     def __call__(self, done: int, planned: int, seconds: float, faults: int = 0) -> None:
         rate = self.rate(done, seconds)
         if self.base is None:
-            # no games/s yet (the first chunks include the workers' start): no line, no ETA
+            # the first report: no games/s yet (it would count the workers' start)
             self.base = (done, seconds)
-            if done < planned:
-                return
+        if done < planned and seconds - self.base[1] < 1.0:
+            return  # games/s not measured over a second yet
         left = (planned - done) / rate if rate > 0 else math.inf
         if self.terminal:
             self._draw(done, planned, rate, faults)

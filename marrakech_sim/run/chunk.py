@@ -144,40 +144,39 @@ class Prepared:
         rule set that uses it. So a forked worker (a replacement too) starts with every
         kernel of its chunks loaded.
 
-        compiling(words): told before a loop is compiled into an empty kernel cache (what,
-        and about how long: minutes on a fresh installation, once).
+        compiling(words): told first when a loop is to be compiled into an empty kernel
+        cache (what, and about how long: minutes on a fresh installation, once).
         """
+        from marrakech_sim.strategies.twins import searches
+
+        first: dict[bool, int] = {}  # searching twins or not -> the first such match
+        for m in np.flatnonzero(self.match_compiled).tolist():
+            lineup = self.plan.matches[m].lineup
+            first.setdefault(searches(self.codes[[self.names.index(x) for x in lineup]]), m)
+        kinds = {searching: "loop-searching" if searching else "loop" for searching in first}
+        cold = [s for s in first if not kernel_cache.compiled_before(kinds[s])]
+        if cold and compiling is not None:
+            compiling(COMPILING[max(cold)])  # (the longer, when both are to be compiled)
         runfolder.warm_up_writer()
         python = {int(self.match_ruleset[m]) for m in np.flatnonzero(~self.match_compiled)}
         for ri in sorted(python):  # not the study's players: one could crash this process
             rules = self.rulesets[ri].rules
             play_game(rules, [StrategySpec.of("greedy").build()] * rules.players, 0)
-        from marrakech_sim.strategies.twins import searches
-
-        warmed: set[bool] = set()  # the compiled loop with and without the searching twins
-        for m in range(len(self.plan.matches)):
-            searching = searches(
-                self.codes[[self.names.index(x) for x in self.plan.matches[m].lineup]]
+        for searching, m in first.items():
+            r = self.rulesets[int(self.match_ruleset[m])]
+            two = np.ones(2, np.int64)
+            cg = ChunkGames(
+                chunk=0,
+                game_id=np.arange(2, dtype=np.int64),
+                match_id=two * m,
+                block=two * 0,
+                seating=two * self.plan.seating_offset[m],
+                seed=np.arange(2, dtype=np.uint64),
             )
-            if self.match_compiled[m] and searching not in warmed:
-                warmed.add(searching)
-                kind = "loop-searching" if searching else "loop"
-                if compiling is not None and not kernel_cache.compiled_before(kind):
-                    compiling(COMPILING[searching])
-                r = self.rulesets[int(self.match_ruleset[m])]
-                two = np.ones(2, np.int64)
-                cg = ChunkGames(
-                    chunk=0,
-                    game_id=np.arange(2, dtype=np.int64),
-                    match_id=two * m,
-                    block=two * 0,
-                    seating=two * self.plan.seating_offset[m],
-                    seed=np.arange(2, dtype=np.uint64),
-                )
-                group = play_compiled(self, r, cg, np.arange(2))
-                for part in group_parts(self, r, cg, group):
-                    runfolder.parquet_file(part)
-                kernel_cache.mark_compiled(kind)
+            group = play_compiled(self, r, cg, np.arange(2))
+            for part in group_parts(self, r, cg, group):
+                runfolder.parquet_file(part)
+            kernel_cache.mark_compiled(kinds[searching])
 
 
 @dataclasses.dataclass

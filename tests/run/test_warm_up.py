@@ -31,8 +31,8 @@ def _prepared(strategies: list[str]) -> Prepared:
 def test_the_warm_up_says_it_compiles_once_per_cache_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Into a cache folder that has not held the loop: one message per loop it compiles
-    (with the expert's search: a second, longer one); none the next time."""
+    """Into a cache folder that has not held the loop: a message before it is compiled
+    (with the expert's search: a longer one); none the next time; one for both loops."""
     # the marker's folder only: numba keeps loading its kernels from the folder it read
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     told: list[str] = []
@@ -44,6 +44,9 @@ def test_the_warm_up_says_it_compiles_once_per_cache_folder(
     assert told[1:] == [COMPILING[True]]
     _prepared(["greedy", "expert"]).warm_up(told.append)
     assert len(told) == 2
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "other"))
+    _prepared(["random", "greedy", "expert"]).warm_up(told.append)  # both loops: one message
+    assert told[2:] == [COMPILING[True]]
     assert kernel_cache.compiled_before("loop") and kernel_cache.compiled_before("loop-searching")
 
 
