@@ -70,12 +70,13 @@ def win_rate_finding(wr: pd.DataFrame) -> str:
     )
 
 
-def h2h_finding(h2h: pd.DataFrame) -> str:
-    """Title for the head-to-head heatmap."""
-    top = h2h.sort_values("rate", ascending=False).iloc[0]
+def h2h_finding(h2h: pd.DataFrame, players_of: dict[str, int]) -> str:
+    """Title for the head-to-head heatmaps (one per rule set)."""
+    top = h2h.sort_values(["rate", "ruleset"], ascending=[False, True]).iloc[0]
     return (
         f"Most one-sided pairing: {top.strategy} ahead of {top.opponent} "
-        f"in {pct(top.rate)} of {count(top.n_games)} games"
+        f"in {pct(top.rate)} of {count(top.n_games)} games "
+        f"({top.ruleset}, {players_of.get(top.ruleset, '?')} players)"
     )
 
 
@@ -229,9 +230,9 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
     def add(name: str, title: str, fig: Any) -> None:
         charts[name] = (title, fig)
 
+    players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
     lwr = t.get("lineup_win_rates", pd.DataFrame())
     if not lwr.empty:
-        players_of = dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
         groups = [
             (ruleset, _one_side(part) if players_of.get(ruleset) == 2 else part)
             for ruleset, part in sorted(
@@ -266,11 +267,22 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
         title = win_rate_finding(t["win_rates"])
         fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
         add("win_rates", title, fig)
-    if not t["head_to_head"].empty:
-        title = h2h_finding(t["head_to_head"])
-        n = t["head_to_head"]["strategy"].nunique()
-        fig = plots.new_figure(max(5.5, 1.4 * n + 2.5), max(4, 1.1 * n + 1.5))
-        plots.plot_head_to_head(t["head_to_head"], fig.add_subplot(), title)
+    h2h = t["head_to_head"]
+    if not h2h.empty:  # one matrix per rule set: nothing pools rule sets or player counts
+        title = h2h_finding(h2h, players_of)
+        groups = sorted(h2h.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
+        n = h2h["strategy"].nunique()
+        columns = min(2, len(groups))
+        rows_ = -(-len(groups) // columns)
+        fig = plots.new_figure(
+            columns * max(5.5, 1.4 * n + 2.5), rows_ * max(4, 1.1 * n + 1.5) + 0.4
+        )
+        grid = fig.subplots(rows_, columns, squeeze=False)
+        for ax, (ruleset, part) in zip(grid.flat, groups, strict=False):
+            plots.plot_head_to_head(part, ax, f"{ruleset}, {players_of.get(ruleset, '?')} players")
+        for ax in grid.flat[len(groups) :]:
+            ax.set_visible(False)
+        fig.suptitle(title)
         add("head_to_head", title, fig)
     if not t["seat_shares"].empty:
         title = seat_finding(t["seat_shares"])
@@ -542,6 +554,7 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
             *rows(
                 t["head_to_head"],
                 [
+                    ("rule set", lambda r: str(r.ruleset)),
                     ("strategy", lambda r: str(r.strategy)),
                     ("opponent", lambda r: str(r.opponent)),
                     ("games", lambda r: count(r.n_games)),

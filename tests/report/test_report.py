@@ -164,8 +164,8 @@ def test_win_rate_tables_equal_stats(report_tables, frames) -> None:
     )
     _same(
         report_tables.tables["head_to_head"],
-        stats.head_to_head(games, seats),
-        ["strategy", "opponent"],
+        stats.head_to_head(games, seats, by=("ruleset",)),
+        ["ruleset", "strategy", "opponent"],
         ["n_games", "n_blocks", "n_pairs", "tied_pairs", "rate", "lo", "hi"],
     )
     want = stats.fault_counts(games, seats)
@@ -407,8 +407,8 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
     seats = seats[seats["game_id"].isin(mixed)]
     _same(
         rt.tables["head_to_head"],
-        stats.head_to_head(games, seats),
-        ["strategy", "opponent"],
+        stats.head_to_head(games, seats, by=("ruleset",)),
+        ["ruleset", "strategy", "opponent"],
         ["n_games", "n_pairs", "tied_pairs", "rate", "lo", "hi"],
     )
     _same(
@@ -588,3 +588,16 @@ def test_plan_refuses_values_outside_their_range(args: list[str], named: str) ->
     assert res.exit_code != 0 and named in res.output
     assert "allowed" in res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_head_to_head_is_per_rule_set(report_tables, frames) -> None:
+    """No head-to-head row pools rule sets (nor so player counts): each rule set has its
+    own pairs, with the games of that rule set alone (issue: it pooled all of them)."""
+    h2h = report_tables.tables["head_to_head"]
+    games, seats = frames[0], frames[1]
+    assert set(h2h["ruleset"]) == set(RULESETS)
+    for ruleset, part in h2h.groupby("ruleset"):
+        ids = set(games.loc[games["ruleset"] == ruleset, "game_id"])
+        in_games = seats[seats["game_id"].isin(ids)]
+        assert part["n_games"].max() <= len(ids)
+        assert set(part["strategy"]) <= set(in_games["strategy"])

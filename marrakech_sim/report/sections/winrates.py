@@ -136,13 +136,15 @@ H2H_SUMS = ("y", "m", "count", "tie", "syy", "sym", "smm", "nb")
 
 
 def head_to_head_sums(pg: PerGame, slots: LineupSlots | None, acc: dict[str, np.ndarray]) -> None:
-    """Add the head-to-head sums of ``pg``'s blocks to ``acc`` (per strategy pair).
+    """Add the head-to-head sums of ``pg``'s blocks to ``acc`` (per rule set and strategy
+    pair: key rule set * strategies**2 + strategy * strategies + opponent).
 
     Every ordered seat pair of a game scores 1 / 0.5 / 0 by rank, weighted 1 / (mult_A *
-    mult_B) for strategies seated several times; block totals per (strategy, opponent),
-    summed as ``estimators.ratio_from_sums`` needs them, plus pair counts.
+    mult_B) for strategies seated several times; block totals per (rule set, strategy,
+    opponent), summed as ``estimators.ratio_from_sums`` needs them, plus pair counts. A
+    rule set fixes the player count: nothing pools rule sets or player counts.
     """
-    kk = len(pg.names) ** 2
+    kk = len(pg.rulesets) * len(pg.names) ** 2
 
     def add(
         key: np.ndarray,
@@ -164,13 +166,17 @@ def head_to_head_sums(pg: PerGame, slots: LineupSlots | None, acc: dict[str, np.
         _head_to_head_by_pair(pg, add)
 
 
-def head_to_head_table(names: list[str], acc: dict[str, np.ndarray]) -> pd.DataFrame:
-    """Head-to-head block ratio table (``estimators.ratio_from_sums``) plus pair counts."""
+def head_to_head_table(
+    names: list[str], rulesets: list[str], acc: dict[str, np.ndarray]
+) -> pd.DataFrame:
+    """Head-to-head block ratio table (``estimators.ratio_from_sums``) plus pair counts,
+    per (rule set, strategy, opponent)."""
     n_s = len(names)
     present = np.flatnonzero(acc["count"] > 0)
     tab = pd.DataFrame(
         {
-            "strategy": [names[k // n_s] for k in present],
+            "ruleset": [rulesets[k // (n_s * n_s)] for k in present],
+            "strategy": [names[k % (n_s * n_s) // n_s] for k in present],
             "opponent": [names[k % n_s] for k in present],
             **estimators.ratio_from_sums(
                 acc["y"][present],
@@ -184,7 +190,7 @@ def head_to_head_table(names: list[str], acc: dict[str, np.ndarray]) -> pd.DataF
             "tied_pairs": acc["tie"][present].astype("int64"),
         }
     )
-    return tab.sort_values(["strategy", "opponent"], ignore_index=True)
+    return tab.sort_values(["ruleset", "strategy", "opponent"], ignore_index=True)
 
 
 def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
@@ -197,7 +203,8 @@ def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
     """
     k, n_s = slots.seats, len(pg.names)
     kk = n_s * n_s
-    sums = {c: np.zeros(kk) for c in ("y", "yy", "yc", "c", "cc", "nb", "tie")}
+    size = len(pg.rulesets) * kk
+    sums = {c: np.zeros(size) for c in ("y", "yy", "yc", "c", "cc", "nb", "tie")}
     for part in block_chunks(pg):
         b0 = int(pg.block_index[part.start])
         local = pg.block_index[part] - b0
@@ -209,6 +216,8 @@ def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
             rank[slots.slot[i, part].astype("int64") * m + games] = pg.rank[i, part]
         by_slot = rank.reshape(k + 1, m)
         code = slots.code[b0 : b0 + n_bl].astype("int64")
+        first_game = part.start + np.flatnonzero(np.r_[True, local[1:] != local[:-1]])
+        ruleset = pg.ruleset[first_game].astype("int64") * kk  # a block has one rule set
         n_games = np.bincount(local, minlength=n_bl).astype("float64")
         keys, ys, ties, counts = [], [], [], []
         for a in range(k):
@@ -219,7 +228,7 @@ def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
                 # lower rank is better (RULES.md section 7: rank 1 = winner)
                 ahead = np.bincount(local, by_slot[a] < by_slot[b], n_bl)[both]
                 tie = np.bincount(local, by_slot[a] == by_slot[b], n_bl)[both]
-                keys.append(code[both, a] * n_s + code[both, b])
+                keys.append(ruleset[both] + code[both, a] * n_s + code[both, b])
                 ys.append(ahead + 0.5 * tie)
                 ties.append(tie)
                 counts.append(n_games[both])
@@ -227,11 +236,12 @@ def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
             continue
         key, y, tie, c = (np.concatenate(v) for v in (keys, ys, ties, counts))
         for name, v in (("y", y), ("yy", y * y), ("yc", y * c), ("c", c), ("cc", c * c)):
-            sums[name] += np.bincount(key, v, kk)
-        sums["tie"] += np.bincount(key, tie, kk)
-        sums["nb"] += np.bincount(key, minlength=kk)
+            sums[name] += np.bincount(key, v, size)
+        sums["tie"] += np.bincount(key, tie, size)
+        sums["nb"] += np.bincount(key, minlength=size)
     pair = np.flatnonzero(sums["nb"] > 0)
-    mirror = (pair % n_s) * n_s + pair // n_s
+    within = pair % kk
+    mirror = pair - within + (within % n_s) * n_s + within // n_s
     t = {name: v[pair] for name, v in sums.items()}
     for key, y, yy, yc in (
         (pair, t["y"], t["yy"], t["yc"]),
@@ -243,7 +253,7 @@ def _head_to_head_by_slot(pg: PerGame, slots: LineupSlots, add: Any) -> None:
 def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
     """Block totals per (block, strategy, opponent) cell, any layout, in chunks of blocks."""
     n_s = len(pg.names)
-    kk = n_s * n_s
+    kk = len(pg.rulesets) * n_s * n_s  # (rule set, strategy, opponent) cells
     kmax = int(pg.players.max())
     bidx = pg.block_index
     per = max(1, 4_000_000 // kk)  # blocks per chunk
@@ -252,6 +262,7 @@ def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
     for a, b in zip(starts, stops, strict=True):
         local = bidx[a:b] - bidx[a]
         nbl = int(local[-1]) + 1
+        ruleset = pg.ruleset[a:b].astype("int64") * (n_s * n_s)
         s = [pg.strategy[i, a:b].astype("int64") for i in range(kmax)]
         r = [pg.rank[i, a:b].astype("float64") for i in range(kmax)]
         mult = [
@@ -266,7 +277,7 @@ def _head_to_head_by_pair(pg: PerGame, add: Any) -> None:
                 ok = (s[i] >= 0) & (s[j] >= 0) & (s[i] != s[j])
                 w = 1.0 / (mult[i][ok] * mult[j][ok])
                 ri, rj = r[i][ok], r[j][ok]
-                parts["key"].append(local[ok] * kk + s[i][ok] * n_s + s[j][ok])
+                parts["key"].append(local[ok] * kk + ruleset[ok] + s[i][ok] * n_s + s[j][ok])
                 # Lower rank is better (RULES.md section 7: rank 1 = winner).
                 parts["y"].append(np.where(ri < rj, 1.0, np.where(ri == rj, 0.5, 0.0)) * w)
                 parts["m"].append(w)
@@ -291,7 +302,7 @@ class WinRateTotals:
         self.names, self.rulesets = names, rulesets
         self.groups: dict[tuple[int, int], int] = {}  # (rule set code, match id) -> group
         self.per_group = _KeySums(0)
-        self.head_to_head = {c: np.zeros(len(names) ** 2) for c in H2H_SUMS}
+        self.head_to_head = {c: np.zeros(len(rulesets) * len(names) ** 2) for c in H2H_SUMS}
 
     def add(self, pg: PerGame) -> None:
         """Add one slice of whole blocks."""
@@ -350,7 +361,7 @@ class WinRateTotals:
         """``win_rates``, ``lineup_win_rates`` (block ratio tables) and ``head_to_head``."""
         names, rulesets = self.names, self.rulesets
         n_s = len(names)
-        h2h = head_to_head_table(names, self.head_to_head)
+        h2h = head_to_head_table(names, rulesets, self.head_to_head)
         if not self.groups:  # no balance game
             empty = _KeySums(0).table().drop(columns="key")
             lineups = empty.assign(ruleset=[], lineup=[])
@@ -420,7 +431,7 @@ def win_rate_tables(
 
     # Head to head: each (A seat, B seat) pair of a game scores 1 / 0.5 / 0 by rank; a game's
     # score is the mean over its pairs, i.e. each pair weighs 1 / (mult_A * mult_B).
-    keys = ["strategy", "opponent"]
+    keys = ["ruleset", "strategy", "opponent"]
     tab = _rate_table(fast["head_to_head"], level)
     tab = tab.rename(columns={"total": "ahead", "n": "n_games", "estimate": "rate"})
     tab["n_games"] = np.round(tab["n_games"]).astype("int64")
