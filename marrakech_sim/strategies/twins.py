@@ -116,54 +116,56 @@ def choose_placement(code, params, s, rng, options, count, memory, searching):
 
 # inlined into the compiled loop, which runs without reference counting
 # (see marrakech_sim.rules.core); the expert's search is called, not inlined
+@njit(cache=True, inline="always")
+def _basic_rotation(code, params, s, rng):
+    """choose_rotation of the twins that do not search."""
+    if code == GREEDY:
+        return greedy_rotation(s, params, rng)
+    return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
+
+
+@njit(cache=True, inline="always")
+def _basic_placement(code, params, s, rng, options, count):
+    """choose_placement of the twins that do not search."""
+    if code == GREEDY:
+        return greedy_placement(s, params, rng, options, count)
+    return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
+
+
 @overload(choose_rotation, inline="always")
 def _choose_rotation(code, params, s, rng, memory, searching):
     if not isinstance(searching, types.BooleanLiteral):
         return None  # numba first asks without literal types; searching must be one
-    if searching.literal_value:
+    if not searching.literal_value:
+        return lambda code, params, s, rng, memory, searching: _basic_rotation(code, params, s, rng)
 
-        def rotation(code, params, s, rng, memory, searching):
-            if code == GREEDY:
-                return greedy_rotation(s, params, rng)
-            if code == EXPERT:
-                return expert_rotation(s, int(params[0]), rng, memory)
-            if code == ROTATION_ONLY:
-                return well_rotation(s, int(params[0]), rng, memory)
-            return rng_below(rng, 3) - 1  # RandomStrategy.choose_rotation (and PLACEMENT_ONLY's)
+    def rotation(code, params, s, rng, memory, searching):
+        if code == EXPERT:
+            return expert_rotation(s, int(params[0]), rng, memory)
+        if code == ROTATION_ONLY:
+            return well_rotation(s, int(params[0]), rng, memory)
+        return _basic_rotation(code, params, s, rng)
 
-        return rotation
-
-    def basic_rotation(code, params, s, rng, memory, searching):
-        if code == GREEDY:
-            return greedy_rotation(s, params, rng)
-        return rng_below(rng, 3) - 1
-
-    return basic_rotation
+    return rotation
 
 
 @overload(choose_placement, inline="always")
 def _choose_placement(code, params, s, rng, options, count, memory, searching):
     if not isinstance(searching, types.BooleanLiteral):
         return None
-    if searching.literal_value:
+    if not searching.literal_value:
+        return lambda code, params, s, rng, options, count, memory, searching: _basic_placement(
+            code, params, s, rng, options, count
+        )
 
-        def placement(code, params, s, rng, options, count, memory, searching):
-            if code == GREEDY:
-                return greedy_placement(s, params, rng, options, count)
-            if code == EXPERT:
-                return expert_placement(s, int(params[0]), rng, memory)
-            if code == PLACEMENT_ONLY:
-                return well_placement(s, int(params[0]), rng, options, count, memory)
-            return rng_below(rng, count)  # RandomStrategy.choose_placement (and ROTATION_ONLY's)
+    def placement(code, params, s, rng, options, count, memory, searching):
+        if code == EXPERT:
+            return expert_placement(s, int(params[0]), rng, memory)
+        if code == PLACEMENT_ONLY:
+            return well_placement(s, int(params[0]), rng, options, count, memory)
+        return _basic_placement(code, params, s, rng, options, count)
 
-        return placement
-
-    def basic_placement(code, params, s, rng, options, count, memory, searching):
-        if code == GREEDY:
-            return greedy_placement(s, params, rng, options, count)
-        return rng_below(rng, count)
-
-    return basic_placement
+    return placement
 
 
 def compiled_twin(strategy_class: type) -> str | None:

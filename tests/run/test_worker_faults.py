@@ -246,14 +246,19 @@ def test_a_game_stuck_where_no_signal_reaches_has_its_worker_killed(tmp_path: Pa
     assert result.first_error is not None and "past its limit of 1 s" in result.first_error
 
 
-def _start(tmp_path: Path, out: Path) -> subprocess.Popen[bytes]:
-    config = tmp_path / "slow.toml"
-    config.write_text(
-        "seed = 77\ngames_per_lineup = 1200\nchunk_games = 30\n"
-        "[rulesets.four]\n"
-        f'[strategies.slow]\nref = "{SLOW}"\n'
-        '[schedule]\nkind = "self_play"\n'
-    )
+SLOW_CONFIG = (
+    "seed = 77\ngames_per_lineup = 1200\nchunk_games = 30\n"
+    "[rulesets.four]\n"
+    f'[strategies.slow]\nref = "{SLOW}"\n'
+    '[schedule]\nkind = "self_play"\n'
+)
+
+
+def _start(tmp_path: Path, out: Path, config_text: str = SLOW_CONFIG) -> subprocess.Popen[bytes]:
+    """`marrakech run` of a study (by default 1,200 slow games) on 2 workers, in its own
+    process group."""
+    config = tmp_path / "study.toml"
+    config.write_text(config_text)
     return subprocess.Popen(
         [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
         stdout=subprocess.PIPE,
@@ -330,19 +335,14 @@ def test_workers_killed_while_logging_do_not_hang_the_run(tmp_path: Path) -> Non
     """kill -9 and SIGSTOP of workers busy logging: the run ends with every game and the
     workers' records in run.log. (Through a multiprocessing queue, a worker killed while
     it held the queue's write lock, shared by every process, hung the run's end.)"""
-    config = tmp_path / "logs.toml"
-    config.write_text(
+    out = tmp_path / "run"
+    proc = _start(
+        tmp_path,
+        out,
         "seed = 3\ngames_per_lineup = 600\nchunk_games = 20\n"
         "[rulesets.two]\nplayers = 2\n"
         f'[strategies.logs]\nref = "{HERE}:LogsEveryMove"\n'
-        '[schedule]\nkind = "self_play"\n'
-    )
-    out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
+        '[schedule]\nkind = "self_play"\n',
     )
     _wait_for_parts(out, proc, 1)
     for i in range(6):
