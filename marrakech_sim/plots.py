@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from marrakech_sim import palette
 
@@ -41,6 +42,7 @@ def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
 
 def to_png(fig: Figure, dpi: int = 110) -> bytes:
     """The figure as PNG bytes (byte-identical run to run)."""
+    fit_titles(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
@@ -55,6 +57,7 @@ def to_svg(fig: Figure) -> str:
     """
     from matplotlib import rc_context
 
+    fit_titles(fig)
     buf = io.StringIO()
     with rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "path"}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
@@ -72,6 +75,36 @@ def set_title(ax: Axes, title: str | None, size: float = 10.0) -> None:
     width_in = fig.get_figwidth() * ax.get_position().width if isinstance(fig, Figure) else 5.0
     chars = max(int(width_in * 72 / (size * 0.56)), 20)
     ax.set_title("\n".join(textwrap.wrap(str(title), chars)), fontsize=size)
+
+
+def fit_titles(fig: Figure) -> None:
+    """Re-wrap every axes title and the figure's title to the space they have once the
+    layout is done, measured in the renderer: a title is never wider than its axes (nor
+    the figure), so no title is clipped at the figure's edge."""
+    fig.draw_without_rendering()  # runs the constrained layout: the axes' final positions
+    figure_width = fig.bbox.width
+    fitted = False
+    for ax in fig.axes:
+        room = min(ax.get_window_extent().width, figure_width)
+        fitted |= _fit(ax.title, room)
+    for text in fig.texts:  # the figure's title (suptitle) among them
+        fitted |= _fit(text, figure_width)
+    if fitted:
+        fig.draw_without_rendering()
+
+
+def _fit(text: Text, room: float) -> bool:
+    """Wrap `text` to fit `room` display units; True when its lines changed."""
+    words = " ".join(text.get_text().split())
+    if not words or text.get_window_extent().width <= room:
+        return False
+    chars = len(words)
+    while chars > 10:
+        chars = int(chars * 0.9)
+        text.set_text("\n".join(textwrap.wrap(words, chars)))
+        if text.get_window_extent().width <= room:
+            break
+    return True
 
 
 def _nonneg(parts: list[np.ndarray]) -> np.ndarray:

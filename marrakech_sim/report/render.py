@@ -63,7 +63,7 @@ def win_rate_finding(wr: pd.DataFrame) -> str:
         return f"{best.strategy} wins {pct(best.rate)} of its games (n={count(best.n_games)})"
     clear = not (best.lo <= best.fair_share <= best.hi)
     verb = "wins most often" if clear else "wins most often, but within chance of a fair share"
-    where = f" under {best.ruleset}" if wr["ruleset"].nunique() > 1 else ""
+    where = f" under {findings.title(best.ruleset)}" if wr["ruleset"].nunique() > 1 else ""
     return (
         f"{best.strategy} {verb}{where}: {pct(best.rate)} vs fair {pct(best.fair_share)} "
         f"(n={count(best.n_games)})"
@@ -76,7 +76,7 @@ def h2h_finding(h2h: pd.DataFrame, players_of: dict[str, int]) -> str:
     return (
         f"Most one-sided pairing: {top.strategy} ahead of {top.opponent} "
         f"in {pct(top.rate)} of {count(top.n_games)} games "
-        f"({top.ruleset}, {players_of.get(top.ruleset, '?')} players)"
+        f"({findings.title(top.ruleset)}, {players_of.get(top.ruleset, '?')} players)"
     )
 
 
@@ -90,7 +90,7 @@ def seat_finding(shares: pd.DataFrame) -> str:
     more = "more" if r.effect_pp > 0 else "less"
     return (
         f"Player {int(r.seat) + 1} wins {abs(r.effect_pp):.1f} pp {more} than a fair share "
-        f"({r.ruleset}, {r.players} players, n={count(r.n_games)})"
+        f"({findings.title(r.ruleset)}, {r.players} players, n={count(r.n_games)})"
     )
 
 
@@ -98,7 +98,7 @@ def rating_finding(ratings: pd.DataFrame, ruleset: str = "", players: int = 0) -
     """Title for one group's ratings panel."""
     tab = ratings.sort_values("elo", ascending=False)
     top = tab.iloc[0]
-    where = f"{ruleset}, {players} players: " if ruleset else ""
+    where = f"{findings.title(ruleset)}, {players} players: " if ruleset else ""
     if len(tab) < 2:
         return f"{where}{top.strategy} {top.elo:.0f} Elo"
     second = tab.iloc[1]
@@ -140,7 +140,9 @@ def metric_name(metric: str) -> str:
 def distribution_finding(summary: pd.DataFrame, metric: str) -> str:
     """Title for a distribution chart: medians and the middle 90% per rule set."""
     part = summary.loc[summary["metric"] == metric]
-    meds = "; ".join(f"{r.ruleset} {r.q50:g} ({r.q5:g}-{r.q95:g})" for r in part.itertuples())
+    meds = "; ".join(
+        f"{findings.title(r.ruleset)} {r.q50:g} ({r.q5:g}-{r.q95:g})" for r in part.itertuples()
+    )
     noun = {"margin": "Winning margin", "turns": "Game length"}.get(metric, metric)
     return f"{noun}, median (5%-95%): {meds}"
 
@@ -161,7 +163,7 @@ def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
         else f"no player clearly ahead ({plots.player_label(top.seat)} highest, intervals overlap)"
     )
     return (
-        f"{ruleset}, {players} players, after turn {last_turn}: mean scores "
+        f"{findings.title(ruleset)}, {players} players, after turn {last_turn}: mean scores "
         f"{last['mean'].min():.1f}-{top['mean']:.1f}; {lead}"
     )
 
@@ -260,7 +262,7 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
             plots.plot_win_rates(
                 part,
                 ax,
-                f"{ruleset}, {players_of.get(ruleset, '?')} players ({n_text})",
+                f"{findings.title(ruleset)}, {players_of.get(ruleset, '?')} players ({n_text})",
                 colours=strategy_colour,
                 counts=False,
             )
@@ -279,7 +281,9 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
         )
         grid = fig.subplots(rows_, columns, squeeze=False)
         for ax, (ruleset, part) in zip(grid.flat, groups, strict=False):
-            plots.plot_head_to_head(part, ax, f"{ruleset}, {players_of.get(ruleset, '?')} players")
+            plots.plot_head_to_head(
+                part, ax, f"{findings.title(ruleset)}, {players_of.get(ruleset, '?')} players"
+            )
         for ax in grid.flat[len(groups) :]:
             ax.set_visible(False)
         fig.suptitle(title)
@@ -310,7 +314,8 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
             part = comp.loc[comp["metric"] == metric]
             share = _is_share(metric)
             labels = [
-                f"{r.ruleset} vs {r.baseline}\nn={count(r.n_games)}/{count(r.n_games_baseline)}, "
+                f"{findings.title(r.ruleset)} vs {findings.title(r.baseline)}\n"
+                f"n={count(r.n_games)}/{count(r.n_games_baseline)}, "
                 f"Holm p{p_is(r.p_holm)}"
                 for r in part.itertuples()
             ]
@@ -354,7 +359,7 @@ def chart_figures(rt: ReportTables) -> dict[str, tuple[str, Any]]:
                 part,
                 ax,
                 "winner's score minus runner-up's, points",
-                f"{ruleset}, {players_of.get(ruleset, '?')} players: {med}",
+                f"{findings.title(ruleset)}, {players_of.get(ruleset, '?')} players: {med}",
                 extra={ruleset: ("runner-up\nbankrupt", n_out)} if bankrupt else None,
                 colours=ruleset_colour,
                 span=span,

@@ -13,7 +13,13 @@ from typing import Any
 import pandas as pd
 
 from marrakech_sim import plots
-from marrakech_sim.report.findings import decides_sentence, fmt_metric, metric_words, span_metric
+from marrakech_sim.report.findings import (
+    decides_sentence,
+    fmt_metric,
+    metric_words,
+    span_metric,
+)
+from marrakech_sim.report.findings import title as ruleset_title
 from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.render import Section
 from marrakech_sim.report.tables import ReportTables
@@ -90,14 +96,16 @@ def skill_sections(rt: ReportTables) -> tuple[list[Section], dict[str, tuple[str
                 if len(strength):
                     mine = (strength["players"] == players) & (strength["ruleset"] == ruleset)
                     here = strength.loc[mine]
-                title = f"Seat effects per skill level: {ruleset}, {players} players"
+                title = f"Seat effects per skill level: {ruleset_title(ruleset)}, {players} players"
                 fig = plots.new_figure(7.0, 4.2)
                 plots.plot_skill_effects(levels, fig.subplots(), title, strength=here)
                 charts[f"skill_{players}_{ruleset}"] = (title, plots.to_png(fig), plots.to_svg(fig))
                 s.charts.append((f"skill_{players}_{ruleset}", title))
             models = part.loc[part["kind"] == "player model"]
             if len(models):
-                title = f"Seat effects per player model: {ruleset}, {players} players"
+                title = (
+                    f"Seat effects per player model: {ruleset_title(ruleset)}, {players} players"
+                )
                 fig = plots.new_figure(min(7.0, 3.5 + 1.2 * models["level"].nunique()), 4.2)
                 plots.plot_skill_effects(models, fig.subplots(), title, ordered=False)
                 charts[f"models_{players}_{ruleset}"] = (

@@ -159,6 +159,24 @@ def test_long_titles_are_wrapped() -> None:
     assert all(len(line) < 50 for line in ax.get_title().splitlines())
 
 
+@pytest.mark.parametrize("render", [plots.to_svg, plots.to_png])
+def test_titles_fit_the_axes_the_layout_leaves(render: Any) -> None:
+    """Long tick labels narrow the axes once the layout runs: the titles are re-wrapped to
+    the space left, so neither the axes' title nor the figure's passes the figure's edge."""
+    fig = plots.new_figure(6, 3)
+    ax = fig.add_subplot()
+    ax.barh(["a label as long as a line-up of four strategies", "b"], [1, 2])
+    plots.set_title(ax, "standard, 2 players (24,000 games per line-up; each pairing once: " * 2)
+    fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players " * 2)
+    render(fig)
+    assert ax.get_title().count("\n") >= 2
+    edge = fig.bbox
+    for text in (ax.title, *fig.texts):
+        box = text.get_window_extent()
+        assert edge.x0 - 0.5 <= box.x0 and box.x1 <= edge.x1 + 0.5, text.get_text()
+    assert ax.title.get_window_extent().width <= ax.get_window_extent().width + 0.5
+
+
 def test_distribution_shows_the_games_without_a_value(data: dict[str, pd.DataFrame]) -> None:
     """The extra bar (e.g. a bankrupt runner-up) is drawn apart and the shares add to 100%."""
     hist = data["hist"].loc[data["hist"]["ruleset"] == "standard"]

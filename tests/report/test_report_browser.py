@@ -79,6 +79,48 @@ def test_nothing_overflows_the_page_width(page_report) -> None:
     assert wide == []
 
 
+# matplotlib draws each text (titles, labels, tick labels, legend entries) as one group
+# `g#text_N` of glyph paths; the outermost such groups are the texts of a chart
+_CHART_TEXTS = """() => [...document.querySelectorAll('svg')].map(svg => {
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('g[id^="text_"]')]
+        .filter(g => !g.parentElement.closest('g[id^="text_"]'))
+        .map(g => g.getBoundingClientRect())
+        .filter(r => r.width > 0)
+        .map(r => [r.left - box.left, r.top - box.top, r.right - box.left, r.bottom - box.top]);
+    return [box.width, box.height, texts];
+})"""
+
+
+def test_no_chart_text_is_clipped(page_report) -> None:
+    """Every text of every chart, as the browser lays it out, lies inside its chart: no
+    title, label or legend cut at the edge (a long title once lost its last word)."""
+    page, _, _, _ = page_report
+    charts = page.evaluate(_CHART_TEXTS)
+    assert sum(len(texts) for _, _, texts in charts) > 100
+    cut = [
+        (i, [round(v, 1) for v in r])
+        for i, (width, height, texts) in enumerate(charts)
+        for r in texts
+        if r[0] < -0.5 or r[1] < -0.5 or r[2] > width + 0.5 or r[3] > height + 0.5
+    ]
+    assert cut == []
+
+
+def test_no_two_chart_texts_overlap(page_report) -> None:
+    """No two texts of a chart overlap (tick labels, titles and legends stay apart)."""
+    page, _, _, _ = page_report
+    overlaps = []
+    for i, (_, _, texts) in enumerate(page.evaluate(_CHART_TEXTS)):
+        for a, ra in enumerate(texts):
+            for rb in texts[a + 1 :]:
+                w = min(ra[2], rb[2]) - max(ra[0], rb[0])
+                h = min(ra[3], rb[3]) - max(ra[1], rb[1])
+                if w > 1 and h > 1:
+                    overlaps.append((i, ra, rb))
+    assert overlaps == []
+
+
 def test_no_network_request(page_report) -> None:
     """The page loads nothing but itself: no network request, no script, no console output."""
     page, requests, built, messages = page_report
