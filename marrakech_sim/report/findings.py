@@ -50,6 +50,7 @@ METRIC_WORDS = {
     "winner_dirhams_share": ("the dirhams' share of the winner's score", "pp"),
     "lead_changes": ("the number of lead changes per game", "changes"),
     "comeback": ("the share of comebacks", "pp"),
+    "decided_turn": ("the turn from which the winner leads for good", "turns"),
 }
 COLUMNS = (
     "question",

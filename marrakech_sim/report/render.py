@@ -752,21 +752,23 @@ def build_sections(rt: ReportTables, chart_titles: dict[str, str]) -> list[Secti
     s = Section("5. Variant comparison")
     comp = t.get("variant_comparison", pd.DataFrame())
     moves = (
-        f" Lead changes and comebacks come from the moves of {count(f.get('moves_games', 0))} games"
+        " Lead changes, comebacks and the turn decided come from the moves of "
+        f"{count(f.get('moves_games', 0))} games"
         + (" (a sample of whole blocks)." if f.get("moves_sampled") else ".")
         if f.get("moves_games")
-        else " No moves table: no lead changes or comebacks."
+        else " No moves table: no lead changes, comebacks or turn decided."
     )
     s.paragraphs.append(
         "Per rule set, the mean of each per-game metric (seat_advantage: seat 0's win share minus "
         "1/players; margin: winner's score minus runner-up's; bankrupt: any seat went out; "
-        "comeback: a winner was behind after half the turns; winner_dirhams_share: dirhams' share "
-        "of the winning score) and each rule set's difference from the baseline with the same "
+        "comeback: a winner was behind after half the turns; decided_turn: the turn from which "
+        "the winner leads for good; winner_dirhams_share: dirhams' share of the winning score) "
+        "and each rule set's difference from the baseline with the same "
         "player count (the one closest to the standard rules), with block-clustered 95% intervals "
         "and p-values Holm-corrected within each declared family: primary (each seat's win "
         "share, margin, bankruptcy rate, length), secondary (tie-breaks, the winner's dirhams "
-        "share, lead changes, comebacks), with t intervals on clusters - 1 degrees of "
-        "freedom." + moves + _pooled_levels(t)
+        "share, lead changes, comebacks, turn decided), with t intervals on clusters - 1 "
+        "degrees of freedom." + moves + _pooled_levels(t)
     )
     if comp.empty:
         s.paragraphs.append("Only one rule set per player count: nothing to compare.")
@@ -972,8 +974,9 @@ GLOSSARY = (
 
 def _at_a_glance(rt: ReportTables) -> tuple[str, list[str], list[list[str]]] | None:
     """The compact table: per rule set and player count of the study's mixed games, the
-    largest seat gap (the family's interval), the mean game length, the bankruptcy rate
-    and the winning margin (95% intervals)."""
+    largest seat gap (the family's interval), the mean game length, the bankruptcy rate,
+    the winning margin and the turn from which the winner leads for good (95% intervals;
+    the last from the moves' sample)."""
     t = rt.tables
     table = t.get("findings", pd.DataFrame())
     means = t.get("variant_summary", pd.DataFrame())
@@ -1006,6 +1009,7 @@ def _at_a_glance(rt: ReportTables) -> tuple[str, list[str], list[list[str]]] | N
                 metric("turns", ""),
                 metric("bankrupt", "%", 100.0),
                 metric("margin", ""),
+                metric("decided_turn", ""),
             ]
         )
     header = [
@@ -1015,6 +1019,7 @@ def _at_a_glance(rt: ReportTables) -> tuple[str, list[str], list[list[str]]] | N
         "turns",
         "bankruptcies",
         "winning margin (points)",
+        "winner leads for good from turn",
     ]
     return ("At a glance (seat gap: the family's interval; the rest 95%)", header, rows)
 

@@ -104,7 +104,7 @@ _REPORT_KEYS = ("matters_pp", "margins")
 #: the per-game metrics whose practical margin a study may set (`[report] margins`), in
 #: their own units, and the default of each; shares (win shares, the bankruptcy rate, ...)
 #: take `matters_pp`
-MARGINS = {"turns": 1.0, "margin": 1.0, "lead_changes": 0.5, "elo": 20.0}
+MARGINS = {"turns": 1.0, "margin": 1.0, "lead_changes": 0.5, "decided_turn": 1.0, "elo": 20.0}
 DEFAULT_MATTERS_PP = 1.0
 _STRATEGY_KEYS = ("ref", "params")
 _SCHEDULE_KEYS = (

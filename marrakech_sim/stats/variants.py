@@ -17,6 +17,11 @@ Per-game metrics (one row per non-error game; see :data:`VARIANT_METRICS`):
   one (so a lead lost to a tie and regained by the same seat is no change).
 * ``comeback`` (needs turn_scores): 1 when a winner was strictly behind the top score
   after the half-way turn (turn ceil(turns/2) - 1, i.e. once half the turns are played).
+* ``decided_turn`` (needs turn_scores): how decisive the game is, the turn (counted from 1,
+  as in pictures and records) from which the single winner leads for good: after that turn
+  and every later one the winner's score is strictly the highest. A winner who is not
+  strictly ahead after the last turn (a tie-break win) is decided on the last turn; NaN for
+  a shared win.
 
 * ``seat_<i>_share``: seat i's win share (one column per seat).
 
@@ -61,7 +66,9 @@ VARIANT_METRICS = (
     "winner_dirhams_share",
     "lead_changes",
     "comeback",
+    "decided_turn",
 )
+_LEAD_METRICS = ("lead_changes", "comeback", "decided_turn")  # from per-turn scores
 _CHUNK_GAMES = 20_000
 
 
@@ -91,12 +98,12 @@ def game_metrics(
     with np.errstate(divide="ignore", invalid="ignore"):
         share = (rows["dirhams"] / rows["score"]).where(won)
     out["winner_dirhams_share"] = share.groupby(rows["game_id"]).mean().reindex(out.index)
-    out["lead_changes"] = np.nan
-    out["comeback"] = np.nan
+    for name in _LEAD_METRICS:
+        out[name] = np.nan
     if turn_scores is not None:
         lead = lead_metrics(turn_scores, games, seats)
-        out["lead_changes"] = lead["lead_changes"].reindex(out.index)
-        out["comeback"] = lead["comeback"].reindex(out.index)
+        for name in _LEAD_METRICS:
+            out[name] = lead[name].reindex(out.index)
     seat_cols = []
     for seat in range(int(rows["seat"].max()) + 1 if len(rows) else 0):
         at = rows.loc[rows["seat"] == seat].set_index("game_id")["win_share"]
@@ -130,7 +137,7 @@ def lead_metrics(
     turn; NaN scores (eliminated seats) never lead.
 
     Returns:
-        Indexed by game_id: lead_changes, comeback (float).
+        Indexed by game_id: lead_changes, comeback, decided_turn (float).
     """
     require_columns(turn_scores, ("game_id", "turn", "seat", "score"), "turn_scores")
     rows = balance_seats(games, seats)
@@ -143,7 +150,8 @@ def lead_metrics(
         parts.append(_lead_chunk(turn_scores, winners, chunk))
     if not parts:
         return pd.DataFrame(
-            {"lead_changes": [], "comeback": []}, index=pd.Index([], name="game_id")
+            {"lead_changes": [], "comeback": [], "decided_turn": []},
+            index=pd.Index([], name="game_id"),
         )
     return pd.concat(parts)
 
@@ -185,9 +193,35 @@ def _lead_chunk(
     comeback = np.zeros(len(chunk))
     np.maximum.at(comeback, wg, behind.astype("float64"))
     comeback[last_turn < 0] = np.nan
+    decided = _decided_turn(grid, last_turn, w["seat"].to_numpy(dtype="int64"), wg)
     return pd.DataFrame(
-        {"lead_changes": changes, "comeback": comeback}, index=pd.Index(chunk, name="game_id")
+        {"lead_changes": changes, "comeback": comeback, "decided_turn": decided},
+        index=pd.Index(chunk, name="game_id"),
     )
+
+
+def _decided_turn(
+    grid: np.ndarray, last_turn: np.ndarray, winner_seat: np.ndarray, wg: np.ndarray
+) -> np.ndarray:
+    """Per game of the chunk: the turn (from 1) from which its single winner is strictly
+    ahead after every turn to the end; the last turn when not ahead at the end; NaN for a
+    shared win (several winners) or a game without scores."""
+    games, turns, _ = grid.shape
+    shared = np.bincount(wg, minlength=games) != 1
+    seat = np.zeros(games, dtype="int64")
+    seat[wg] = winner_seat
+    rows = np.arange(games)
+    mine = grid[rows, :, seat]  # (games, turns): the winner's score after each turn
+    others = np.where(np.isnan(grid), -np.inf, grid)  # an eliminated seat never leads
+    others[rows, :, seat] = -np.inf
+    ahead = mine > others.max(axis=2)
+    played = np.arange(turns)[None, :] <= last_turn[:, None]
+    behind = played & ~ahead
+    # the last turn the winner was not strictly ahead (-1: ahead throughout)
+    last_behind = np.where(behind.any(axis=1), turns - 1 - np.argmax(behind[:, ::-1], axis=1), -1)
+    decided = np.minimum(last_behind + 2, last_turn + 1).astype("float64")
+    decided[shared | (last_turn < 0)] = np.nan
+    return decided
 
 
 def variant_summary(
@@ -236,7 +270,13 @@ def _long(
 #: these; ``seat_advantage`` is seat 0's share minus 1/k, so its difference is seat 0's
 PRIMARY_METRICS = ("margin", "bankrupt", "turns")
 #: reported apart, Holm-corrected within their own family
-SECONDARY_METRICS = ("tie_broken", "winner_dirhams_share", "lead_changes", "comeback")
+SECONDARY_METRICS = (
+    "tie_broken",
+    "winner_dirhams_share",
+    "lead_changes",
+    "comeback",
+    "decided_turn",
+)
 
 
 def seat_metric(seat: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from synthetic_games import combine_runs, make_run, make_turn_scores
 from marrakech_sim import stats
 from marrakech_sim.cli import main
 from marrakech_sim.errors import RunFolderError, StatsInputError
-from marrakech_sim.report import build_report, pergame, tables
+from marrakech_sim.report import build_report, findings, fmt, pergame, tables
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.render import build_sections
@@ -283,6 +284,45 @@ def test_report_has_every_section(built) -> None:
     for png in built.charts:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({png.name})" in md
+
+
+def _glance_rows(md: str) -> list[list[str]]:
+    """The at-a-glance table of report.md, as cells (header first)."""
+    lines = md[md.index("**At a glance") :].splitlines()[2:]
+    table = list(itertools.takewhile(lambda x: x.startswith("|"), lines))
+    return [[c.strip() for c in line.strip("|").split("|")] for line in table if "---" not in line]
+
+
+def test_at_a_glance_equals_the_tables(built, report_tables) -> None:
+    """Each row of the first screen's table is its rule set's means of variant_summary
+    (length, bankruptcies, margin, the turn the winner leads for good from the moves'
+    sample) and the largest seat gap among the family's findings, with their intervals."""
+    header, *rows = _glance_rows(built.markdown.read_text())
+    assert header[3:] == [
+        "turns",
+        "bankruptcies",
+        "winning margin (points)",
+        "winner leads for good from turn",
+    ]
+    means = report_tables.tables["variant_summary"].set_index(["ruleset", "metric"])
+    seats = pd.read_csv(built.folder / "findings.csv").query("question == 'seat'")
+    assert len(rows) == seats.groupby(["ruleset", "model"]).ngroups == 3
+    for row in rows:
+        name = row[0].replace("\\", "")  # Markdown writes '<' as a backslash and '<'
+        ruleset = next(r for r in RULESETS if name.startswith(findings.title(r) + ","))
+        for cell, metric, scale, unit in (
+            (row[3], "turns", 1, ""),
+            (row[4], "bankrupt", 100, "%"),
+            (row[5], "margin", 1, ""),
+            (row[6], "decided_turn", 1, ""),
+        ):
+            m = means.loc[(ruleset, metric)]
+            want = f"{scale * m['mean']:.1f}{unit} [{scale * m['lo']:.1f}, {scale * m['hi']:.1f}]"
+            assert cell == want, (ruleset, metric)
+        top = seats.loc[seats["ruleset"] == ruleset]
+        top = top.loc[top["estimate"].abs().idxmax()]
+        assert row[2].startswith(f"{str(top.subject).capitalize()} {fmt.pp(top.estimate)}")
+        assert row[2].endswith(f"({top.verdict})")
 
 
 def test_html_is_self_contained(built) -> None:

@@ -75,6 +75,7 @@ def test_lead_changes_and_comeback_hand_case() -> None:
     lead = lead_metrics(turn_scores, games, seats)
     assert lead.loc[0, "lead_changes"] == 3
     assert lead.loc[0, "comeback"] == 1
+    assert lead.loc[0, "decided_turn"] == 6  # seat 2 leads alone only after the last turn
     metrics = game_metrics(games, seats, turn_scores)
     assert metrics.loc[0, "lead_changes"] == 3
 
@@ -90,6 +91,43 @@ def test_no_comeback_when_winner_led_or_tied_at_half() -> None:
     lead = lead_metrics(turn_scores, games, seats)
     assert lead.loc[0, "comeback"] == 0
     assert lead.loc[0, "lead_changes"] == 1
+    assert lead.loc[0, "decided_turn"] == 3  # level after turn 2, ahead from turn 3 on
+
+
+def _decided_by_hand(turn_scores: pd.DataFrame, seats: pd.DataFrame) -> dict[int, float]:
+    """decided_turn game by game, walking the turns backwards (the second computation)."""
+    out = {}
+    for game, part in turn_scores.groupby("game_id"):
+        won = seats.loc[(seats["game_id"] == game) & (seats["win_share"] > 0), "seat"]
+        if len(won) != 1:
+            out[int(game)] = math.nan
+            continue
+        winner = int(won.iloc[0])
+        table = part.pivot(index="turn", columns="seat", values="score").sort_index()
+        decided = len(table)  # the last turn, when never strictly ahead at the end
+        for turn in range(len(table) - 1, -1, -1):
+            row = table.iloc[turn]
+            rest = [v for s, v in row.items() if s != winner and not math.isnan(v)]
+            if not all(row[winner] > v for v in rest):
+                break
+            decided = turn + 1  # counted from 1
+        out[int(game)] = float(decided)
+    return out
+
+
+def test_decided_turn_agrees_with_a_turn_by_turn_walk() -> None:
+    """On synthetic games with bankruptcies, ties and shared wins, decided_turn equals a
+    plain backwards walk over each game's turns; a tie-break win is decided on its last
+    turn."""
+    games, seats = make_run(FOUR, 60, bankrupt_rate=0.2, tie_rate=0.1, tie_break_rate=0.1, seed=5)
+    turn_scores = make_turn_scores(games, seats, seed=5)
+    got = lead_metrics(turn_scores, games, seats)["decided_turn"]
+    expected = _decided_by_hand(turn_scores, seats)
+    assert got.index.tolist() == sorted(expected)
+    assert got.isna().sum() == sum(math.isnan(v) for v in expected.values()) > 0
+    assert got.to_dict() == pytest.approx(expected, nan_ok=True)
+    turns = games.set_index("game_id")["turns"]
+    assert ((got >= 1) & (got <= turns.reindex(got.index))).sum() == got.notna().sum()
 
 
 def test_lead_metrics_in_chunks_equal_whole() -> None:

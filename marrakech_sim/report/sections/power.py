@@ -28,6 +28,7 @@ TARGET_EFFECTS = {
     "winner_dirhams_share": 0.01,
     "lead_changes": 0.1,
     "comeback": 0.01,
+    "decided_turn": 0.5,  # half a turn earlier or later
 }
 POWER = 0.8
 
