@@ -122,7 +122,10 @@ def forest_finding(metric: str, part: pd.DataFrame) -> str:
         if _is_share(metric)
         else f"{abs(diff):.2f} {UNITS.get(metric, '')}".strip()
     )
-    return f"{name}: {r['ruleset']} {word} than {r['baseline']} by {amount}"
+    return (
+        f"{name}: {findings.title(r['ruleset'])} {word} than {findings.title(r['baseline'])} "
+        f"by {amount}"
+    )
 
 
 def _seat_of(metric: str) -> int | None:
@@ -134,7 +137,10 @@ def _seat_of(metric: str) -> int | None:
 def metric_name(metric: str) -> str:
     """A variant metric as a chart names it: a seat's share by its player, counted from 1."""
     seat = _seat_of(metric)
-    return f"{plots.player_label(seat)}'s win share" if seat is not None else metric
+    if seat is not None:
+        return f"{plots.player_label(seat)}'s win share"
+    words = findings.metric_words(metric)[0]
+    return words[0].upper() + words[1:] if words != metric else metric
 
 
 def distribution_finding(summary: pd.DataFrame, metric: str) -> str:
@@ -173,7 +179,12 @@ def _is_share(metric: str) -> bool:
     return findings.metric_words(metric)[1] == "pp"
 
 
-UNITS = {"turns": "turns", "margin": "points", "lead_changes": "lead changes"}
+UNITS = {
+    "turns": "turns",
+    "margin": "points",
+    "lead_changes": "lead changes",
+    "decided_turn": "turns",
+}
 
 
 def _panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[Any]]:
