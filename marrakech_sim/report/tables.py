@@ -49,7 +49,7 @@ from marrakech_sim.errors import StatsInputError
 from marrakech_sim.report.pergame import CHUNK, PerGame
 from marrakech_sim.stats import estimators
 
-TURN_METRICS = ("lead_changes", "comeback", "decided_turn")  # read from a sample's moves
+TURN_METRICS = stats.LEAD_METRICS  # read from a sample's moves
 GAME_METRICS = tuple(m for m in stats.VARIANT_METRICS if m not in TURN_METRICS)
 
 

@@ -66,6 +66,7 @@ from marrakech_sim.stats.seats import (
     tie_summary,
 )
 from marrakech_sim.stats.variants import (
+    LEAD_METRICS,
     VARIANT_METRICS,
     compare_variants,
     game_metrics,
@@ -82,6 +83,7 @@ from marrakech_sim.stats.winrates import (
 )
 
 __all__ = [
+    "LEAD_METRICS",
     "LINEUP_SEP",
     "VARIANT_METRICS",
     "RatingFit",

@@ -68,7 +68,8 @@ VARIANT_METRICS = (
     "comeback",
     "decided_turn",
 )
-_LEAD_METRICS = ("lead_changes", "comeback", "decided_turn")  # from per-turn scores
+#: the metrics of :func:`lead_metrics`, computed from per-turn scores
+LEAD_METRICS = ("lead_changes", "comeback", "decided_turn")
 _CHUNK_GAMES = 20_000
 
 
@@ -98,11 +99,11 @@ def game_metrics(
     with np.errstate(divide="ignore", invalid="ignore"):
         share = (rows["dirhams"] / rows["score"]).where(won)
     out["winner_dirhams_share"] = share.groupby(rows["game_id"]).mean().reindex(out.index)
-    for name in _LEAD_METRICS:
+    for name in LEAD_METRICS:
         out[name] = np.nan
     if turn_scores is not None:
         lead = lead_metrics(turn_scores, games, seats)
-        for name in _LEAD_METRICS:
+        for name in LEAD_METRICS:
             out[name] = lead[name].reindex(out.index)
     seat_cols = []
     for seat in range(int(rows["seat"].max()) + 1 if len(rows) else 0):
@@ -212,7 +213,7 @@ def _decided_turn(
     seat[wg] = winner_seat
     rows = np.arange(games)
     mine = grid[rows, :, seat]  # (games, turns): the winner's score after each turn
-    others = np.where(np.isnan(grid), -np.inf, grid)  # an eliminated seat never leads
+    others = np.where(np.isnan(grid), np.float32(-np.inf), grid)  # the eliminated never lead
     others[rows, :, seat] = -np.inf
     ahead = mine > others.max(axis=2)
     played = np.arange(turns)[None, :] <= last_turn[:, None]
