@@ -6,8 +6,9 @@ Prints games per second for
   compiled  whole games inside the compiled loop (strategies.compiled.play_batch with the
             `random` twin, every move recorded in the buffer, 256 games a call as the
             runner plays them);                                      target >= 100,000
-  api       games through the public Python API (GameState.legal_actions/apply with a Python
-            random.choice per decision; rolls by random.choice of the die faces); >= 3,000
+  api       games through the public Python API (GameState.apply; draws and rolls from
+            chance_outcomes() by their probabilities, orient and place a random.choice
+            of legal_actions(), as a user's own loop plays them);        target >= 3,000
   plugin    a Python plug-in strategy (marrakech_sim.strategies.basic.RandomStrategy, which uses
             view.rng.below) through marrakech_sim.play.game.play_game;      target >= 5,000
 and perft nodes (leaves) per second from the 4-player start, with the ratio to each target.
@@ -101,18 +102,20 @@ def compiled_games(
 
 
 def api_games(rules: Rules) -> Callable[[], int]:
-    """Whole games through GameState.legal_actions/apply, Python random choices."""
+    """Whole games through the public GameState API, as a user's own loop would play them:
+    chance phases (draw, roll) from `chance_outcomes()` by their probabilities, the player's
+    phases (orient, place) a uniform choice among `legal_actions()`."""
     rnd = random.Random(1)
     start = GameState.start(rules)
-    faces = list(rules.die_faces)
-    choice = rnd.choice
+    choice, choices = rnd.choice, rnd.choices
 
     def run() -> int:
         state = start
         while not state.is_over:
-            phase = state.phase
-            if phase == "roll":
-                state = state.apply(choice(faces))
+            outcomes = state.chance_outcomes()
+            if outcomes:
+                actions, weights = zip(*outcomes, strict=True)
+                state = state.apply(choices(actions, weights)[0])
             else:
                 state = state.apply(choice(state.legal_actions()))
         return 1

@@ -84,6 +84,13 @@ def placement_codes(n: int) -> dict[Placement, int]:
 
 
 @cache
+def roll_outcomes(die_faces: tuple[int, ...]) -> tuple[tuple[int, float], ...]:
+    """Each distinct face of a die and its probability (RULES.md section 8, `die_faces`)."""
+    counts = Counter(die_faces)
+    return tuple((face, counts[face] / len(die_faces)) for face in sorted(counts))
+
+
+@cache
 def _candidates(n: int, assam: int) -> tuple[Placement | None, ...]:
     """The 16 candidate slots of `legal_placement_mask` as placements (None: no square)."""
     ax, ay = assam % n, assam // n
@@ -311,9 +318,7 @@ class GameState:
         """Draw and roll phases: [(action, probability), ...]; empty in the others."""
         phase = self._phase
         if phase == k.PHASE_ROLL:
-            counts = Counter(self.rules.die_faces)
-            total = len(self.rules.die_faces)
-            return [(face, counts[face] / total) for face in sorted(counts)]
+            return list(roll_outcomes(self.rules.die_faces))
         if phase == k.PHASE_DRAW:
             # RULES.md section 1: a shuffled pile = drawing uniformly among remaining rugs
             seat = int(self._s[k.SEAT_])
@@ -336,6 +341,8 @@ class GameState:
                 code = placement_codes(self.rules.board_size).get(action)
             except TypeError:  # unhashable
                 code = None
+        elif phase == k.PHASE_ROLL and type(action) is int:  # the common case, fast
+            code = action if action in self.rules.distinct_faces else None
         elif phase == k.PHASE_DRAW:
             if isinstance(action, str) and len(action) == 1:
                 c = COLOUR_LETTERS.find(action)
