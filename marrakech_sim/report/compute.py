@@ -95,7 +95,8 @@ def compute_tables(
     with clock("seats"):
         seat_tables(out, level, seats)
     with clock("variants"):
-        variant_tables(con, out, moves_games, level, variants, paired)
+        kept_share = any(r.manifest.get("config", {}).get("keep_moves", 1) < 1 for r in runs)
+        variant_tables(con, out, moves_games, level, variants, paired, kept_share)
     with clock("ratings"):
         rating_tables(con, out, rating_games, level)
     with clock("skill"):  # after the ratings: a skill level's strength is its Elo

@@ -172,6 +172,7 @@ class Prepared:
                 block=two * 0,
                 seating=two * self.plan.seating_offset[m],
                 seed=np.arange(2, dtype=np.uint64),
+                moves_kept=np.ones(2, bool),
             )
             group = play_compiled(self, r, cg, np.arange(2))
             for part in group_parts(self, r, cg, group):
@@ -232,6 +233,19 @@ class _Rows:
             self.head[:, :n], self.lists[:, : n * players], self.game[:n], self.turn[:n], n
         )
 
+    def of_games(self, kept: np.ndarray, players: int) -> _Rows:
+        """The rows of the games (positions in the group) where `kept` is true."""
+        if kept.all():
+            return self
+        row = kept[self.game]
+        return _Rows(
+            self.head[:, row],
+            self.lists[:, np.repeat(row, players)],
+            self.game[row],
+            self.turn[row],
+            int(row.sum()),
+        )
+
 
 def _staggered(columns: int, rows: int) -> np.ndarray:
     """An int16 (columns, rows) array whose columns start 64 bytes apart modulo 4 KiB.
@@ -272,7 +286,7 @@ def play_compiled(
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     rows = None
-    if records:
+    if records and cg.moves_kept[where].any():  # else no game of theirs keeps its moves
         rows = prep.rows_buffer(r, g) if reuse else _Rows.room_for(r, g)
     buffer = prep.moves_buffer(r, BATCH_GAMES)
     for a in range(0, g, BATCH_GAMES):
@@ -405,12 +419,13 @@ def group_parts(
         strategy=strategies,
         summary=group.seats,
     )
-    assert group.rows is not None
+    rows = group.rows if group.rows is not None else _Rows.room_for(r, 0)
+    rows = rows.of_games(cg.moves_kept[where], p)  # the study's keep_moves
     moves = runfolder.moves_part(
-        game_id=game_id[group.rows.game],
-        head=group.rows.head,
-        lists=group.rows.lists,
-        turn=group.rows.turn,
+        game_id=game_id[rows.game],
+        head=rows.head,
+        lists=rows.lists,
+        turn=rows.turn,
         players=p,
         schema=prep.moves_schema,
     )

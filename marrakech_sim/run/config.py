@@ -93,6 +93,7 @@ _TOP_KEYS = (
     "common_seeds",
     "decision_seconds",
     "worker_memory_mb",
+    "keep_moves",
     "rulesets",
     "strategies",
     "schedule",
@@ -225,6 +226,8 @@ class Study:
     report: ReportOptions | None = None
     # the memory a worker may grow by while it plays (None: a share of the machine's)
     worker_memory_mb: int | None = None
+    # the share of each match's blocks whose moves are kept, its first rounds (run.plan)
+    keep_moves: float = 1.0
 
     @property
     def ruleset_names(self) -> tuple[str, ...]:
@@ -289,6 +292,7 @@ class Study:
             ),
             **({"skill_levels": list(self.skill_levels)} if self.skill_levels else {}),
             **({"report": self.report.to_dict()} if self.report else {}),
+            **({"keep_moves": self.keep_moves} if self.keep_moves != 1 else {}),
         }
 
 
@@ -347,6 +351,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     memory = data.get("worker_memory_mb")
     if memory is not None:
         memory = _int("worker_memory_mb", memory, MIN_WORKER_MEMORY_MB, MAX_WORKER_MEMORY_MB)
+    keep_moves = _share("keep_moves", data.get("keep_moves", 1.0))
     study = Study(
         name=name,
         seed=seed,
@@ -363,11 +368,22 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         skill_levels=skill_levels,
         report=report,
         worker_memory_mb=memory,
+        keep_moves=keep_moves,
     )
     # a line-up that does not fit a rule set's player count is named here, and a study
     # too big to plan before anything is enumerated
     check_size(study)
     return study
+
+
+def _share(key: str, value: Any) -> float:
+    """A number from 0 to 1 (a share), else ConfigError naming the key."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(
+            f"{key} = {value!r}: expected a number from 0 to 1 (the share of the blocks "
+            "whose moves are kept: 1 all, 0 none)"
+        )
+    return float(value)
 
 
 def check_study_name(name: Any) -> str:

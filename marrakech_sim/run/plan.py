@@ -131,6 +131,7 @@ class ChunkGames:
     block: np.ndarray  # int64
     seating: np.ndarray  # int64, index into Plan.seating_rows
     seed: np.ndarray  # uint64
+    moves_kept: np.ndarray  # bool: the game's moves are written (Study.keep_moves)
 
     def __len__(self) -> int:
         return len(self.game_id)
@@ -163,6 +164,11 @@ class Plan:
         round_of = np.concatenate([np.arange(n, dtype=np.int64) for n in per_match])
         order = np.lexsort((match_of, round_of))
         self.block_match = match_of[order]
+        # keep_moves: the moves of each match's first rounds, ceil(keep_moves x its rounds);
+        # the rounds are exchangeable (independent seeds), so the first ones are a random
+        # sample of whole blocks, and a run a stopping rule ends early has all of them
+        kept_rounds = np.ceil(study.keep_moves * per_match - 1e-9).astype(np.int64)
+        self.block_moves_kept = round_of[order] < kept_rounds[self.block_match]
         self.block_seed_key = np.arange(len(order), dtype=np.int64)
         if study.common_seeds:
             position = _lineup_positions(self.matches)
@@ -212,6 +218,7 @@ class Plan:
             block=block,
             seating=self.seating_offset[match_id] + within,
             seed=np.repeat(block_seeds(self.study.seed, self.block_seed_key[b0:b1]), sizes),
+            moves_kept=np.repeat(self.block_moves_kept[b0:b1], sizes),
         )
 
     def chunk_of_game(self, game_id: int) -> int:

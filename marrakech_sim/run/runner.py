@@ -202,7 +202,9 @@ def resume_run(
         planned = {
             c: (int(plan.chunk_first_game[c]), _chunk_size(plan, c)) for c in range(plan.chunks)
         }
-        parts = runfolder.check_parts(run_dir, planned=planned)
+        parts = runfolder.check_parts(
+            run_dir, planned=planned, every_turn=prep.study.keep_moves == 1
+        )
         parts.refuse_strays(run_dir)
         found = runfolder.chunk_digests(run_dir, parts.whole)  # each part read once
         damaged = {**parts.damaged, **runfolder.changed_chunks(manifest, found, required=False)}

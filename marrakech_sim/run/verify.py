@@ -40,6 +40,7 @@ class VerifyReport:
     games: int = 0
     moves: int = 0
     mismatches: int = 0  # recorded values that differ from the replay or the plan
+    unkept: int = 0  # games whose moves the study does not keep (checked against the plan)
     problems: list[str] = dataclasses.field(default_factory=list)  # missing/corrupt parts
     examples: list[str] = dataclasses.field(default_factory=list)
 
@@ -48,7 +49,13 @@ class VerifyReport:
         return self.mismatches == 0 and not self.problems
 
     def summary(self) -> str:
-        return f"verified {self.games} games, {self.moves} moves, {self.mismatches} mismatches"
+        if not self.unkept:
+            return f"verified {self.games} games, {self.moves} moves, {self.mismatches} mismatches"
+        return (
+            f"verified {self.games} games ({self.games - self.unkept} replayed from their "
+            f"moves; {self.unkept} whose moves the study does not keep, against the plan "
+            f"only), {self.moves} moves, {self.mismatches} mismatches"
+        )
 
     def _mismatch(self, count: int, what: str) -> None:
         if count:
@@ -265,11 +272,24 @@ def _verify_chunk(
     turn = moves.column("turn").to_numpy().astype(np.int64)
     expected_turn = np.arange(len(mg)) - np.repeat(first, counts)
     _compare(report, name, "moves", "turn", mg, turn, expected_turn)
-    _compare(report, name, "games", "turns", gid, games.column("turns").to_numpy(), counts)
+    # the study's keep_moves: the other games have no moves, and only the kept are replayed
+    kept = cg.moves_kept
+    turns = games.column("turns").to_numpy()
+    _compare(report, name, "games", "turns", gid[kept], turns[kept], counts[kept])
+    _compare(
+        report,
+        name,
+        "moves",
+        "rows of a game whose moves are not kept",
+        gid[~kept],
+        counts[~kept],
+        np.zeros(int((~kept).sum()), counts.dtype),
+    )
+    report.unkept += int((~kept).sum())
 
     sg = seats.column("game_id").to_numpy()
     for ri, r in enumerate(prep.rulesets):
-        in_rs = prep.match_ruleset[cg.match_id] == ri
+        in_rs = (prep.match_ruleset[cg.match_id] == ri) & kept
         if not in_rs.any():
             continue
         p = r.rules.players

@@ -74,16 +74,25 @@ def records_moves(run_dir: str | Path, manifest: Mapping[str, Any]) -> bool:
     return "moves_columns" in manifest
 
 
+def every_move(manifest: Mapping[str, Any]) -> bool:
+    """Whether the run keeps the moves of every game (its study's `keep_moves` is 1)."""
+    return bool(manifest.get("config", {}).get("keep_moves", 1) == 1)
+
+
 def check_parts(
     run_dir: str | Path,
     *,
     moves_required: bool = True,
+    every_turn: bool = True,
     planned: Mapping[int, tuple[int, int]] | None = None,
 ) -> PartsCheck:
     """Check every part of a run folder (see the module docstring).
 
     Args:
         moves_required: a chunk without a moves part is damaged (else moves are optional).
+        every_turn: a moves part has a row per turn of its games; else (a study keeping the
+            moves of a share of its blocks) at most that many (the part digests in the
+            manifest check which).
         planned: chunk -> (first game id, games) from the plan, when the caller has it;
             a part of a chunk not in it is damaged too.
     """
@@ -97,7 +106,7 @@ def check_parts(
     spans: dict[int, tuple[int, int]] = {}
     damaged: dict[int, str] = {}
     for chunk in sorted(chunks):
-        found_span = _check_chunk(chunk, found, moves_required, planned)
+        found_span = _check_chunk(chunk, found, moves_required, every_turn, planned)
         if isinstance(found_span, str):
             damaged[chunk] = found_span
         else:
@@ -131,7 +140,9 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
     edited = edited_definition(manifest)
     if edited is not None:
         raise RunFolderError(f"run {str(run_dir)!r}: {edited}")
-    parts = check_parts(run_dir, moves_required=records_moves(run_dir, manifest))
+    parts = check_parts(
+        run_dir, moves_required=records_moves(run_dir, manifest), every_turn=every_move(manifest)
+    )
     parts.refuse_strays(run_dir)
     changed = changed_chunks(manifest, chunk_digests(run_dir, parts.whole), required=True)
     if changed:
@@ -207,6 +218,7 @@ def _check_chunk(
     chunk: int,
     found: dict[str, dict[int, Path]],
     moves_required: bool,
+    every_turn: bool,
     planned: Mapping[int, tuple[int, int]] | None,
 ) -> str | tuple[int, int]:
     """What is wrong with one chunk, or its first and last game id when it is whole."""
@@ -244,7 +256,8 @@ def _check_chunk(
         rows = meta[table].num_rows
         # moves written by other code than the runner (moves not required) may keep some
         # turns only; the runner writes one row per turn
-        if rows != expected[table] and (table == "seats" or moves_required):
+        full = table == "seats" or (moves_required and every_turn)
+        if rows != expected[table] if full else moves_required and rows > expected[table]:
             unit = "seat" if table == "seats" else "turn"
             return (
                 f"{table}/{part_name(chunk)} has {rows} rows; its games have "

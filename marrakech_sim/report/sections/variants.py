@@ -300,11 +300,14 @@ def variant_tables(
     level: float,
     sums: VariantTotals,
     paired_runs: list[int] | None = None,
+    moves_kept_share: bool = False,
 ) -> None:
     """Per-game metrics -> per-rule-set means, comparisons with Holm, distributions.
 
     ``paired_runs``: the indices of the runs played with ``common_seeds`` (their variants
-    are compared block pair by block pair).
+    are compared block pair by block pair). ``moves_kept_share``: some run kept the moves
+    of a share of its blocks only (``keep_moves``); the per-turn sample then takes the
+    games whose moves were kept.
     """
     totals = sums.metrics
 
@@ -321,6 +324,13 @@ def variant_tables(
     out.facts["moves_games"] = 0
     if has_moves(con):
         n = make_sample(con, "moves_sample", moves_games, out.facts["n_games"])
+        if moves_kept_share:  # the moves view holds the kept games only: it is small
+            con.execute(
+                "DELETE FROM moves_sample WHERE turns > 0 AND game_id NOT IN "
+                "(SELECT DISTINCT game_id FROM moves)"
+            )
+            got = con.execute("SELECT count(*) FROM moves_sample").fetchone()
+            n = int(got[0]) if got else 0
         games, seats = sample_frames(con, "moves_sample")
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE turn_scores AS {turn_scores_sql('moves_sample')}"
