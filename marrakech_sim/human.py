@@ -365,6 +365,7 @@ def play_person(
     names = seat_names(rules, opponents, seat, name)
     decisions: list[Decision] = list(script)
     hinter = hint.build() if hint is not None else None
+    warm_up(rules, opponents, show)
 
     while True:
         prompter = _Prompter(rules, names, seat, read, show, hinter, colour)
@@ -397,6 +398,63 @@ def play_person(
         )
         show(final)
         return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
+
+
+#: what warm_up says before compiling the built-in players' kernels into an empty cache
+#: (the expert's: 2.7 min of CPU, 9 min on a busy 2-core machine)
+COMPILING = (
+    "compiling the kernels of {names}: a few minutes (more on a busy machine), once per "
+    "installation"
+)
+
+
+def warm_up(
+    rules: Rules,
+    opponents: Sequence[StrategySpec],
+    compiling: Callable[[str], None] | None = None,
+) -> None:
+    """Load (or compile) the built-in opponents' kernels before the game, untimed.
+
+    In the game each opponent's start and decisions are timed (`opponent_budgets`), and
+    compiling the expert's kernels into an empty cache takes minutes: the game would end
+    in its fault, and again at every start, since a compilation cut short is not cached.
+    So the first time (per installation and player: `kernel_cache` markers) one game of
+    the built-in opponents, greedy in the other seats, is played here without a clock.
+    A plug-in opponent is not played here (it could hang or crash this process): its
+    own kernels are its business.
+
+    compiling(words): told first when there is something to compile.
+    """
+    from marrakech_sim import kernel_cache
+
+    greedy = StrategySpec.of("greedy")
+    classes = [spec.load_class() for spec in opponents]
+    builtin = [cls.__module__.startswith("marrakech_sim.") for cls in classes]
+    kinds = {
+        _kind(cls): spec.label
+        for spec, cls, ours in zip(opponents, classes, builtin, strict=True)
+        if ours
+    }
+    kinds.setdefault(_kind(greedy.load_class()), greedy.label)  # the other seats' player
+    cold = [kind for kind in kinds if not kernel_cache.compiled_before(kind)]
+    if not cold:
+        return
+    if compiling is not None:
+        names = ", ".join(sorted({kinds[kind] for kind in cold}))
+        compiling(COMPILING.format(names=names))
+    players = [
+        spec.build() if ours else greedy.build()
+        for spec, ours in zip(opponents, builtin, strict=True)
+    ]
+    players += [greedy.build()] * (rules.players - len(players))
+    play_game(rules, players, 0)  # no time budgets; a fault here shows in the real game
+    for kind in cold:
+        kernel_cache.mark_compiled(kind)
+
+
+def _kind(cls: type) -> str:
+    """The kernel cache marker of a player class's warm-up."""
+    return f"play-{cls.__module__}.{cls.__qualname__}"
 
 
 def opponent_budgets(rules: Rules, seat: int) -> list[float | None]:

@@ -351,7 +351,14 @@ def _play_web(
 
     hint = StrategySpec.of(hint_ref) if hint_ref else None
     game = WebGame(
-        rules, opponents, run_seed=run_seed, out_dir=run_dir, seat=seat, name=name, hint=hint
+        rules,
+        opponents,
+        run_seed=run_seed,
+        out_dir=run_dir,
+        seat=seat,
+        name=name,
+        hint=hint,
+        compiling=lambda words: click.echo(f"{words} ...", err=True),
     )
     try:
         server = serve(game, port=port)

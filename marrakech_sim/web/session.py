@@ -13,7 +13,7 @@ and of the person's own walk and payment) for the page to animate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from marrakech_sim.human import (
     play_to_choice,
     save_game,
     seat_names,
+    warm_up,
 )
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.record import Record, Roll, Rotation, record_from_actions, replay
@@ -194,10 +195,14 @@ class WebGame:
         seat: int = 0,
         name: str = "you",
         hint: StrategySpec | None = None,
+        compiling: Callable[[str], None] | None = None,
     ) -> None:
+        """compiling(words): told before the opponents' kernels are compiled into an
+        empty cache (`human.warm_up`: minutes, once per installation)."""
         self.rules = rules
         self.opponents = list(opponents)
         self.names = seat_names(rules, self.opponents, seat, name)
+        warm_up(rules, self.opponents, compiling)
         self.seat, self.name, self.hinter = seat, name, hint
         self.run_seed, self.seed = run_seed, game_seed(run_seed)
         self.out_dir = Path(out_dir)

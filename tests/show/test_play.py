@@ -237,3 +237,28 @@ def test_a_failing_hint_strategy_gives_the_page_no_hint_and_the_game_goes_on() -
         RULES, OPPONENT, [0], seed=game_seed(3), hint=StrategySpec.of(f"{BAD}:Raises")
     )
     assert placed.options and placed.hint is None  # its placement raised: no hint
+
+
+def test_warm_up_plays_the_built_in_opponents_once_per_kernel_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before a game, the built-in opponents' kernels are loaded untimed once per kernel
+    cache folder, saying so first (a cold cache's compilation of the expert's kernels
+    took minutes and faulted its timed on_game_start); a plug-in is not played there."""
+    from marrakech_sim.human import warm_up
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))  # the markers' folder
+    said: list[str] = []
+    sleeps = StrategySpec.of(f"{BAD}:Sleeps")  # played here, it would sleep past the test
+    warm_up(Rules(players=3), [StrategySpec.of("expert"), sleeps], said.append)
+    assert len(said) == 1 and "compiling the kernels of expert, greedy" in said[0]
+    assert "once per installation" in said[0]
+    markers = sorted(p.name for p in cache.iterdir())
+    assert markers == [
+        "compiled-play-marrakech_sim.strategies.expert.ExpertStrategy",
+        "compiled-play-marrakech_sim.strategies.greedy.GreedyStrategy",
+    ]
+    warm_up(Rules(players=3), [StrategySpec.of("expert"), sleeps], said.append)
+    warm_up(Rules(players=2), [StrategySpec.of("greedy")], said.append)
+    assert len(said) == 1  # nothing more to compile: no game, no word
