@@ -41,7 +41,8 @@ SCRIPTED_REF = "marrakech_sim.human:ScriptedSeat"
 ROTATION_WORDS = {-1: "left", 0: "straight on", 1: "right"}
 HELP = (
     "Type a number from the list, L/S/R for a rotation, or two squares for a placement "
-    "(3,4 3,5 or 3,4-3,5); u = undo your last choice, h = a hint, q = quit."
+    "(the letters marked on the board, AB, or coordinates, 3,4 3,5 or 3,4-3,5); u = undo "
+    "your last choice, h = a hint, q = quit."
 )
 
 
@@ -251,6 +252,14 @@ def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
         if 1 <= i <= len(options):
             return options[i - 1]
         raise ValueError(f"{text.strip()!r}: choose a placement from 1 to {len(options)}")
+    letters = {letter.lower(): q for q, letter in square_letters(options).items()}
+    pair = [c for c in word if c not in " -,"]
+    if len(pair) == 2 and all(c in letters for c in pair):
+        a, b = letters[pair[0]], letters[pair[1]]
+        for option in options:
+            if option in ((a, b), (b, a)):
+                return option
+        raise ValueError(f"{text.strip()!r}: not a legal placement here")
     numbers = [int(v) for v in re.findall(r"\d+", word)]
     if len(numbers) == 4:
         a, b = (numbers[0], numbers[1]), (numbers[2], numbers[3])
@@ -260,8 +269,15 @@ def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
         raise ValueError(f"{text.strip()!r}: not a legal placement here")
     raise ValueError(
         f"{text.strip()!r}: choose a placement by number (1 to {len(options)}) or by its two "
-        "squares, e.g. 3,4 3,5"
+        "squares, by letters (A B) or coordinates (3,4 3,5)"
     )
+
+
+def square_letters(options: tuple[Any, ...]) -> dict[tuple[int, int], str]:
+    """A capital letter for each square a legal placement covers, in reading order (the
+    marks on the board: a placement is then two letters)."""
+    squares = sorted({q for option in options for q in option}, key=lambda q: (q[1], q[0]))
+    return {q: chr(ord("A") + i) for i, q in enumerate(squares)}
 
 
 def options_text(options: tuple[Any, ...] | None) -> str:
@@ -270,7 +286,11 @@ def options_text(options: tuple[Any, ...] | None) -> str:
         return "  ".join(
             f"{i + 1}) {ROTATION_WORDS[r]} ({'LSR'[i]})" for i, r in enumerate((-1, 0, 1))
         )
-    return "  ".join(f"{i + 1}) {a[0]},{a[1]}-{b[0]},{b[1]}" for i, (a, b) in enumerate(options))
+    letters = square_letters(options)
+    return "  ".join(
+        f"{i + 1}) {letters[a]}{letters[b]} {a[0]},{a[1]}-{b[0]},{b[1]}"
+        for i, (a, b) in enumerate(options)
+    )
 
 
 # ---------------------------------------------------------------- the game
@@ -312,7 +332,10 @@ class _Prompter:
         heading = f"You are seat {self.seat} ({self.names[self.seat]})."
         if self.rules.colours_per_player > 1 and state.colour:  # RULES.md §1: drawn first
             heading += f" Your rug this turn: {state.colour}."
-        board = position_text(state, names=self.names, heading=heading, colour=self.colour)
+        marks = square_letters(options) if options else None  # the placements on the board
+        board = position_text(
+            state, names=self.names, heading=heading, colour=self.colour, marks=marks
+        )
         self.show(board)
         for line in _since_last(draft, self.seat, self.names) if draft else []:
             self.show(line)

@@ -257,8 +257,9 @@ def play_command(
     as a record and a one-game run folder.
 
     In the terminal, at each choice: a number from the list, L/S/R for a rotation, or two
-    squares for a placement (3,4 3,5); u undoes your last choice, h asks the hint
-    strategy, q quits. With --web: open the address it prints.
+    squares for a placement (the letters marked on the board, AB, or 3,4 3,5); u undoes
+    your last choice, h asks the hint strategy, q quits. With --web: open the address it
+    prints.
     """
     from marrakech_sim.human import QuitGame, game_seed, play_person, save_game, study_rules
 

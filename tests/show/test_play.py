@@ -28,6 +28,9 @@ PLACEMENTS = (((3, 2), (3, 1)), ((2, 3), (1, 3)), ((4, 3), (4, 4)))
         ("2", PLACEMENTS, ((2, 3), (1, 3))),
         ("1,3 2,3", PLACEMENTS, ((2, 3), (1, 3))),
         ("4,3-4,4", PLACEMENTS, ((4, 3), (4, 4))),
+        ("ab", PLACEMENTS, ((3, 2), (3, 1))),  # the board's letters: A 3,1  B 3,2  C 1,3 ...
+        ("D-C", PLACEMENTS, ((2, 3), (1, 3))),
+        ("e f", PLACEMENTS, ((4, 3), (4, 4))),
         ("u", PLACEMENTS, "undo"),
         ("h", None, "hint"),
         ("q", None, "quit"),
@@ -41,7 +44,14 @@ def test_parse_choice_reads_numbers_squares_and_commands(
 
 
 @pytest.mark.parametrize(
-    ("text", "options"), [("4", None), ("9", PLACEMENTS), ("0,0 0,1", PLACEMENTS)]
+    ("text", "options"),
+    [
+        ("4", None),
+        ("9", PLACEMENTS),
+        ("0,0 0,1", PLACEMENTS),
+        ("ac", PLACEMENTS),
+        ("xy", PLACEMENTS),
+    ],
 )
 def test_parse_choice_rejects_what_is_not_offered(text: str, options: tuple | None) -> None:
     """A number out of range or a placement that is not legal is a ValueError saying what is."""
@@ -262,3 +272,41 @@ def test_warm_up_plays_the_built_in_opponents_once_per_kernel_cache(
     warm_up(Rules(players=3), [StrategySpec.of("expert"), sleeps], said.append)
     warm_up(Rules(players=2), [StrategySpec.of("greedy")], said.append)
     assert len(said) == 1  # nothing more to compile: no game, no word
+
+
+_ROW = re.compile(r"^ ?(\d+) │")
+
+
+def test_the_legal_placements_are_marked_on_the_board_by_letter() -> None:
+    """At a placement the board shows a letter on every square a legal placement covers
+    and on no other; the list names each placement by its two letters, and typing the
+    letters places that rug (the same game as typing its number)."""
+    shown: list[str] = []
+
+    def by_letters(prompt: str) -> str:
+        if not prompt.startswith("placement"):
+            return "2"
+        listed = next(s for s in reversed(shown) if s.startswith("Your placement: "))
+        return re.search(r"1\) ([A-Z]{2}) ", listed).group(1).lower()  # type: ignore[union-attr]
+
+    game = play_person(RULES, OPPONENT, read=by_letters, show=shown.append, seed=game_seed(3))
+    feed = iter(["2", "1"] * 60)
+    by_number = play_person(
+        RULES, OPPONENT, read=lambda p: next(feed), show=lambda t: None, seed=game_seed(3)
+    )
+    assert game.record.to_text() == by_number.record.to_text()
+    boards = [s for s in shown if "to move (place)" in s]
+    lists = [s for s in shown if s.startswith("Your placement: ")]
+    assert len(boards) == len(lists) >= 6
+    for board, listed in zip(boards, lists, strict=True):
+        letters = {}
+        for a, b, x1, y1, x2, y2 in re.findall(r"\) ([A-Z])([A-Z]) (\d),(\d)-(\d),(\d)", listed):
+            letters[int(x1), int(y1)] = a
+            letters[int(x2), int(y2)] = b
+        rows = [line for line in board.splitlines() if _ROW.match(line)]
+        assert len(rows) == RULES.board_size
+        for y, line in enumerate(rows):
+            for x in range(RULES.board_size):
+                cell = line[4 + 5 * x : 8 + 5 * x]  # 4 characters a square, 1 between
+                found = re.search(r"[A-Z]", cell)
+                assert (found.group(0) if found else None) == letters.get((x, y)), (x, y, cell)
