@@ -240,3 +240,63 @@ def test_walks_placements_hints_and_undo_on_the_page(
     assert _marks(page)["phase"] == "orient" and len(game.decisions) == decisions - 1
     assert errors == []
     page.close()
+
+
+def _board(page: Any) -> dict[str, Any]:
+    """What the board view shows: the position, the SVG's size, each rug half and Assam,
+    each seat's dirhams, and the board's style rules."""
+    return dict(
+        page.evaluate(
+            """() => {
+          const svg = document.querySelector('#board svg');
+          const all = (sel, f) => Array.from(svg.querySelectorAll(sel)).map(f).sort();
+          const rules = Array.from(document.styleSheets[0].cssRules)
+            .map(r => r.cssText).filter(t => t.startsWith('#board'));
+          return {
+            position: svg.dataset.position,
+            size: [svg.getAttribute('width'), svg.getAttribute('height'),
+                   svg.getAttribute('viewBox')],
+            halves: all('[data-square]', e => e.dataset.square + '=' + e.dataset.token),
+            assam: all('[data-assam]', e => e.dataset.assam),
+            seats: all('[data-seat]', e => e.dataset.seat + ':' + e.dataset.dirhams),
+            style: rules,
+          };
+        }"""
+        )
+    )
+
+
+def test_the_play_page_and_the_replay_page_share_one_board_view(
+    browser: Any, served: tuple[WebGame, str], tmp_path: Path
+) -> None:
+    """The finished game on the play page and the last position of `marrakech replay
+    --html` of its saved record draw the same board: the same position, size, rug
+    halves, Assam, seats' dirhams and board style."""
+    game, url = served
+    pick = random.Random(6)
+    view = game.view()
+    while view["phase"] != "over":
+        move = (
+            {"rotation": pick.choice((-1, 0, 1))}
+            if view["phase"] == "orient"
+            else {"placement": pick.choice(view["placements"])}
+        )
+        view = game.choose(move)
+    page, errors, _ = _open(browser, url)
+    played = _board(page)
+    html = tmp_path / "replay.html"
+    out = CliRunner().invoke(
+        main, ["replay", str(Path(game.out_dir) / "game.txt"), "--html", str(html)]
+    )
+    assert out.exit_code == 0, out.output
+    replayed_page = browser.new_page(viewport={"width": 1250, "height": 820})
+    replayed_page.goto(html.as_uri(), wait_until="load")
+    replayed_page.keyboard.press("End")
+    replayed = _board(replayed_page)
+    assert played["position"] == game.asked.state.to_notation()
+    assert played == replayed
+    assert len(played["halves"]) > 10 and played["style"] and None not in played["size"]
+    assert len(played["assam"]) == 1 and len(played["seats"]) == game.rules.players
+    assert errors == []
+    page.close()
+    replayed_page.close()
