@@ -8,6 +8,7 @@ the playwright package) these tests are skipped with the reason. Screenshots are
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 from collections.abc import Iterator
@@ -300,3 +301,64 @@ def test_the_play_page_and_the_replay_page_share_one_board_view(
     assert errors == []
     page.close()
     replayed_page.close()
+
+
+_WATCH = """() => {
+  window.seen = [];
+  const caption = document.getElementById('caption');
+  new MutationObserver(() => {
+    if (!caption.textContent) { return; }
+    window.seen.push({caption: caption.textContent, t: performance.now(),
+                      pays: document.querySelectorAll('#overlay rect.pays').length,
+                      walk: document.querySelectorAll('#overlay polyline.walk').length});
+  }).observe(caption, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def test_the_game_moves_on_in_timed_frames_with_the_region_before_it_is_paid(
+    browser: Any, served: tuple[WebGame, str]
+) -> None:
+    """After a choice the page shows each action up to the next choice as a frame of its
+    own, in order, at the page's pace: a roll that costs draws Assam's walk and the
+    region paid for before the frame of the payment; a click meanwhile is refused and
+    changes nothing."""
+    game, url = served
+    pick = random.Random(11)
+    while True:  # a choice whose frames pay for a region, found here and taken back
+        view = game.view()
+        move = (
+            {"rotation": pick.choice((-1, 0, 1))}
+            if view["phase"] == "orient"
+            else {"placement": pick.choice(view["placements"])}
+        )
+        frames = game.choose(move)["steps"]
+        if any(f["overlay"].get("region") for f in frames) and len(frames) >= 4:
+            game.undo()
+            break
+    delay = 400
+    page, errors, _ = _open(browser, url, delay=delay)
+    decisions = _marks(page)["decisions"]
+    page.evaluate(_WATCH)
+    if "rotation" in move:
+        page.click({-1: "#rot-left", 0: "#rot-straight", 1: "#rot-right"}[move["rotation"]])
+    else:
+        _click_square(page, *move["placement"][0])
+        _click_square(page, *move["placement"][1])
+    page.wait_for_function("window.seen.length >= 1")
+    _click_square(page, 0, 0)  # while the frames play
+    assert "wait: the other seats are still moving" in page.inner_text("#message")
+    assert _marks(page)["refusals"] == "1"
+    _settle(page)
+    seen = page.evaluate("window.seen")
+    assert [s["caption"] for s in seen] == [f["caption"] for f in frames]
+    for i, (shown, frame) in enumerate(zip(seen, frames, strict=True)):
+        region = frame["overlay"].get("region", [])
+        assert shown["pays"] == len(region)
+        if region:  # the walk and the region to pay, then the payment in the next frame
+            assert shown["walk"] == 1 and " for a region of " in shown["caption"]
+            assert " paid " in seen[i + 1]["caption"]
+    gaps = [b["t"] - a["t"] for a, b in itertools.pairwise(seen)]
+    assert min(gaps) >= 0.9 * delay  # one frame at a time at the page's pace, not a jump
+    assert int(_marks(page)["decisions"]) == int(decisions) + 1 == len(game.decisions)
+    assert errors == []
+    page.close()
