@@ -110,7 +110,8 @@ def test_a_whole_game_by_clicks_is_saved_and_replays(
     browser: Any, served: tuple[WebGame, str]
 ) -> None:
     """A whole game against random, played by clicking rotation buttons and squares,
-    ends with its record saved, and `marrakech import` replays that record."""
+    ends with its record saved, and `marrakech import` replays that record; after the
+    end every click is refused and changes nothing."""
     game, url = served
     page, errors, requests = _open(browser, url)
     pick = random.Random(3)
@@ -133,6 +134,20 @@ def test_a_whole_game_by_clicks_is_saved_and_replays(
     )
     out = CliRunner().invoke(main, ["import", str(saved)])
     assert out.exit_code == 0 and "1 records, all replayed" in out.output, out.output
+    record = saved.read_text()
+    for number, (click, words) in enumerate(
+        [
+            (lambda: _click_square(page, 3, 3), "the game is over: no more moves"),
+            (lambda: page.click("#rot-left"), "the game is over: no more moves"),
+            (lambda: page.click("#undo"), "the game is over and saved: nothing to undo"),
+            (lambda: page.click("#hint"), "the game is over: no hints"),
+        ],
+        start=1,
+    ):
+        click()
+        _settle(page)
+        assert words in page.inner_text("#message") and _marks(page)["refusals"] == str(number)
+        assert _marks(page)["phase"] == "over" and saved.read_text() == record
     assert errors == []
     assert all(r.startswith(url) for r in requests), requests  # nothing from the network
     page.close()
