@@ -622,6 +622,23 @@ def study_rules(config: str | Path, name: str) -> Rules:
     return study.rules(name)
 
 
+def study_ruleset_names(path: str | Path) -> tuple[str, ...] | None:
+    """The rule set names of a study config file; None for a file that is not one (a
+    rules file, or no TOML at all: reading it as rules says what is wrong)."""
+    import tomllib
+
+    from marrakech_sim.files import read_text
+    from marrakech_sim.run.config import load_study
+
+    try:
+        data = tomllib.loads(read_text(path, "rules file", MarrakechError))
+    except (tomllib.TOMLDecodeError, MarrakechError):
+        return None
+    if not isinstance(data.get("rulesets"), dict):
+        return None
+    return load_study(path).ruleset_names
+
+
 def game_seed(seed: int) -> int:
     """The game seed of the one game of a run with root seed `seed` (its block 0)."""
     import numpy as np

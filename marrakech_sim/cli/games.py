@@ -261,7 +261,14 @@ def play_command(
     your last choice, h asks the hint strategy, q quits. With --web: open the address it
     prints.
     """
-    from marrakech_sim.human import QuitGame, game_seed, play_person, save_game, study_rules
+    from marrakech_sim.human import (
+        QuitGame,
+        game_seed,
+        play_person,
+        save_game,
+        study_rules,
+        study_ruleset_names,
+    )
 
     try:  # the name labels the person's seat in the run folder saved at the end
         check_name("--name", name)
@@ -276,11 +283,16 @@ def play_command(
         if rules_file is None:
             raise click.UsageError("--ruleset NAME needs --rules CONFIG.toml (a study config)")
         base = study_rules(rules_file, ruleset).to_dict()
+        base["die_faces"] = ",".join(str(face) for face in base["die_faces"])  # as the flag
         given = {key: value for key, value in rule_opts.items() if value is not None}
-        if "players" not in given:
-            given["players"] = base["players"]
         rules = rules_from_cli(None, **{**base, **given}) or Rules()
     else:
+        names = study_ruleset_names(rules_file) if rules_file else None
+        if names is not None:
+            raise click.UsageError(
+                f"{rules_file!r} is a study config: choose one of its rule sets with "
+                f"--ruleset NAME (allowed are {', '.join(names)})"
+            )
         if rule_opts.get("players") is None:
             rule_opts["players"] = len(refs) + 1
         rules = rules_from_cli(rules_file, **rule_opts) or Rules()

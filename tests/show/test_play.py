@@ -310,3 +310,40 @@ def test_the_legal_placements_are_marked_on_the_board_by_letter() -> None:
                 cell = line[4 + 5 * x : 8 + 5 * x]  # 4 characters a square, 1 between
                 found = re.search(r"[A-Z]", cell)
                 assert (found.group(0) if found else None) == letters.get((x, y)), (x, y, cell)
+
+
+def test_play_a_study_configs_rule_set_by_name(tmp_path: Path) -> None:
+    """`play --rules CONFIG --ruleset NAME` plays that rule set as the study resolves it
+    (its base included; a rule flag changes one option) and saves it in the record;
+    CONFIG without --ruleset is refused with the rule set names."""
+    from marrakech_sim.human import study_rules
+
+    root = Path(__file__).resolve().parents[2]
+    config = tmp_path / "study.toml"
+    config.write_text(
+        (root / "configs" / "default.toml").read_text()
+        + '\n[rulesets.quick]\nbase = "two_players"\nrugs_per_colour = 2\norient_at_end = true\n'
+    )
+    out = tmp_path / "game"
+    args = ["play", "--rules", str(config), "--vs", "random", "--seed", "4", "--no-colour"]
+    result = CliRunner().invoke(
+        main, [*args, "--ruleset", "quick", "--out", str(out)], input="1\n" * 80
+    )
+    assert result.exit_code == 0, result.output
+    record = parse_records((out / "game.txt").read_text())[0]
+    assert record.rules == study_rules(config, "quick")
+    assert record.rules == Rules(players=2, rugs_per_colour=2, orient_at_end=True)
+    result = CliRunner().invoke(  # a flag changes the rule set's option
+        main,
+        [*args, "--ruleset", "quick", "--die-faces", "1,2,3", "--out", str(tmp_path / "g2")],
+        input="1\n" * 80,
+    )
+    assert result.exit_code == 0, result.output
+    record = parse_records((tmp_path / "g2" / "game.txt").read_text())[0]
+    assert record.rules == Rules(
+        players=2, rugs_per_colour=2, orient_at_end=True, die_faces=[1, 2, 3]
+    )
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert "is a study config: choose one of its rule sets with --ruleset NAME" in refused.output
+    assert "quick" in refused.output and "two_players" in refused.output
