@@ -325,11 +325,12 @@ class _Prompter:
 
     def ask(self, view: GameView, options: tuple[Any, ...] | None) -> Decision:
         from marrakech_sim.show.terminal import position_text
+        from marrakech_sim.show.words import player
 
         state = view.state()
         turns = history_turns(self.rules, self.seen, state)
         draft = record_from_actions(self.rules, self.names, turns) if turns else None
-        heading = f"You are seat {self.seat} ({self.names[self.seat]})."
+        heading = f"You are {player(self.seat)} ({self.names[self.seat]})."
         if self.rules.colours_per_player > 1 and state.colour:  # RULES.md §1: drawn first
             heading += f" Your rug this turn: {state.colour}."
         marks = square_letters(options) if options else None  # the placements on the board
@@ -572,12 +573,14 @@ def play_to_choice(
 
 def _since_last(draft: Record, seat: int, names: Sequence[str]) -> list[str]:
     """The turns since the person's last turn, in words."""
+    from marrakech_sim.show.words import player
+
     infos = replay(draft, check=False).turns
     out: list[str] = []
     for info in reversed(infos):
         if info.seat == seat and out:
             break
-        out.append(info.describe(names))
+        out.append(info.describe(names, player))
     return list(reversed(out))[-len(names) :]
 
 

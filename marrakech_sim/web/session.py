@@ -36,6 +36,7 @@ from marrakech_sim.rules.queries import k_next_walker
 from marrakech_sim.show.page import board_svg
 from marrakech_sim.show.palette import COLOURS
 from marrakech_sim.show.scene import MARGIN, SQUARE
+from marrakech_sim.show.words import player
 
 Square = tuple[int, int]
 
@@ -119,7 +120,7 @@ def _api(action: Any) -> Any:
 
 
 def _who(seat: int, person: int, names: Sequence[str]) -> str:
-    return "you" if seat == person else f"seat {seat} ({names[seat]})"
+    return "you" if seat == person else f"{player(seat)} ({names[seat]})"
 
 
 def steps(
@@ -319,7 +320,7 @@ class WebGame:
         draft = record_from_actions(rules, self.names, asked.turns) if asked.turns else None
         infos = replay(draft, check=False).turns if draft else ()
         # a turn with nothing but the draw so far has nothing to say yet
-        moves = [m for m in (t.describe(self.names) for t in infos) if not m.endswith(": ")]
+        moves = [m for m in (t.describe(self.names, player) for t in infos) if not m.endswith(": ")]
         colour = state.colour if self.phase != "over" else None
         data: dict[str, Any] = {
             "phase": self.phase,
@@ -353,11 +354,11 @@ class WebGame:
             outcome = state.outcome()
             won = outcome is not None and self.seat in outcome.winners
             return "Game over: " + ("you won." if won else "you did not win.")
-        you = f"You are seat {self.seat}"
+        you = f"You are {player(self.seat)}"
         drew = f", your rug this turn is {state.colour}" if state.colour else ""
         if self.phase == "place":
             return f"{you}{drew}: place it on two squares, one of them next to Assam."
         walker = int(k_next_walker(state.packed))
         if walker != self.seat:
-            return f"{you}{drew}: turn Assam for seat {walker}'s walk (the variant)."
+            return f"{you}{drew}: turn Assam for {player(walker)}'s walk (the variant)."
         return f"{you}{drew}: turn Assam left, keep him straight on, or turn him right."

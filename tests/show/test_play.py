@@ -144,7 +144,7 @@ def test_two_player_prompt_names_the_rug_drawn() -> None:
     """With 2 players (two colours each) the board shown before each choice says which
     colour was drawn for this turn (RULES.md section 1: the rug is drawn first)."""
     _, shown = _play(["2", "1"] * 30)
-    headings = [s for s in shown if s.startswith("You are seat 0 (you).")]
+    headings = [s for s in shown if s.startswith("You are player 1 (you).")]
     assert headings and all(re.search(r"Your rug this turn: [ry]\.", h) for h in headings)
 
 

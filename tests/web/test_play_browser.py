@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -229,6 +230,12 @@ def test_walks_placements_hints_and_undo_on_the_page(
     SHOTS.mkdir(exist_ok=True)
     assert page.locator("#events li").count() == 0  # reopened mid-game: nothing replayed
     assert "your rug this turn is" in page.inner_text("#prompt")
+    # one numbering on the whole page, the board's: players from 1, never "seat 0"
+    assert page.inner_text("#prompt").startswith("You are player 1,")
+    assert "player 1: you" in page.inner_text("#board") and "player 2: random" in page.inner_text(
+        "#board"
+    )
+    assert not re.search(r"\bseat \d", page.inner_text("body"))
     button = {"-1": "#rot-left", "0": "#rot-straight", "1": "#rot-right"}[paying]
     page.hover(button)
     stops = view["walks"][paying]["stops"]
