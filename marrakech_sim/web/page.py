@@ -185,7 +185,10 @@ _SCRIPT = r"""
     var caption = document.getElementById('caption');
     var steps = view.steps || [];
     body.dataset.busy = '1';
-    if (steps.length) { document.getElementById('prompt').textContent = 'The game moves on:'; }
+    if (steps.length) {
+      document.getElementById('prompt').textContent = 'The game moves on:';
+      document.getElementById('drawn').style.display = 'none';  // the next rug is not drawn yet
+    }
     var i = 0;
     function next() {
       if (i >= steps.length) {

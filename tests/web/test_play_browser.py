@@ -332,7 +332,8 @@ _WATCH = """() => {
     if (!caption.textContent) { return; }
     window.seen.push({caption: caption.textContent, t: performance.now(),
                       pays: document.querySelectorAll('#overlay rect.pays').length,
-                      walk: document.querySelectorAll('#overlay polyline.walk').length});
+                      walk: document.querySelectorAll('#overlay polyline.walk').length,
+                      drawn: document.getElementById('drawn').style.display});
   }).observe(caption, {childList: true, characterData: true, subtree: true});
 }"""
 
@@ -379,6 +380,8 @@ def test_the_game_moves_on_in_timed_frames_with_the_region_before_it_is_paid(
         if region:  # the walk and the region to pay, then the payment in the next frame
             assert shown["walk"] == 1 and " for a region of " in shown["caption"]
             assert " paid " in seen[i + 1]["caption"]
+    assert {s["drawn"] for s in seen} == {"none"}  # no rug colour shown while others move
+    assert page.locator("#drawn").is_visible() == (game.phase != "over")
     gaps = [b["t"] - a["t"] for a, b in itertools.pairwise(seen)]
     assert min(gaps) >= 0.9 * delay  # one frame at a time at the page's pace, not a jump
     assert int(_marks(page)["decisions"]) == int(decisions) + 1 == len(game.decisions)
