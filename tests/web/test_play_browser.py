@@ -335,6 +335,11 @@ _WATCH = """() => {
                       walk: document.querySelectorAll('#overlay polyline.walk').length,
                       drawn: document.getElementById('drawn').style.display});
   }).observe(caption, {childList: true, characterData: true, subtree: true});
+  window.walked = [];  // the squares the walk's marker steps on, in order
+  new MutationObserver((changes) => changes.forEach((c) => {
+    if (c.target.classList.contains('walker')) { window.walked.push(c.target.dataset.square); }
+  })).observe(document.getElementById('board'),
+              {attributes: true, attributeFilter: ['data-square'], subtree: true});
 }"""
 
 
@@ -342,9 +347,9 @@ def test_the_game_moves_on_in_timed_frames_with_the_region_before_it_is_paid(
     browser: Any, served: tuple[WebGame, str]
 ) -> None:
     """After a choice the page shows each action up to the next choice as a frame of its
-    own, in order, at the page's pace: a roll that costs draws Assam's walk and the
-    region paid for before the frame of the payment; a click meanwhile is refused and
-    changes nothing."""
+    own, in order, at the page's pace: a roll's frame walks a marker along Assam's path;
+    a roll that costs draws the region paid for before the frame of the payment; a click
+    meanwhile is refused and changes nothing."""
     game, url = served
     pick = random.Random(11)
     while True:  # a choice whose frames pay for a region, found here and taken back
@@ -380,6 +385,10 @@ def test_the_game_moves_on_in_timed_frames_with_the_region_before_it_is_paid(
         if region:  # the walk and the region to pay, then the payment in the next frame
             assert shown["walk"] == 1 and " for a region of " in shown["caption"]
             assert " paid " in seen[i + 1]["caption"]
+    walks = [f["overlay"]["path"][1:] for f in frames if f["overlay"].get("path")]
+    assert walks and page.evaluate("window.walked") == [
+        f"{x},{y}" for walk in walks for x, y in walk
+    ]  # each roll's frame walks Assam's marker along his path, square by square
     assert {s["drawn"] for s in seen} == {"none"}  # no rug colour shown while others move
     assert page.locator("#drawn").is_visible() == (game.phase != "over")
     gaps = [b["t"] - a["t"] for a, b in itertools.pairwise(seen)]
