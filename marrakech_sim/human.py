@@ -41,7 +41,8 @@ SCRIPTED_REF = "marrakech_sim.human:ScriptedSeat"
 ROTATION_WORDS = {-1: "left", 0: "straight on", 1: "right"}
 HELP = (
     "Type a number from the list, L/S/R for a rotation, or two squares for a placement "
-    "(3,4 3,5 or 3,4-3,5); u = undo your last choice, h = a hint, q = quit."
+    "(the letters marked on the board, AB, or coordinates, 3,4 3,5 or 3,4-3,5); u = undo "
+    "your last choice, h = a hint, q = quit."
 )
 
 
@@ -251,6 +252,14 @@ def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
         if 1 <= i <= len(options):
             return options[i - 1]
         raise ValueError(f"{text.strip()!r}: choose a placement from 1 to {len(options)}")
+    letters = {letter.lower(): q for q, letter in square_letters(options).items()}
+    pair = [c for c in word if c not in " -,"]
+    if len(pair) == 2 and all(c in letters for c in pair):
+        a, b = letters[pair[0]], letters[pair[1]]
+        for option in options:
+            if option in ((a, b), (b, a)):
+                return option
+        raise ValueError(f"{text.strip()!r}: not a legal placement here")
     numbers = [int(v) for v in re.findall(r"\d+", word)]
     if len(numbers) == 4:
         a, b = (numbers[0], numbers[1]), (numbers[2], numbers[3])
@@ -260,8 +269,15 @@ def parse_choice(text: str, options: tuple[Any, ...] | None) -> Decision | str:
         raise ValueError(f"{text.strip()!r}: not a legal placement here")
     raise ValueError(
         f"{text.strip()!r}: choose a placement by number (1 to {len(options)}) or by its two "
-        "squares, e.g. 3,4 3,5"
+        "squares, by letters (A B) or coordinates (3,4 3,5)"
     )
+
+
+def square_letters(options: tuple[Any, ...]) -> dict[tuple[int, int], str]:
+    """A capital letter for each square a legal placement covers, in reading order (the
+    marks on the board: a placement is then two letters)."""
+    squares = sorted({q for option in options for q in option}, key=lambda q: (q[1], q[0]))
+    return {q: chr(ord("A") + i) for i, q in enumerate(squares)}
 
 
 def options_text(options: tuple[Any, ...] | None) -> str:
@@ -270,7 +286,11 @@ def options_text(options: tuple[Any, ...] | None) -> str:
         return "  ".join(
             f"{i + 1}) {ROTATION_WORDS[r]} ({'LSR'[i]})" for i, r in enumerate((-1, 0, 1))
         )
-    return "  ".join(f"{i + 1}) {a[0]},{a[1]}-{b[0]},{b[1]}" for i, (a, b) in enumerate(options))
+    letters = square_letters(options)
+    return "  ".join(
+        f"{i + 1}) {letters[a]}{letters[b]} {a[0]},{a[1]}-{b[0]},{b[1]}"
+        for i, (a, b) in enumerate(options)
+    )
 
 
 # ---------------------------------------------------------------- the game
@@ -305,14 +325,18 @@ class _Prompter:
 
     def ask(self, view: GameView, options: tuple[Any, ...] | None) -> Decision:
         from marrakech_sim.show.terminal import position_text
+        from marrakech_sim.show.words import player
 
         state = view.state()
         turns = history_turns(self.rules, self.seen, state)
         draft = record_from_actions(self.rules, self.names, turns) if turns else None
-        heading = f"You are seat {self.seat} ({self.names[self.seat]})."
+        heading = f"You are {player(self.seat)} ({self.names[self.seat]})."
         if self.rules.colours_per_player > 1 and state.colour:  # RULES.md §1: drawn first
             heading += f" Your rug this turn: {state.colour}."
-        board = position_text(state, names=self.names, heading=heading, colour=self.colour)
+        marks = square_letters(options) if options else None  # the placements on the board
+        board = position_text(
+            state, names=self.names, heading=heading, colour=self.colour, marks=marks
+        )
         self.show(board)
         for line in _since_last(draft, self.seat, self.names) if draft else []:
             self.show(line)
@@ -365,6 +389,7 @@ def play_person(
     names = seat_names(rules, opponents, seat, name)
     decisions: list[Decision] = list(script)
     hinter = hint.build() if hint is not None else None
+    warm_up(rules, opponents, show)
 
     while True:
         prompter = _Prompter(rules, names, seat, read, show, hinter, colour)
@@ -397,6 +422,63 @@ def play_person(
         )
         show(final)
         return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
+
+
+#: what warm_up says before compiling the built-in players' kernels into an empty cache
+#: (the expert's: 2.7 min of CPU, 9 min on a busy 2-core machine)
+COMPILING = (
+    "compiling the kernels of {names}: a few minutes (more on a busy machine), once per "
+    "installation"
+)
+
+
+def warm_up(
+    rules: Rules,
+    opponents: Sequence[StrategySpec],
+    compiling: Callable[[str], None] | None = None,
+) -> None:
+    """Load (or compile) the built-in opponents' kernels before the game, untimed.
+
+    In the game each opponent's start and decisions are timed (`opponent_budgets`), and
+    compiling the expert's kernels into an empty cache takes minutes: the game would end
+    in its fault, and again at every start, since a compilation cut short is not cached.
+    So the first time (per installation and player: `kernel_cache` markers) one game of
+    the built-in opponents, greedy in the other seats, is played here without a clock.
+    A plug-in opponent is not played here (it could hang or crash this process): its
+    own kernels are its business.
+
+    compiling(words): told first when there is something to compile.
+    """
+    from marrakech_sim import kernel_cache
+
+    greedy = StrategySpec.of("greedy")
+    classes = [spec.load_class() for spec in opponents]
+    builtin = [cls.__module__.startswith("marrakech_sim.") for cls in classes]
+    kinds = {
+        _kind(cls): spec.label
+        for spec, cls, ours in zip(opponents, classes, builtin, strict=True)
+        if ours
+    }
+    kinds.setdefault(_kind(greedy.load_class()), greedy.label)  # the other seats' player
+    cold = [kind for kind in kinds if not kernel_cache.compiled_before(kind)]
+    if not cold:
+        return
+    if compiling is not None:
+        names = ", ".join(sorted({kinds[kind] for kind in cold}))
+        compiling(COMPILING.format(names=names))
+    players = [
+        spec.build() if ours else greedy.build()
+        for spec, ours in zip(opponents, builtin, strict=True)
+    ]
+    players += [greedy.build()] * (rules.players - len(players))
+    play_game(rules, players, 0)  # no time budgets; a fault here shows in the real game
+    for kind in cold:
+        kernel_cache.mark_compiled(kind)
+
+
+def _kind(cls: type) -> str:
+    """The kernel cache marker of a player class's warm-up."""
+    return f"play-{cls.__module__}.{cls.__qualname__}"
 
 
 def opponent_budgets(rules: Rules, seat: int) -> list[float | None]:
@@ -491,12 +573,14 @@ def play_to_choice(
 
 def _since_last(draft: Record, seat: int, names: Sequence[str]) -> list[str]:
     """The turns since the person's last turn, in words."""
+    from marrakech_sim.show.words import player
+
     infos = replay(draft, check=False).turns
     out: list[str] = []
     for info in reversed(infos):
         if info.seat == seat and out:
             break
-        out.append(info.describe(names))
+        out.append(info.describe(names, player))
     return list(reversed(out))[-len(names) :]
 
 
@@ -539,6 +623,23 @@ def study_rules(config: str | Path, name: str) -> Rules:
             f"{', '.join(study.ruleset_names)}"
         )
     return study.rules(name)
+
+
+def study_ruleset_names(path: str | Path) -> tuple[str, ...] | None:
+    """The rule set names of a study config file; None for a file that is not one (a
+    rules file, or no TOML at all: reading it as rules says what is wrong)."""
+    import tomllib
+
+    from marrakech_sim.files import read_text
+    from marrakech_sim.run.config import load_study
+
+    try:
+        data = tomllib.loads(read_text(path, "rules file", MarrakechError))
+    except (tomllib.TOMLDecodeError, MarrakechError):
+        return None
+    if not isinstance(data.get("rulesets"), dict):
+        return None
+    return load_study(path).ruleset_names
 
 
 def game_seed(seed: int) -> int:

@@ -257,10 +257,18 @@ def play_command(
     as a record and a one-game run folder.
 
     In the terminal, at each choice: a number from the list, L/S/R for a rotation, or two
-    squares for a placement (3,4 3,5); u undoes your last choice, h asks the hint
-    strategy, q quits. With --web: open the address it prints.
+    squares for a placement (the letters marked on the board, AB, or 3,4 3,5); u undoes
+    your last choice, h asks the hint strategy, q quits. With --web: open the address it
+    prints.
     """
-    from marrakech_sim.human import QuitGame, game_seed, play_person, save_game, study_rules
+    from marrakech_sim.human import (
+        QuitGame,
+        game_seed,
+        play_person,
+        save_game,
+        study_rules,
+        study_ruleset_names,
+    )
 
     try:  # the name labels the person's seat in the run folder saved at the end
         check_name("--name", name)
@@ -275,11 +283,16 @@ def play_command(
         if rules_file is None:
             raise click.UsageError("--ruleset NAME needs --rules CONFIG.toml (a study config)")
         base = study_rules(rules_file, ruleset).to_dict()
+        base["die_faces"] = ",".join(str(face) for face in base["die_faces"])  # as the flag
         given = {key: value for key, value in rule_opts.items() if value is not None}
-        if "players" not in given:
-            given["players"] = base["players"]
         rules = rules_from_cli(None, **{**base, **given}) or Rules()
     else:
+        names = study_ruleset_names(rules_file) if rules_file else None
+        if names is not None:
+            raise click.UsageError(
+                f"{rules_file!r} is a study config: choose one of its rule sets with "
+                f"--ruleset NAME (allowed are {', '.join(names)})"
+            )
         if rule_opts.get("players") is None:
             rule_opts["players"] = len(refs) + 1
         rules = rules_from_cli(rules_file, **rule_opts) or Rules()
@@ -351,7 +364,14 @@ def _play_web(
 
     hint = StrategySpec.of(hint_ref) if hint_ref else None
     game = WebGame(
-        rules, opponents, run_seed=run_seed, out_dir=run_dir, seat=seat, name=name, hint=hint
+        rules,
+        opponents,
+        run_seed=run_seed,
+        out_dir=run_dir,
+        seat=seat,
+        name=name,
+        hint=hint,
+        compiling=lambda words: click.echo(f"{words} ...", err=True),
     )
     try:
         server = serve(game, port=port)

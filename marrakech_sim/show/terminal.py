@@ -9,7 +9,7 @@ without colour the seams and rug tokens alone tell the rugs apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from marrakech_sim.record import Replay, TurnInfo
 from marrakech_sim.rules import GameState
@@ -33,10 +33,17 @@ def _paint(text: str, colour: str | None, enabled: bool, bold: bool = False) -> 
     return f"\x1b[{';'.join(codes)}m{text}{_RESET}"
 
 
-def board_text(state: GameState, colour: bool = True) -> list[str]:
-    """The board as lines: column numbers on top, row numbers on the left."""
+def board_text(
+    state: GameState, colour: bool = True, marks: Mapping[tuple[int, int], str] | None = None
+) -> list[str]:
+    """The board as lines: column numbers on top, row numbers on the left.
+
+    marks: a capital letter per square to mark (the squares a placement may cover), in
+    front of the square's rug, or in brackets on an empty square.
+    """
     n = state.rules.board_size
     ax, ay, facing = state.assam
+    marks = marks or {}
     lines = ["    " + "".join(f"{x:^4} " for x in range(n))]
     for y in range(n):
         row = [f"{y:>2} │"]
@@ -45,9 +52,12 @@ def board_text(state: GameState, colour: bool = True) -> list[str]:
             token = f"{half[0]}{half[1]}" if half else "·"
             if (x, y) == (ax, ay):
                 token = ARROWS[facing] + (token if half else "")
+            mark = marks.get((x, y))
+            if mark is not None:
+                token = f"{mark}{token}" if half else f"({mark})"
             cell = f"{token:^4}"
             fill = COLOURS[half[0]] if half else None
-            row.append(_paint(cell, fill, colour, bold=(x, y) == (ax, ay)))
+            row.append(_paint(cell, fill, colour, bold=(x, y) == (ax, ay) or mark is not None))
             if x < n - 1:
                 right = state.square(x + 1, y)
                 joined = half is not None and right == half
@@ -103,10 +113,12 @@ def position_text(
     info: TurnInfo | None = None,
     heading: str | None = None,
     colour: bool = True,
+    marks: Mapping[tuple[int, int], str] | None = None,
 ) -> str:
-    """Board, Assam, seats, and what happened in `info`'s turn, as one text."""
+    """Board, Assam, seats, and what happened in `info`'s turn, as one text (marks: as
+    `board_text`'s)."""
     lines = [heading] if heading else []
-    lines += board_text(state, colour)
+    lines += board_text(state, colour, marks)
     ax, ay, facing = state.assam
     lines.append(f"Assam at {ax},{ay} facing {facing} {ARROWS[facing]}")
     lines += seats_text(state, names, colour)

@@ -3,9 +3,10 @@
 The board is the server's SVG (`show.page.board_svg`, the replay page's board view);
 the script lays its highlights over it in the board's own coordinates: Assam's walks
 under the rotation button the pointer is on, the legal placements under the pointer,
-the region a walk would pay for, and the frames of what the other seats did. The
-script marks its state on `document.body.dataset` (phase, decisions, position, busy,
-refusals), which the browser tests read back.
+the region a walk would pay for, and the frames of what the other seats did (a roll's
+frame walks a marker along Assam's path, square by square). The script marks its state
+on `document.body.dataset` (phase, decisions, position, busy, refusals), which the
+browser tests read back.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ h1 { font-size: 18px; margin: 0 0 10px 0; }
 .pays { fill: #d7301f; fill-opacity: 0.28; stroke: #a01a0c; stroke-width: 2; }
 .due { fill: #a01a0c; }
 .rug { fill: none; stroke: #000; stroke-width: 3.5; }
+.walker { fill: #222; fill-opacity: 0.8; stroke: #fff; stroke-width: 2;
+          transition: cx 0.15s linear, cy 0.15s linear; }
 """
 
 _SCRIPT = r"""
@@ -148,10 +151,24 @@ _SCRIPT = r"""
     if (G.phase === 'orient' && hovered !== null) { drawWalks(layer, hovered); }
     if (G.phase === 'place') { drawPlacements(layer, at); }
   }
+  function walkAlong(layer, squares) {
+    // Assam's walk as a marker stepping square by square within the frame's time
+    var at = centre(squares[0]);
+    var dot = el('circle', {cx: at[0], cy: at[1], r: 9, 'class': 'walker'}, layer);
+    var step = Math.floor(DELAY * 0.7 / (squares.length - 1));
+    squares.slice(1).forEach(function (q, i) {
+      setTimeout(function () {
+        var c = centre(q);
+        dot.setAttribute('cx', c[0]); dot.setAttribute('cy', c[1]);
+        dot.dataset.square = q.join(',');
+      }, step * (i + 1));
+    });
+  }
   function drawOverlay(o) {
     var layer = overlay();
     (o.region || []).forEach(function (q) { square(layer, q, 'pays'); });
     if (o.path) { path(layer, o.path); }
+    if (o.path && o.path.length > 1 && DELAY > 0) { walkAlong(layer, o.path); }
     if (o.rug) { rug(layer, o.rug[0], o.rug[1], 'rug'); }
   }
   function render(view) {
@@ -185,7 +202,10 @@ _SCRIPT = r"""
     var caption = document.getElementById('caption');
     var steps = view.steps || [];
     body.dataset.busy = '1';
-    if (steps.length) { document.getElementById('prompt').textContent = 'The game moves on:'; }
+    if (steps.length) {
+      document.getElementById('prompt').textContent = 'The game moves on:';
+      document.getElementById('drawn').style.display = 'none';  // the next rug is not drawn yet
+    }
     var i = 0;
     function next() {
       if (i >= steps.length) {

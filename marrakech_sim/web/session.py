@@ -13,7 +13,7 @@ and of the person's own walk and payment) for the page to animate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from marrakech_sim.human import (
     play_to_choice,
     save_game,
     seat_names,
+    warm_up,
 )
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.record import Record, Roll, Rotation, record_from_actions, replay
@@ -35,6 +36,7 @@ from marrakech_sim.rules.queries import k_next_walker
 from marrakech_sim.show.page import board_svg
 from marrakech_sim.show.palette import COLOURS
 from marrakech_sim.show.scene import MARGIN, SQUARE
+from marrakech_sim.show.words import player
 
 Square = tuple[int, int]
 
@@ -118,7 +120,7 @@ def _api(action: Any) -> Any:
 
 
 def _who(seat: int, person: int, names: Sequence[str]) -> str:
-    return "you" if seat == person else f"seat {seat} ({names[seat]})"
+    return "you" if seat == person else f"{player(seat)} ({names[seat]})"
 
 
 def steps(
@@ -194,10 +196,14 @@ class WebGame:
         seat: int = 0,
         name: str = "you",
         hint: StrategySpec | None = None,
+        compiling: Callable[[str], None] | None = None,
     ) -> None:
+        """compiling(words): told before the opponents' kernels are compiled into an
+        empty cache (`human.warm_up`: minutes, once per installation)."""
         self.rules = rules
         self.opponents = list(opponents)
         self.names = seat_names(rules, self.opponents, seat, name)
+        warm_up(rules, self.opponents, compiling)
         self.seat, self.name, self.hinter = seat, name, hint
         self.run_seed, self.seed = run_seed, game_seed(run_seed)
         self.out_dir = Path(out_dir)
@@ -314,7 +320,7 @@ class WebGame:
         draft = record_from_actions(rules, self.names, asked.turns) if asked.turns else None
         infos = replay(draft, check=False).turns if draft else ()
         # a turn with nothing but the draw so far has nothing to say yet
-        moves = [m for m in (t.describe(self.names) for t in infos) if not m.endswith(": ")]
+        moves = [m for m in (t.describe(self.names, player) for t in infos) if not m.endswith(": ")]
         colour = state.colour if self.phase != "over" else None
         data: dict[str, Any] = {
             "phase": self.phase,
@@ -348,11 +354,11 @@ class WebGame:
             outcome = state.outcome()
             won = outcome is not None and self.seat in outcome.winners
             return "Game over: " + ("you won." if won else "you did not win.")
-        you = f"You are seat {self.seat}"
+        you = f"You are {player(self.seat)}"
         drew = f", your rug this turn is {state.colour}" if state.colour else ""
         if self.phase == "place":
             return f"{you}{drew}: place it on two squares, one of them next to Assam."
         walker = int(k_next_walker(state.packed))
         if walker != self.seat:
-            return f"{you}{drew}: turn Assam for seat {walker}'s walk (the variant)."
+            return f"{you}{drew}: turn Assam for {player(walker)}'s walk (the variant)."
         return f"{you}{drew}: turn Assam left, keep him straight on, or turn him right."

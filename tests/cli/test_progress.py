@@ -124,6 +124,16 @@ def test_live_table_equals_the_reports_seat_shares(tmp_path: Path, self_play: bo
         assert mine.hi == pytest.approx(row.hi, rel=1e-9)
 
 
+SPRT = {
+    "rule": "sprt",
+    "quantity": "strategy_win_share",
+    "strategy": "greedy",
+    "ruleset": "two",
+    "p0": 0.5,
+    "p1": 0.6,
+}
+
+
 def test_live_lines_off_a_terminal_name_each_group_and_the_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -153,7 +163,7 @@ def test_live_table_on_a_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On a terminal the bar is followed by the live table: a row per rule set and player
-    model with each seat's share and interval."""
+    model with each seat's share and interval, and the SPRT's LLR with its bounds."""
     monkeypatch.setenv("COLUMNS", "140")  # a terminal's width (captured output has 80)
     progress = _Progress(terminal=True)
     play_run(tmp_path / "run", _study(), workers=0, progress=progress)
@@ -162,3 +172,62 @@ def test_live_table_on_a_terminal(
     assert "games/s" in err and "seat 2" in err and "block-aware interval" in err
     assert "random x2" in err and "random x3" in err
     assert re.search(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]", err)
+    progress = _Progress(terminal=True)
+    play_run(tmp_path / "sprt", _mixed(SPRT), workers=0, progress=progress)
+    progress.close()
+    err = capsys.readouterr().err
+    assert "greedy + random" in err and "SPRT on strategy_win_share: LLR " in err
+    assert "(bounds -2.94, +2.94)" in err
+
+
+def test_live_table_grows_chunk_by_chunk(tmp_path: Path) -> None:
+    """The table is updated as each chunk finishes (from its block totals): after every
+    chunk it counts exactly the games played so far."""
+    counts: list[int] = []
+
+    class Watching(_Progress):
+        def chunk_done(self, result: Any, plan: Any, stopping: Any) -> None:
+            super().chunk_done(result, plan, stopping)
+            assert self.totals is not None
+            counts.append(sum(r.games for r in self.totals.rows() if r.seat == 0))
+
+    play_run(tmp_path / "run", _study(), workers=0, progress=Watching(terminal=False))
+    assert counts == [100 * (i + 1) for i in range(12)]  # 2 rule sets x 600 games, chunks of 100
+
+
+def test_live_table_equals_the_report_when_games_fault(tmp_path: Path) -> None:
+    """Games that end in a fault count in neither the live table nor the report: with a
+    strategy that faults one game in four, the live shares, intervals and game counts
+    are still the report's."""
+    flaky = Path(__file__).resolve().parents[1] / "strategies_examples" / "bad.py"
+    config = {
+        **_mixed(),
+        "strategies": {
+            "greedy": {},
+            "flaky": {"ref": f"{flaky}:RaisesSometimes", "params": {"one_in": 4}},
+        },
+        "schedule": {"kind": "lineups", "lineups": [["greedy", "flaky"]]},
+    }
+    faults: list[int] = []
+
+    class Counting(_Progress):
+        def __call__(self, done: int, planned: int, seconds: float, faults_: int = 0) -> None:
+            faults.append(faults_)
+            super().__call__(done, planned, seconds, faults_)
+
+    progress = Counting(every=3600.0, terminal=False)
+    out = play_run(tmp_path / "run", config, workers=0, progress=progress)
+    assert progress.totals is not None
+    live = {(r.ruleset, r.seat): r for r in progress.totals.rows()}
+    shares = _report_seat_shares(out, self_play=False)
+    planned = 2 * 600  # two rule sets of 600 games
+    assert 0 < faults[-1] < planned / 2
+    assert sum(r.games for r in live.values()) / 2 == planned - faults[-1]
+    assert len(shares) == len(live) == 4
+    for row in shares.itertuples():
+        mine = live[(row.ruleset, row.seat)]
+        assert mine.model == "flaky + greedy"
+        assert (mine.games, mine.blocks) == (row.n_games, row.n_blocks)
+        assert mine.share == pytest.approx(row.share, rel=1e-12)
+        assert mine.lo == pytest.approx(row.lo, rel=1e-9)
+        assert mine.hi == pytest.approx(row.hi, rel=1e-9)

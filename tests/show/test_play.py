@@ -28,6 +28,9 @@ PLACEMENTS = (((3, 2), (3, 1)), ((2, 3), (1, 3)), ((4, 3), (4, 4)))
         ("2", PLACEMENTS, ((2, 3), (1, 3))),
         ("1,3 2,3", PLACEMENTS, ((2, 3), (1, 3))),
         ("4,3-4,4", PLACEMENTS, ((4, 3), (4, 4))),
+        ("ab", PLACEMENTS, ((3, 2), (3, 1))),  # the board's letters: A 3,1  B 3,2  C 1,3 ...
+        ("D-C", PLACEMENTS, ((2, 3), (1, 3))),
+        ("e f", PLACEMENTS, ((4, 3), (4, 4))),
         ("u", PLACEMENTS, "undo"),
         ("h", None, "hint"),
         ("q", None, "quit"),
@@ -41,7 +44,14 @@ def test_parse_choice_reads_numbers_squares_and_commands(
 
 
 @pytest.mark.parametrize(
-    ("text", "options"), [("4", None), ("9", PLACEMENTS), ("0,0 0,1", PLACEMENTS)]
+    ("text", "options"),
+    [
+        ("4", None),
+        ("9", PLACEMENTS),
+        ("0,0 0,1", PLACEMENTS),
+        ("ac", PLACEMENTS),
+        ("xy", PLACEMENTS),
+    ],
 )
 def test_parse_choice_rejects_what_is_not_offered(text: str, options: tuple | None) -> None:
     """A number out of range or a placement that is not legal is a ValueError saying what is."""
@@ -134,7 +144,7 @@ def test_two_player_prompt_names_the_rug_drawn() -> None:
     """With 2 players (two colours each) the board shown before each choice says which
     colour was drawn for this turn (RULES.md section 1: the rug is drawn first)."""
     _, shown = _play(["2", "1"] * 30)
-    headings = [s for s in shown if s.startswith("You are seat 0 (you).")]
+    headings = [s for s in shown if s.startswith("You are player 1 (you).")]
     assert headings and all(re.search(r"Your rug this turn: [ry]\.", h) for h in headings)
 
 
@@ -237,3 +247,103 @@ def test_a_failing_hint_strategy_gives_the_page_no_hint_and_the_game_goes_on() -
         RULES, OPPONENT, [0], seed=game_seed(3), hint=StrategySpec.of(f"{BAD}:Raises")
     )
     assert placed.options and placed.hint is None  # its placement raised: no hint
+
+
+def test_warm_up_plays_the_built_in_opponents_once_per_kernel_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before a game, the built-in opponents' kernels are loaded untimed once per kernel
+    cache folder, saying so first (a cold cache's compilation of the expert's kernels
+    took minutes and faulted its timed on_game_start); a plug-in is not played there."""
+    from marrakech_sim.human import warm_up
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))  # the markers' folder
+    said: list[str] = []
+    sleeps = StrategySpec.of(f"{BAD}:Sleeps")  # played here, it would sleep past the test
+    warm_up(Rules(players=3), [StrategySpec.of("expert"), sleeps], said.append)
+    assert len(said) == 1 and "compiling the kernels of expert, greedy" in said[0]
+    assert "once per installation" in said[0]
+    markers = sorted(p.name for p in cache.iterdir())
+    assert markers == [
+        "compiled-play-marrakech_sim.strategies.expert.ExpertStrategy",
+        "compiled-play-marrakech_sim.strategies.greedy.GreedyStrategy",
+    ]
+    warm_up(Rules(players=3), [StrategySpec.of("expert"), sleeps], said.append)
+    warm_up(Rules(players=2), [StrategySpec.of("greedy")], said.append)
+    assert len(said) == 1  # nothing more to compile: no game, no word
+
+
+_ROW = re.compile(r"^ ?(\d+) │")
+
+
+def test_the_legal_placements_are_marked_on_the_board_by_letter() -> None:
+    """At a placement the board shows a letter on every square a legal placement covers
+    and on no other; the list names each placement by its two letters, and typing the
+    letters places that rug (the same game as typing its number)."""
+    shown: list[str] = []
+
+    def by_letters(prompt: str) -> str:
+        if not prompt.startswith("placement"):
+            return "2"
+        listed = next(s for s in reversed(shown) if s.startswith("Your placement: "))
+        return re.search(r"1\) ([A-Z]{2}) ", listed).group(1).lower()  # type: ignore[union-attr]
+
+    game = play_person(RULES, OPPONENT, read=by_letters, show=shown.append, seed=game_seed(3))
+    feed = iter(["2", "1"] * 60)
+    by_number = play_person(
+        RULES, OPPONENT, read=lambda p: next(feed), show=lambda t: None, seed=game_seed(3)
+    )
+    assert game.record.to_text() == by_number.record.to_text()
+    boards = [s for s in shown if "to move (place)" in s]
+    lists = [s for s in shown if s.startswith("Your placement: ")]
+    assert len(boards) == len(lists) >= 6
+    for board, listed in zip(boards, lists, strict=True):
+        letters = {}
+        for a, b, x1, y1, x2, y2 in re.findall(r"\) ([A-Z])([A-Z]) (\d),(\d)-(\d),(\d)", listed):
+            letters[int(x1), int(y1)] = a
+            letters[int(x2), int(y2)] = b
+        rows = [line for line in board.splitlines() if _ROW.match(line)]
+        assert len(rows) == RULES.board_size
+        for y, line in enumerate(rows):
+            for x in range(RULES.board_size):
+                cell = line[4 + 5 * x : 8 + 5 * x]  # 4 characters a square, 1 between
+                found = re.search(r"[A-Z]", cell)
+                assert (found.group(0) if found else None) == letters.get((x, y)), (x, y, cell)
+
+
+def test_play_a_study_configs_rule_set_by_name(tmp_path: Path) -> None:
+    """`play --rules CONFIG --ruleset NAME` plays that rule set as the study resolves it
+    (its base included; a rule flag changes one option) and saves it in the record;
+    CONFIG without --ruleset is refused with the rule set names."""
+    from marrakech_sim.human import study_rules
+
+    root = Path(__file__).resolve().parents[2]
+    config = tmp_path / "study.toml"
+    config.write_text(
+        (root / "configs" / "default.toml").read_text()
+        + '\n[rulesets.quick]\nbase = "two_players"\nrugs_per_colour = 2\norient_at_end = true\n'
+    )
+    out = tmp_path / "game"
+    args = ["play", "--rules", str(config), "--vs", "random", "--seed", "4", "--no-colour"]
+    result = CliRunner().invoke(
+        main, [*args, "--ruleset", "quick", "--out", str(out)], input="1\n" * 80
+    )
+    assert result.exit_code == 0, result.output
+    record = parse_records((out / "game.txt").read_text())[0]
+    assert record.rules == study_rules(config, "quick")
+    assert record.rules == Rules(players=2, rugs_per_colour=2, orient_at_end=True)
+    result = CliRunner().invoke(  # a flag changes the rule set's option
+        main,
+        [*args, "--ruleset", "quick", "--die-faces", "1,2,3", "--out", str(tmp_path / "g2")],
+        input="1\n" * 80,
+    )
+    assert result.exit_code == 0, result.output
+    record = parse_records((tmp_path / "g2" / "game.txt").read_text())[0]
+    assert record.rules == Rules(
+        players=2, rugs_per_colour=2, orient_at_end=True, die_faces=[1, 2, 3]
+    )
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert "is a study config: choose one of its rule sets with --ruleset NAME" in refused.output
+    assert "quick" in refused.output and "two_players" in refused.output

@@ -251,3 +251,10 @@ class EatsMemory(_Rotates):
     def choose_placement(self, view, options):
         self.__dict__.setdefault("hoard", []).append(bytearray(64 << 20))
         return options[0]
+
+
+class RaisesSometimes(_Dies):
+    """Raises on its first placement in one game in `one_in` (a fault, the process lives)."""
+
+    def die(self):
+        raise RuntimeError("boom in one game")

@@ -8,7 +8,9 @@ the playwright package) these tests are skipped with the reason. Screenshots are
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,7 +111,8 @@ def test_a_whole_game_by_clicks_is_saved_and_replays(
     browser: Any, served: tuple[WebGame, str]
 ) -> None:
     """A whole game against random, played by clicking rotation buttons and squares,
-    ends with its record saved, and `marrakech import` replays that record."""
+    ends with its record saved, and `marrakech import` replays that record; after the
+    end every click is refused and changes nothing."""
     game, url = served
     page, errors, requests = _open(browser, url)
     pick = random.Random(3)
@@ -132,6 +135,20 @@ def test_a_whole_game_by_clicks_is_saved_and_replays(
     )
     out = CliRunner().invoke(main, ["import", str(saved)])
     assert out.exit_code == 0 and "1 records, all replayed" in out.output, out.output
+    record = saved.read_text()
+    for number, (click, words) in enumerate(
+        [
+            (lambda: _click_square(page, 3, 3), "the game is over: no more moves"),
+            (lambda: page.click("#rot-left"), "the game is over: no more moves"),
+            (lambda: page.click("#undo"), "the game is over and saved: nothing to undo"),
+            (lambda: page.click("#hint"), "the game is over: no hints"),
+        ],
+        start=1,
+    ):
+        click()
+        _settle(page)
+        assert words in page.inner_text("#message") and _marks(page)["refusals"] == str(number)
+        assert _marks(page)["phase"] == "over" and saved.read_text() == record
     assert errors == []
     assert all(r.startswith(url) for r in requests), requests  # nothing from the network
     page.close()
@@ -213,6 +230,12 @@ def test_walks_placements_hints_and_undo_on_the_page(
     SHOTS.mkdir(exist_ok=True)
     assert page.locator("#events li").count() == 0  # reopened mid-game: nothing replayed
     assert "your rug this turn is" in page.inner_text("#prompt")
+    # one numbering on the whole page, the board's: players from 1, never "seat 0"
+    assert page.inner_text("#prompt").startswith("You are player 1,")
+    assert "player 1: you" in page.inner_text("#board") and "player 2: random" in page.inner_text(
+        "#board"
+    )
+    assert not re.search(r"\bseat \d", page.inner_text("body"))
     button = {"-1": "#rot-left", "0": "#rot-straight", "1": "#rot-right"}[paying]
     page.hover(button)
     stops = view["walks"][paying]["stops"]
@@ -238,5 +261,138 @@ def test_walks_placements_hints_and_undo_on_the_page(
     page.click("#undo")
     _settle(page)
     assert _marks(page)["phase"] == "orient" and len(game.decisions) == decisions - 1
+    assert errors == []
+    page.close()
+
+
+def _board(page: Any) -> dict[str, Any]:
+    """What the board view shows: the position, the SVG's size, each rug half and Assam,
+    each seat's dirhams, and the board's style rules."""
+    return dict(
+        page.evaluate(
+            """() => {
+          const svg = document.querySelector('#board svg');
+          const all = (sel, f) => Array.from(svg.querySelectorAll(sel)).map(f).sort();
+          const rules = Array.from(document.styleSheets[0].cssRules)
+            .map(r => r.cssText).filter(t => t.startsWith('#board'));
+          return {
+            position: svg.dataset.position,
+            size: [svg.getAttribute('width'), svg.getAttribute('height'),
+                   svg.getAttribute('viewBox')],
+            halves: all('[data-square]', e => e.dataset.square + '=' + e.dataset.token),
+            assam: all('[data-assam]', e => e.dataset.assam),
+            seats: all('[data-seat]', e => e.dataset.seat + ':' + e.dataset.dirhams),
+            style: rules,
+          };
+        }"""
+        )
+    )
+
+
+def test_the_play_page_and_the_replay_page_share_one_board_view(
+    browser: Any, served: tuple[WebGame, str], tmp_path: Path
+) -> None:
+    """The finished game on the play page and the last position of `marrakech replay
+    --html` of its saved record draw the same board: the same position, size, rug
+    halves, Assam, seats' dirhams and board style."""
+    game, url = served
+    pick = random.Random(6)
+    view = game.view()
+    while view["phase"] != "over":
+        move = (
+            {"rotation": pick.choice((-1, 0, 1))}
+            if view["phase"] == "orient"
+            else {"placement": pick.choice(view["placements"])}
+        )
+        view = game.choose(move)
+    page, errors, _ = _open(browser, url)
+    played = _board(page)
+    html = tmp_path / "replay.html"
+    out = CliRunner().invoke(
+        main, ["replay", str(Path(game.out_dir) / "game.txt"), "--html", str(html)]
+    )
+    assert out.exit_code == 0, out.output
+    replayed_page = browser.new_page(viewport={"width": 1250, "height": 820})
+    replayed_page.goto(html.as_uri(), wait_until="load")
+    replayed_page.keyboard.press("End")
+    replayed = _board(replayed_page)
+    assert played["position"] == game.asked.state.to_notation()
+    assert played == replayed
+    assert len(played["halves"]) > 10 and played["style"] and None not in played["size"]
+    assert len(played["assam"]) == 1 and len(played["seats"]) == game.rules.players
+    assert errors == []
+    page.close()
+    replayed_page.close()
+
+
+_WATCH = """() => {
+  window.seen = [];
+  const caption = document.getElementById('caption');
+  new MutationObserver(() => {
+    if (!caption.textContent) { return; }
+    window.seen.push({caption: caption.textContent, t: performance.now(),
+                      pays: document.querySelectorAll('#overlay rect.pays').length,
+                      walk: document.querySelectorAll('#overlay polyline.walk').length,
+                      drawn: document.getElementById('drawn').style.display});
+  }).observe(caption, {childList: true, characterData: true, subtree: true});
+  window.walked = [];  // the squares the walk's marker steps on, in order
+  new MutationObserver((changes) => changes.forEach((c) => {
+    if (c.target.classList.contains('walker')) { window.walked.push(c.target.dataset.square); }
+  })).observe(document.getElementById('board'),
+              {attributes: true, attributeFilter: ['data-square'], subtree: true});
+}"""
+
+
+def test_the_game_moves_on_in_timed_frames_with_the_region_before_it_is_paid(
+    browser: Any, served: tuple[WebGame, str]
+) -> None:
+    """After a choice the page shows each action up to the next choice as a frame of its
+    own, in order, at the page's pace: a roll's frame walks a marker along Assam's path;
+    a roll that costs draws the region paid for before the frame of the payment; a click
+    meanwhile is refused and changes nothing."""
+    game, url = served
+    pick = random.Random(11)
+    while True:  # a choice whose frames pay for a region, found here and taken back
+        view = game.view()
+        move = (
+            {"rotation": pick.choice((-1, 0, 1))}
+            if view["phase"] == "orient"
+            else {"placement": pick.choice(view["placements"])}
+        )
+        frames = game.choose(move)["steps"]
+        if any(f["overlay"].get("region") for f in frames) and len(frames) >= 4:
+            game.undo()
+            break
+    delay = 400
+    page, errors, _ = _open(browser, url, delay=delay)
+    decisions = _marks(page)["decisions"]
+    page.evaluate(_WATCH)
+    if "rotation" in move:
+        page.click({-1: "#rot-left", 0: "#rot-straight", 1: "#rot-right"}[move["rotation"]])
+    else:
+        _click_square(page, *move["placement"][0])
+        _click_square(page, *move["placement"][1])
+    page.wait_for_function("window.seen.length >= 1")
+    _click_square(page, 0, 0)  # while the frames play
+    assert "wait: the other seats are still moving" in page.inner_text("#message")
+    assert _marks(page)["refusals"] == "1"
+    _settle(page)
+    seen = page.evaluate("window.seen")
+    assert [s["caption"] for s in seen] == [f["caption"] for f in frames]
+    for i, (shown, frame) in enumerate(zip(seen, frames, strict=True)):
+        region = frame["overlay"].get("region", [])
+        assert shown["pays"] == len(region)
+        if region:  # the walk and the region to pay, then the payment in the next frame
+            assert shown["walk"] == 1 and " for a region of " in shown["caption"]
+            assert " paid " in seen[i + 1]["caption"]
+    walks = [f["overlay"]["path"][1:] for f in frames if f["overlay"].get("path")]
+    assert walks and page.evaluate("window.walked") == [
+        f"{x},{y}" for walk in walks for x, y in walk
+    ]  # each roll's frame walks Assam's marker along his path, square by square
+    assert {s["drawn"] for s in seen} == {"none"}  # no rug colour shown while others move
+    assert page.locator("#drawn").is_visible() == (game.phase != "over")
+    gaps = [b["t"] - a["t"] for a, b in itertools.pairwise(seen)]
+    assert min(gaps) >= 0.9 * delay  # one frame at a time at the page's pace, not a jump
+    assert int(_marks(page)["decisions"]) == int(decisions) + 1 == len(game.decisions)
     assert errors == []
     page.close()

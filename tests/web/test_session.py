@@ -194,7 +194,7 @@ def test_steps_show_each_action_and_the_region_before_it_is_paid(tmp_path: Path)
     payment's region comes in the frame before the one with the payment made."""
     game = _game(tmp_path, Rules(players=3, rugs_per_colour=4), seat=2, seed=11)
     view = game.view()
-    assert any("seat 0 (random)" in s["caption"] for s in view["steps"])
+    assert any("player 1 (random)" in s["caption"] for s in view["steps"])
     pick = random.Random(2)
     seen_payment = False
     while view["phase"] != "over":
@@ -224,7 +224,7 @@ def test_variant_rotation_previews_the_next_walker(tmp_path: Path) -> None:
     assert view["phase"] == "place"
     view = game.choose({"placement": view["placements"][0]})
     assert view["phase"] == "orient" and view["walker"] == 1
-    assert "for seat 1's walk" in view["prompt"]
+    assert "for player 2's walk" in view["prompt"]
     assert set(view["walks"]) == {"-1", "0", "1"}
 
 
