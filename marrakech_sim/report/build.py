@@ -10,27 +10,45 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from marrakech_sim import runfolder, stats
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.files import staged_folder
-from marrakech_sim.report import MOVES_GAMES, RATING_GAMES, findings
+from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import RunInfo, connect, open_runs
-from marrakech_sim.report.notable import notable_of_runs, notable_section
-from marrakech_sim.report.render import (
-    Section,
-    build_sections,
-    make_charts,
-    write_csv,
-    write_html,
-    write_markdown,
-)
-from marrakech_sim.report.skill import skill_sections
+from marrakech_sim.report.render import write_csv, write_html, write_markdown
+from marrakech_sim.report.sections.base import Chart, Context, Figures, Part, Section
+from marrakech_sim.report.sections.data import DataSection
+from marrakech_sim.report.sections.distributions import DistributionSection
+from marrakech_sim.report.sections.notable import NotableSection
+from marrakech_sim.report.sections.power import PowerSection
+from marrakech_sim.report.sections.ratings import RatingSection
+from marrakech_sim.report.sections.seats import SeatSection
+from marrakech_sim.report.sections.skill import DecidesSection, SkillSection
+from marrakech_sim.report.sections.summary import SummarySection
+from marrakech_sim.report.sections.variants import VariantSection
+from marrakech_sim.report.sections.winrates import WinRateSection
 from marrakech_sim.report.tables import ReportTables
+
+#: the report's sections in the order it shows them. Each computes what it adds after the
+#: shared pass in this order too: the power section's plan reads the seat shares, the
+#: summary's findings the tables of the pass (none of them reads the plan or the findings)
+SECTIONS: tuple[Section, ...] = (
+    SummarySection(),
+    WinRateSection(),
+    SeatSection(),
+    RatingSection(),
+    VariantSection(),
+    DistributionSection(),
+    PowerSection(),
+    SkillSection(),
+    DecidesSection(),
+    NotableSection(),
+    DataSection(),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,30 +61,6 @@ class ReportResult:
     csv: list[Path] = field(default_factory=list)
     charts: list[Path] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
-
-
-def _plan_from_data(rt: ReportTables) -> pd.DataFrame:
-    """Games needed for a 1 pp seat-0 advantage per player count, with this data's design.
-
-    The design effect is this data's for seat 0, but never below 1: below 1 it comes from
-    seat rotation cancelling the strength differences of unevenly matched players (line-ups
-    against ``random``), which a study of evenly matched players does not have, so borrowing
-    it would undersize that study (about 2.5 times in the default study). The observed one is
-    kept in ``design_effect_observed``.
-    """
-    shares = rt.tables["seat_shares"]
-    rows = []
-    for players, part in shares.loc[shares["seat"] == 0].groupby("players"):
-        observed = (
-            float(np.nanmean(part["design_effect"])) if part["design_effect"].notna().any() else 1.0
-        )
-        size = max(round(float((part["n_games"] / part["n_blocks"]).median())), 1)
-        row = stats.plan_seat_advantage(
-            int(players), 0.01, design_effect=max(observed, 1.0), block_size=size
-        )
-        row["design_effect_observed"] = observed
-        rows.append(row)
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
 def _check_games(con: duckdb.DuckDBPyConnection, runs: list[RunInfo]) -> None:
@@ -114,55 +108,53 @@ def build_report(
             ) from exc
         finally:
             con.close()
-    rt.tables["plan"] = _plan_from_data(rt)
-    rt.tables["findings"] = findings.find(rt)
     out = Path(out)
     names = ", ".join(r.run_id for r in runs)
     title = title or f"Marrakech balance report: {names}"
     # written into a folder beside `out`, moved into it at the end: a report that fails
     # half way (a full disk) leaves no half report
     with staged_folder(out) as stage:
+        ctx = Context(rt, runs, stage)
+        for section in SECTIONS:
+            section.compute(ctx)
         for name, table in rt.tables.items():
             write_csv(table, stage / f"{name}.csv")
         start = time.perf_counter()
-        charts = make_charts(rt)
+        charts: dict[str, Chart] = {}
+        for section in SECTIONS:
+            charts.update(section.charts(ctx))
         rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
-        pngs = {name: png for name, (_, png, _) in charts.items()}
-        sections = build_sections(rt, {name: t for name, (t, _, _) in charts.items()})
-        notables, problems = notable_of_runs([r.path for r in runs], stage)
-        for n in notables:
-            charts[n.name] = (n.title, n.png, n.svg)
-            pngs[n.name] = n.png
-        more, skill_charts = skill_sections(rt)
-        for name, chart in skill_charts.items():
-            charts[name] = chart
-            pngs[name] = chart[1]
-        for name, png in pngs.items():
+        for name, (_, png, _) in charts.items():
             (stage / f"{name}.png").write_bytes(png)
-        sections = _before_appendix(sections, [*more, notable_section(notables, problems)])
+        parts = report_parts(ctx, {name: t for name, (t, _, _) in charts.items()})
         created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         subtitle = (
             f"{rt.facts['n_games']:,} games from {len(runs)} run(s) ({names}); "
             f"report written {created}."
         )
-        write_html(stage / "report.html", title, subtitle, sections, charts)
-        write_markdown(stage / "report.md", title, subtitle, sections)
+        write_html(stage / "report.html", title, subtitle, parts, charts)
+        write_markdown(stage / "report.md", title, subtitle, parts)
     csv_paths = [out / f"{name}.csv" for name in rt.tables]
-    chart_paths = [out / f"{name}.png" for name in pngs]
+    chart_paths = [out / f"{name}.png" for name in charts]
     return ReportResult(
         out / "report.html", out / "report.md", out, csv_paths, chart_paths, dict(rt.facts)
     )
 
 
-def _before_appendix(sections: list[Section], more: list[Section]) -> list[Section]:
-    """`more` numbered after the analysis sections, before the appendix (the data)."""
-    body, tail = sections, []
-    if sections and sections[-1].title.startswith("Appendix"):
-        body, tail = sections[:-1], sections[-1:]
-    numbered = sum(s.title[:1].isdigit() for s in body)  # the summary's are not numbered
-    for i, section in enumerate(more, start=numbered + 1):
-        section.title = f"{i}. {section.title}"
-    return [*body, *more, *tail]
+def report_parts(ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+    """Every section's parts in `SECTIONS` order, the numbered ones numbered from 1."""
+    parts = [part for section in SECTIONS for part in section.parts(ctx, chart_titles)]
+    number = 0
+    for part in parts:
+        if part.numbered:
+            number += 1
+            part.title = f"{number}. {part.title}"
+    return parts
+
+
+def chart_figures(rt: ReportTables) -> Figures:
+    """Every matplotlib chart of the report: name -> (title, Figure)."""
+    return {name: fig for section in SECTIONS for name, fig in section.figures(rt).items()}
 
 
 def plan_study(

@@ -265,9 +265,9 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from report_runs import write_run
     from test_report import RULESETS, _tables
 
+    from marrakech_sim.report.build import chart_figures
     from marrakech_sim.report.compute import compute_tables
     from marrakech_sim.report.load import connect, open_runs
-    from marrakech_sim.report.render import chart_figures
 
     games, seats, turn_scores = _tables()
     run = write_run(tmp_path_factory.mktemp("run") / "r1", games, seats, turn_scores, RULESETS)

@@ -17,9 +17,10 @@ from marrakech_sim import stats
 from marrakech_sim.cli import main
 from marrakech_sim.errors import RunFolderError, StatsInputError
 from marrakech_sim.report import build_report, findings, fmt, pergame, tables
+from marrakech_sim.report.build import report_parts
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
-from marrakech_sim.report.render import build_sections
+from marrakech_sim.report.sections.base import Context
 from marrakech_sim.report.sections.variants import turn_scores_sql
 
 EVIL = '<script>alert("x")</script>'
@@ -392,8 +393,8 @@ def test_samples_are_whole_blocks(run_dir: Path) -> None:
     assert sampled == (rt.facts["rating_games"],)  # every game of a sampled block
     assert rt.tables["ratings"]["n_games"].max() <= rt.facts["rating_games"]
     assert rt.tables["score_over_turns"]["n_games"].max() <= rt.facts["moves_games"]
-    sections = build_sections(rt, {})
-    assert "a sample of" in " ".join(sections[3].paragraphs)
+    ratings = next(p for p in report_parts(Context(rt, runs), {}) if p.title.endswith("Ratings"))
+    assert "a sample of" in " ".join(ratings.paragraphs)
 
 
 def test_not_a_run_folder(tmp_path: Path) -> None:

@@ -11,8 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from marrakech_sim import stats
+from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, rule_differences
 from marrakech_sim.report.pergame import Games, Slice
+from marrakech_sim.report.sections.base import BaseSection, Context, Part, rows
 from marrakech_sim.report.tables import ReportTables, small_unique
 
 
@@ -349,3 +351,127 @@ def data_tables(
     out.facts.update(
         n_games=totals.n_games, n_balance_games=totals.n_balance, n_blocks=totals.n_blocks
     )
+
+
+# ---------------------------------------------------------------- words and charts
+
+
+class DataSection(BaseSection):
+    """The section "Appendix: the data (runs, digests, rule sets, line-ups, faults)"."""
+
+    name = "data"
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        rt = ctx.rt
+        t, f = rt.tables, rt.facts
+        s = Part("Appendix: the data (runs, digests, rule sets, line-ups, faults)", numbered=False)
+        runs = t["runs"]
+        s.paragraphs.append(
+            f"{count(f['n_games'])} games in {count(f['n_blocks'])} blocks from {len(runs)} "
+            "run(s); "
+            f"{count(f['n_games'] - f['n_balance_games'])} ended in an error and are left out "
+            "of every "
+            "balance statistic. Blocks are games that share dice and differ only in seating; "
+            "every "
+            f"interval below is computed from block totals."
+        )
+        s.tables.append(
+            (
+                "Runs",
+                *rows(
+                    runs,
+                    [
+                        ("run", lambda r: str(r.run_id)),
+                        ("created", lambda r: str(r.created)),
+                        ("program version", lambda r: str(r.program_version)),
+                        ("seed", lambda r: str(r.seed)),
+                        (
+                            "games played / planned",
+                            lambda r: f"{count(r.games)} / {r.games_planned}",
+                        ),
+                        ("error games", lambda r: count(r.error_games)),
+                        ("blocks", lambda r: count(r.blocks)),
+                        ("line-ups", lambda r: count(r.lineups)),
+                        ("parts games/seats/moves", lambda r: r.parts),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Digests (sha256 over each table's part files)",
+                *rows(
+                    runs,
+                    [
+                        ("run", lambda r: str(r.run_id)),
+                        ("games", lambda r: r.sha256_games[:16]),
+                        ("seats", lambda r: r.sha256_seats[:16]),
+                        ("moves", lambda r: (r.sha256_moves or "-")[:16]),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Rule sets (options that differ from the standard rules)",
+                *rows(
+                    t["rulesets"],
+                    [
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("players", lambda r: str(r.players)),
+                        ("differences", lambda r: str(r.differences)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("error games", lambda r: count(r.error_games)),
+                        ("blocks", lambda r: count(r.n_blocks)),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Line-ups",
+                *rows(
+                    t["lineups"],
+                    [
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
+                        ("games", lambda r: count(r.n_games_all)),
+                        ("blocks", lambda r: count(r.n_blocks)),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Faults per strategy (games ended by the strategy's error)",
+                *rows(
+                    t["faults"],
+                    [
+                        ("strategy", lambda r: str(r.strategy)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("faults", lambda r: count(r.n_errors)),
+                        (
+                            "rate [95%]",
+                            lambda r: (
+                                f"{pct(r.error_rate, 3)} "
+                                f"{interval(r.lo, r.hi, lambda x: pct(x, 3))}"
+                            ),
+                        ),
+                    ],
+                ),
+            )
+        )
+        if not t["fault_kinds"].empty:
+            s.tables.append(
+                (
+                    "Faults by kind",
+                    *rows(
+                        t["fault_kinds"],
+                        [
+                            ("kind", lambda r: str(r.kind) or "(unknown)"),
+                            ("games", lambda r: count(r.n_games)),
+                        ],
+                    ),
+                )
+            )
+        return [s]

@@ -20,10 +20,23 @@ test: lr, df, p_value, n_games, rejected, groups) and, when pooling is not rejec
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 import pandas as pd
 
-from marrakech_sim import stats
+from marrakech_sim import palette, plots, stats
+from marrakech_sim.report import findings
+from marrakech_sim.report.fmt import count, num, p_is, pct
+from marrakech_sim.report.sections.base import (
+    BaseSection,
+    Column,
+    Context,
+    Figures,
+    Part,
+    panels,
+    rows,
+)
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
 from marrakech_sim.report.tables import ReportTables
 from marrakech_sim.stats.ratings import RatingFit, pooling_test
@@ -127,3 +140,136 @@ def rating_tables(
     if not rejected:
         out.tables["ratings_pooled"] = pooled.ratings
         out.rating_fit = pooled
+
+
+# ---------------------------------------------------------------- words and charts
+
+
+def rating_finding(ratings: pd.DataFrame, ruleset: str = "", players: int = 0) -> str:
+    """Title for one group's ratings panel."""
+    tab = ratings.sort_values("elo", ascending=False)
+    top = tab.iloc[0]
+    where = f"{findings.title(ruleset)}, {players} players: " if ruleset else ""
+    if len(tab) < 2:
+        return f"{where}{top.strategy} {top.elo:.0f} Elo"
+    second = tab.iloc[1]
+    return (
+        f"{where}{top.strategy} {top.elo - second.elo:.0f} Elo above {second.strategy} "
+        f"(P(stronger) = {top.p_above_next:.2f})"
+    )
+
+
+class RatingSection(BaseSection):
+    """The section "Ratings"."""
+
+    name = "ratings"
+
+    def figures(self, rt: ReportTables) -> Figures:
+        t = rt.tables
+        charts: Figures = {}
+
+        def add(name: str, title: str, fig: Any) -> None:
+            charts[name] = (title, fig)
+
+        names = set(t["win_rates"]["strategy"].astype(str)) if "win_rates" in t else set()
+        strategy_colour = palette.strategy_colours(names)
+        ratings = t.get("ratings", pd.DataFrame())
+        if not ratings.empty:
+            groups = list(ratings.groupby(["players", "ruleset"], sort=True))[::-1]
+            per = ratings.groupby(["players", "ruleset"]).size().max()
+            fig, axes = panels(len(groups), 2, 5.2, 1.1 + 0.4 * per)
+            for ax, ((players, ruleset), part) in zip(axes, groups, strict=True):
+                plots.plot_ratings(
+                    part, ax, rating_finding(part, str(ruleset), int(players)), strategy_colour
+                )
+            plots.share_x(axes)
+            add("ratings", "Ratings per player count and rule set (separate fits)", fig)
+        return charts
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        rt = ctx.rt
+        t, f = rt.tables, rt.facts
+        ch = list(chart_titles)
+        s = Part("Ratings")
+        if "ratings" in t:
+            sample = (
+                f"a sample of {count(f['rating_games'])} games (whole blocks, every match in "
+                f"proportion) of the {count(f['n_games'])}"
+                if f.get("rating_sampled")
+                else f"all {count(f['n_games'])} games"
+            )
+            if f.get("rating_left_out"):
+                sample += (
+                    f", less the {count(f['rating_left_out'])} games of strategies that no fit "
+                    "can compare (see the note)"
+                )
+            s.paragraphs.append(
+                "Plackett-Luce fits of the finishing orders, one per player count and rule set "
+                "(strengths need not carry over from one to another), each with its own seat term "
+                "(maximum likelihood, block-clustered standard errors), on " + sample + ". Elo = "
+                "1500 + 400/ln(10) x rating, 1500 being the mean of the strategies in that fit; "
+                "P(stronger than next) is the probability, from the fit's covariance, that a "
+                "strategy "
+                "is stronger than the one listed below it."
+            )
+            if "rating_pooling" in t:
+                r = t["rating_pooling"].iloc[0]
+                verdict = (
+                    "rejects pooling, so no pooled ranking is given"
+                    if bool(r.rejected)
+                    else "does not reject pooling; the pooled ranking is shown below"
+                )
+                s.paragraphs.append(
+                    f"One fit pooled over the {r.groups} groups against separate fits: likelihood "
+                    f"ratio {r.lr:,.1f} on {r.df} df, p{p_is(r.p_value)} "
+                    f"({count(r.n_games)} games). The test {verdict}. (Games in a block share "
+                    "dice, "
+                    "so the test is approximate.)"
+                )
+            if f.get("rating_note"):
+                s.paragraphs.append("Note: " + f["rating_note"] + ".")
+            s.charts += [(n, chart_titles[n]) for n in ("ratings",) if n in ch]
+            rating_columns: list[Column] = [
+                ("rule set", lambda r: str(r.ruleset)),
+                ("players", lambda r: str(r.players)),
+                ("#", lambda r: str(r.order)),
+                ("strategy", lambda r: str(r.strategy)),
+                ("games", lambda r: count(r.n_games)),
+                ("blocks", lambda r: count(r.n_blocks)),
+                ("rating [95%]", lambda r: f"{r.rating:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
+                ("Elo [95%]", lambda r: f"{r.elo:.0f} [{r.elo_lo:.0f}, {r.elo_hi:.0f}]"),
+                ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
+            ]
+            s.tables.append(
+                ("Ratings per player count and rule set", *rows(t["ratings"], rating_columns))
+            )
+            if "ratings_pooled" in t:
+                s.tables.append(
+                    (
+                        "Pooled ratings (pooling not rejected)",
+                        *rows(t["ratings_pooled"], rating_columns[2:]),
+                    )
+                )
+            s.tables.append(
+                (
+                    "Seat effects per rule set (log-strength over seat 0)",
+                    *rows(
+                        t["seat_effects"],
+                        [
+                            ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
+                            ("players", lambda r: str(r.players)),
+                            ("seat", lambda r: str(r.seat)),
+                            ("games", lambda r: count(r.n_games)),
+                            (
+                                "effect [95%]",
+                                lambda r: f"{r.effect:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]",
+                            ),
+                            ("Elo", lambda r: f"{r.elo_effect:+.0f}"),
+                            ("win chance, equal strategies", lambda r: pct(r.win_prob_equal)),
+                        ],
+                    ),
+                )
+            )
+        else:
+            s.paragraphs.append("No ratings: " + f.get("rating_note", "nothing to rate") + ".")
+        return [s]

@@ -30,7 +30,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from marrakech_sim import plots
+from marrakech_sim.report.findings import (
+    decides_sentence,
+    fmt_metric,
+    metric_words,
+    span_metric,
+)
+from marrakech_sim.report.findings import title as ruleset_title
+from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.pergame import PerGame
+from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, charted
 from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, sums_frame
 from marrakech_sim.stats import estimators, trends
 from marrakech_sim.stats.intervals import add_rate_interval
@@ -447,3 +457,228 @@ def _measure(kind: str, what: str, r: Any) -> dict[str, object]:
         "fair_share": r.fair_share,
         "n": int(r.n_games),
     }
+
+
+# ---------------------------------------------------------------- words and charts
+
+
+def _chart_groups(seats: pd.DataFrame) -> list[tuple[int, str, pd.DataFrame, pd.DataFrame]]:
+    """Per player count and rule set: its skill levels and its player models."""
+    return [
+        (
+            int(players),
+            str(ruleset),
+            part.loc[part["kind"] == "skill level"],
+            part.loc[part["kind"] == "player model"],
+        )
+        for (players, ruleset), part in seats.groupby(["players", "ruleset"], sort=True)
+    ]
+
+
+class SkillSection(BaseSection):
+    """The section "Balance per skill level" (or "per player model"): none without
+    self-play games."""
+
+    name = "skill"
+
+    def figures(self, rt: ReportTables) -> Figures:
+        t = rt.tables
+        seats = t.get("skill_seats", pd.DataFrame())
+        strength = t.get("skill_strength", pd.DataFrame())
+        charts: Figures = {}
+        if not len(seats):
+            return charts
+        for players, ruleset, levels, models in _chart_groups(seats):
+            # the levels on their measured strength; the player models apart, in no order
+            if len(levels):
+                here = strength
+                if len(strength):
+                    mine = (strength["players"] == players) & (strength["ruleset"] == ruleset)
+                    here = strength.loc[mine]
+                title = f"Seat effects per skill level: {ruleset_title(ruleset)}, {players} players"
+                fig = plots.new_figure(7.0, 4.2)
+                plots.plot_skill_effects(levels, fig.subplots(), title, strength=here)
+                charts[f"skill_{players}_{ruleset}"] = (title, fig)
+            if len(models):
+                title = (
+                    f"Seat effects per player model: {ruleset_title(ruleset)}, {players} players"
+                )
+                fig = plots.new_figure(min(7.0, 3.5 + 1.2 * models["level"].nunique()), 4.2)
+                plots.plot_skill_effects(models, fig.subplots(), title, ordered=False)
+                charts[f"models_{players}_{ruleset}"] = (title, fig)
+        return charts
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        t = ctx.rt.tables
+        seats = t.get("skill_seats", pd.DataFrame())
+        findings = t.get("findings", pd.DataFrame())
+        if not len(seats):
+            return []
+        leveled = seats.loc[seats["kind"] == "skill level"]
+        models = seats.loc[seats["kind"] == "player model"]
+        s = Part("Balance per skill level" if len(leveled) else "Balance per player model")
+        order = leveled.drop_duplicates("level").sort_values("level_index")["level"].tolist()
+        if order:
+            s.paragraphs.append(
+                "A skill level is one strategy in every seat, declared by the study "
+                "(skill_levels, weakest first): "
+                + ", ".join(order)
+                + ". Each level's seat effects come from its own games; no figure here pools "
+                "levels. A level's strength is its Elo in the games where the levels meet. A "
+                "change with skill is a line on that strength, claimed only where three "
+                "levels or more have a finite measured strength, three of them separated, and "
+                "the line passes its lack-of-fit test; elsewhere the report states each step "
+                "between neighbouring levels. The findings below are members of the summary's "
+                "corrected family, with its intervals."
+            )
+        if len(models):
+            s.paragraphs.append(
+                "Player models (a strategy in every seat, not declared as a skill level): "
+                + ", ".join(sorted(set(models["level"])))
+                + ". They are shown side by side; no trend runs through them."
+            )
+        strength = t.get("skill_strength", pd.DataFrame())
+        if len(strength):
+            s.tables.append(
+                (
+                    "Each skill level's strength (Elo, 95% interval)",
+                    ["players", "rule set", "level", "strength", "separated from the one below"],
+                    [
+                        [
+                            str(r.players),
+                            str(r.ruleset),
+                            str(r.level),
+                            _strength_words(r),
+                            "yes" if r.separated else ("no" if r.level_index else ""),
+                        ]
+                        for r in strength.itertuples()
+                    ],
+                )
+            )
+        if len(findings):
+            skill = findings.loc[findings["question"].isin(["skill trend", "skill step"])]
+            s.items += [str(x) for x in skill["sentence"]]
+        for players, ruleset, _, _ in _chart_groups(seats):
+            s.charts += charted(
+                chart_titles, f"skill_{players}_{ruleset}", f"models_{players}_{ruleset}"
+            )
+        header = ["players", "rule set", "level", "seat", "effect", "95% interval", "games"]
+        body = [
+            [
+                str(r.players),
+                str(r.ruleset),
+                f"{r.level} ({r.kind})",
+                f"player {int(r.seat) + 1}",
+                pp(r.effect_pp),
+                interval(r.effect_lo_pp, r.effect_hi_pp),
+                count(r.n_games),
+            ]
+            for r in seats.itertuples()
+        ]
+        s.tables.append(("Win share minus the fair share per seat and level", header, body))
+        variants = t.get("skill_variants", pd.DataFrame())
+        if len(variants):
+            s.paragraphs.append(
+                "Each variant against its base at each level (seat effect under the variant "
+                "minus under the base, in pp; the two rule sets' games taken as independent "
+                "samples, so with common seeds the interval is conservative). The table's "
+                "intervals are 95% each; the summary's findings on these differences use the "
+                "family's wider intervals."
+            )
+            s.tables.append(
+                (
+                    "Variant minus base, per skill level and seat",
+                    [
+                        "players",
+                        "variant",
+                        "base",
+                        "level",
+                        "seat",
+                        "difference",
+                        "95% interval",
+                        "p",
+                    ],
+                    [
+                        [
+                            str(r.players),
+                            str(r.ruleset),
+                            str(r.baseline),
+                            str(r.level),
+                            f"player {int(r.seat) + 1}",
+                            pp(r.difference_pp),
+                            interval(r.lo_pp, r.hi_pp),
+                            pval(r.p),
+                        ]
+                        for r in variants.itertuples()
+                    ],
+                )
+            )
+        metrics = t.get("skill_metric_variants", pd.DataFrame())
+        if len(metrics):
+            s.tables.append(
+                (
+                    "Variant minus base, per skill level and per-game metric",
+                    [
+                        "players",
+                        "variant",
+                        "base",
+                        "level",
+                        "metric",
+                        "difference",
+                        "95% interval",
+                        "p",
+                    ],
+                    [_metric_row(r) for r in metrics.itertuples()],
+                )
+            )
+        return [s]
+
+
+class DecidesSection(BaseSection):
+    """The section "What decides games": restricted-play measures (none without them)."""
+
+    name = "decides"
+
+    def figures(self, rt: ReportTables) -> Figures:
+        decides = rt.tables.get("decides", pd.DataFrame())
+        if not len(decides):
+            return {}
+        title = "What decides games (95% intervals)"
+        fig = plots.new_figure(8.0, 0.55 * len(decides) + 1.4)
+        plots.plot_decides(decides, fig.subplots(), title)
+        return {"decides": (title, fig)}
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        decides = ctx.rt.tables.get("decides", pd.DataFrame())
+        if not len(decides):
+            return []
+        s = Part("What decides games")
+        s.paragraphs.append(
+            "Restricted-play measures: how much the strongest level wins against weaker "
+            "players, and which decision (turning Assam or placing rugs) matters more."
+        )
+        s.paragraphs += [decides_sentence(r) for r in decides.itertuples()]
+        s.charts += charted(chart_titles, "decides")
+        return [s]
+
+
+def _strength_words(r: Any) -> str:
+    if r.status == "measured":
+        under = "" if r.measured_under == r.ruleset else f", measured under {r.measured_under}"
+        return f"{r.elo:.0f} Elo [{r.elo_lo:.0f}, {r.elo_hi:.0f}]{under}"
+    if r.status == "never won":
+        return "below every level it met: it never won a game against them (no finite Elo)"
+    if r.status == "never lost":
+        return "above every level it met: it never lost a game against them (no finite Elo)"
+    return "not measured (no games against the other levels)"
+
+
+def _metric_row(r: Any) -> list[str]:
+    """A row of the per-level metric table: shares in pp, other metrics in their unit."""
+    _, unit = metric_words(str(r.metric))
+    diff = float(r.difference_value)
+    lo, hi = float(r.lo_value), float(r.hi_value)
+    value = fmt_metric(diff, unit, lo, hi)
+    band = span_metric(lo, hi, unit)
+    row = [r.players, r.ruleset, r.baseline, r.level, r.metric]
+    return [*map(str, row), value, band, pval(r.p)]

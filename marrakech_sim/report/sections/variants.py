@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,9 +11,20 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from marrakech_sim import stats
+from marrakech_sim import palette, plots, stats
+from marrakech_sim.report import findings
+from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pp, pval
 from marrakech_sim.report.load import has_moves, rule_differences
 from marrakech_sim.report.pergame import PerGame
+from marrakech_sim.report.sections.base import (
+    BaseSection,
+    Context,
+    Figures,
+    Part,
+    panels,
+    pooled_levels,
+    rows,
+)
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
 from marrakech_sim.report.tables import (
     GAME_METRICS,
@@ -512,3 +524,202 @@ def compare_rulesets(
 
 def _metric_order(metric: str) -> tuple[int, str]:
     return (0, metric) if metric.startswith("seat_") else (1, metric)
+
+
+# ---------------------------------------------------------------- words and charts
+
+
+def forest_finding(metric: str, part: pd.DataFrame) -> str:
+    """Title for one metric's forest plot, the difference in its unit (pp for shares)."""
+    sig = part.loc[part["reject_holm"]]
+    name = metric_name(metric)
+    if sig.empty:
+        return f"{name}: no rule set differs clearly from its baseline"
+    r = sig.iloc[int(np.argmax(np.abs(sig["diff"].to_numpy())))]
+    diff = float(r["diff"])
+    word = "higher" if diff > 0 else "lower"
+    amount = (
+        f"{abs(100 * diff):.1f} pp"
+        if is_share(metric)
+        else f"{abs(diff):.2f} {UNITS.get(metric, '')}".strip()
+    )
+    return (
+        f"{name}: {findings.title(r['ruleset'])} {word} than {findings.title(r['baseline'])} "
+        f"by {amount}"
+    )
+
+
+def _seat_of(metric: str) -> int | None:
+    """The seat of a per-seat win-share metric (seat_2_share: 2), else None."""
+    found = re.fullmatch(r"seat_(\d+)_share", metric)
+    return int(found.group(1)) if found else None
+
+
+def metric_name(metric: str) -> str:
+    """A variant metric as a chart names it: a seat's share by its player, counted from 1."""
+    seat = _seat_of(metric)
+    if seat is not None:
+        return f"{plots.player_label(seat)}'s win share"
+    words = findings.metric_words(metric)[0]
+    return words[0].upper() + words[1:] if words != metric else metric
+
+
+def is_share(metric: str) -> bool:
+    """Whether a variant metric is a share (shown in % and pp): `findings.metric_words`."""
+    return findings.metric_words(metric)[1] == "pp"
+
+
+UNITS = {
+    "turns": "turns",
+    "margin": "points",
+    "lead_changes": "lead changes",
+    "decided_turn": "turns",
+}
+
+
+def _metric(metric: str, x: float) -> str:
+    """A per-game metric's mean: shares in percent, a share's excess over the fair share
+    (seat_advantage) in percentage points, others as numbers."""
+    if metric == "seat_advantage":
+        return pp(100 * x, 2)
+    return pct(x, 2) if is_share(metric) else num(x, 4)
+
+
+def _diff(metric: str, x: float) -> str:
+    """A difference of a metric: shares in percentage points, others in their unit."""
+    if is_share(metric):
+        return pp(100 * x, 2)
+    return f"{x:+.3g} {UNITS.get(metric, '')}".strip()
+
+
+class VariantSection(BaseSection):
+    """The section "Variant comparison"."""
+
+    name = "variants"
+
+    def figures(self, rt: ReportTables) -> Figures:
+        t = rt.tables
+        charts: Figures = {}
+
+        def add(name: str, title: str, fig: Any) -> None:
+            charts[name] = (title, fig)
+
+        ruleset_colour = palette.ruleset_colours(t["rulesets"]["ruleset"].astype(str))
+        comp = t.get("variant_comparison", pd.DataFrame())
+        if not comp.empty:
+            metrics = list(dict.fromkeys(comp["metric"]))
+            per = max(comp.groupby("metric").size().max(), 1)
+            fig, axes = panels(len(metrics), 1, 8.0, 1.2 + 0.4 * per)
+            for ax, metric in zip(axes, metrics, strict=True):
+                part = comp.loc[comp["metric"] == metric]
+                share = is_share(metric)
+                labels = [
+                    f"{findings.title(r.ruleset)} vs {findings.title(r.baseline)}\n"
+                    f"n={count(r.n_games)}/{count(r.n_games_baseline)}, "
+                    f"Holm p{p_is(r.p_holm)}"
+                    for r in part.itertuples()
+                ]
+                plots.plot_forest(
+                    part,
+                    ax,
+                    forest_finding(metric, part),
+                    scale=100.0 if share else 1.0,
+                    unit="pp" if share else UNITS.get(metric, ""),
+                    labels=labels,
+                    colours=ruleset_colour,
+                )
+            # the seats' win shares compare: one x range
+            plots.share_x(
+                [ax for ax, m in zip(axes, metrics, strict=True) if _seat_of(m) is not None]
+            )
+            fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
+            sig = int(comp["reject_holm"].sum())
+            add("variants", f"{sig} of {len(comp)} differences significant after Holm", fig)
+        return charts
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        rt = ctx.rt
+        t, f = rt.tables, rt.facts
+        ch = list(chart_titles)
+        s = Part("Variant comparison")
+        comp = t.get("variant_comparison", pd.DataFrame())
+        moves = (
+            " Lead changes, comebacks and the turn decided come from the moves of "
+            f"{count(f.get('moves_games', 0))} games"
+            + (" (a sample of whole blocks)." if f.get("moves_sampled") else ".")
+            if f.get("moves_games")
+            else " No moves table: no lead changes, comebacks or turn decided."
+        )
+        s.paragraphs.append(
+            "Per rule set, the mean of each per-game metric (seat_advantage: seat 0's win "
+            "share minus "
+            "1/players; margin: winner's score minus runner-up's; bankrupt: any seat went out; "
+            "comeback: a winner was behind after half the turns; decided_turn: the turn from which "
+            "the winner leads for good; winner_dirhams_share: dirhams' share of the winning score) "
+            "and each rule set's difference from the baseline with the same "
+            "player count (the one closest to the standard rules), with block-clustered 95% "
+            "intervals "
+            "and p-values Holm-corrected within each declared family: primary (each seat's win "
+            "share, margin, bankruptcy rate, length), secondary (tie-breaks, the winner's dirhams "
+            "share, lead changes, comebacks, turn decided), with t intervals on clusters - 1 "
+            "degrees of freedom." + moves + pooled_levels(t)
+        )
+        if comp.empty:
+            s.paragraphs.append("Only one rule set per player count: nothing to compare.")
+        else:
+            s.charts += [(n, chart_titles[n]) for n in ("variants",) if n in ch]
+            s.tables.append(
+                (
+                    "Differences from the baseline",
+                    *rows(
+                        comp,
+                        [
+                            ("family", lambda r: str(getattr(r, "family", ""))),
+                            ("metric", lambda r: str(r.metric)),
+                            ("rule set", lambda r: str(r.ruleset)),
+                            ("baseline", lambda r: str(r.baseline)),
+                            (
+                                "games",
+                                lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}",
+                            ),
+                            (
+                                "means",
+                                lambda r: (
+                                    f"{_metric(r.metric, r.mean)} vs "
+                                    f"{_metric(r.metric, r.baseline_mean)}"
+                                ),
+                            ),
+                            (
+                                "difference [95%]",
+                                lambda r: (
+                                    f"{_diff(r.metric, r.diff)} "
+                                    f"{interval(r.lo, r.hi, lambda x: _diff(r.metric, x))}"
+                                ),
+                            ),
+                            ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
+                        ],
+                    ),
+                )
+            )
+        s.tables.append(
+            (
+                "Means per rule set",
+                *rows(
+                    t["variant_summary"],
+                    [
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("metric", lambda r: str(r.metric)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("blocks", lambda r: count(r.n_blocks)),
+                        (
+                            "mean [95%]",
+                            lambda r: (
+                                f"{_metric(r.metric, r.mean)} "
+                                f"{interval(r.lo, r.hi, lambda x: _metric(r.metric, x))}"
+                            ),
+                        ),
+                    ],
+                ),
+            )
+        )
+        return [s]

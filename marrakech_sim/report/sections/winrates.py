@@ -9,8 +9,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from marrakech_sim import palette, plots
 from marrakech_sim.errors import StatsInputError
+from marrakech_sim.report import findings
+from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.pergame import PerGame
+from marrakech_sim.report.sections import base
+from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, rows
 from marrakech_sim.report.tables import ReportTables, block_chunks, check_block_layout
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import (
@@ -438,3 +443,187 @@ def win_rate_tables(
     for c in ("n_pairs", "tied_pairs"):
         tab[c] = tab[c].astype("int64")
     out.tables["head_to_head"] = tab[[*keys, *HEAD_TO_HEAD_COLUMNS]].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- words and charts
+
+
+def win_rate_finding(wr: pd.DataFrame) -> str:
+    """Title for the win-rate chart: the strategy furthest above its fair share, in the
+    rule set where it is (each rule set is judged against its own 1/players)."""
+    above = wr["rate"] - wr["fair_share"]
+    best = wr.loc[above.idxmax()]
+    if wr["strategy"].nunique() == 1:
+        return f"{best.strategy} wins {pct(best.rate)} of its games (n={count(best.n_games)})"
+    clear = not (best.lo <= best.fair_share <= best.hi)
+    verb = "wins most often" if clear else "wins most often, but within chance of a fair share"
+    where = f" under {findings.title(best.ruleset)}" if wr["ruleset"].nunique() > 1 else ""
+    return (
+        f"{best.strategy} {verb}{where}: {pct(best.rate)} vs fair {pct(best.fair_share)} "
+        f"(n={count(best.n_games)})"
+    )
+
+
+def h2h_finding(h2h: pd.DataFrame, players_of: dict[str, int]) -> str:
+    """Title for the head-to-head heatmaps (one per rule set)."""
+    top = h2h.sort_values(["rate", "ruleset"], ascending=[False, True]).iloc[0]
+    return (
+        f"Most one-sided pairing: {top.strategy} ahead of {top.opponent} "
+        f"in {pct(top.rate)} of {count(top.n_games)} games "
+        f"({findings.title(top.ruleset)}, {players_of.get(top.ruleset, '?')} players)"
+    )
+
+
+def _lineup_label(lineup: str, strategy: str) -> str:
+    others = [s for s in str(lineup).split("|")]
+    others.remove(strategy) if strategy in others else None
+    return f"{strategy} vs {', '.join(others)}" if others else strategy
+
+
+def _one_side(part: pd.DataFrame) -> pd.DataFrame:
+    """One row per 2-player line-up: the side that won more (the other won the rest)."""
+    return part.sort_values("rate", ascending=False, kind="stable").drop_duplicates("lineup")
+
+
+def _rate(r: Any) -> str:
+    """A win rate with its interval, or a constant as a constant."""
+    if getattr(r, "constant", False):
+        return f"{pct(r.rate)} (a constant: it holds every seat, so its seats share every win)"
+    return f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"
+
+
+class WinRateSection(BaseSection):
+    """The section "Win rates"."""
+
+    name = "win_rates"
+
+    def figures(self, rt: ReportTables) -> Figures:
+        t = rt.tables
+        charts: Figures = {}
+
+        def add(name: str, title: str, fig: Any) -> None:
+            charts[name] = (title, fig)
+
+        names = set(t["win_rates"]["strategy"].astype(str)) if "win_rates" in t else set()
+        strategy_colour = palette.strategy_colours(names)
+        players_of = base.players_of(t)
+        lwr = t.get("lineup_win_rates", pd.DataFrame())
+        if not lwr.empty:
+            groups = [
+                (ruleset, _one_side(part) if players_of.get(ruleset) == 2 else part)
+                for ruleset, part in sorted(
+                    lwr.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0])
+                )
+            ]
+            sizes = [len(part) for _, part in groups]
+            fig = plots.new_figure(8.5, 0.8 * len(groups) + 0.24 * sum(sizes) + 0.6)
+            grid = fig.subplots(len(groups), 1, squeeze=False, height_ratios=[n + 3 for n in sizes])
+            for ax, (ruleset, part) in zip(grid[:, 0], groups, strict=True):
+                part = part.assign(
+                    label=[_lineup_label(r.lineup, r.strategy) for r in part.itertuples()],
+                    # a constant (a strategy in every seat) is drawn as a point with no bar
+                    lo=part["lo"].fillna(part["rate"]),
+                    hi=part["hi"].fillna(part["rate"]),
+                ).sort_values(["lineup", "rate"], ascending=[True, False])
+                games = part["n_games"]
+                n_text = (
+                    f"{count(games.iloc[0])} games per line-up"
+                    if games.nunique() == 1
+                    else f"{count(games.min())}-{count(games.max())} games per line-up"
+                )
+                if players_of.get(ruleset) == 2:
+                    n_text += "; each pairing once: the other side won the rest"
+                plots.plot_win_rates(
+                    part,
+                    ax,
+                    f"{findings.title(ruleset)}, {players_of.get(ruleset, '?')} players ({n_text})",
+                    colours=strategy_colour,
+                    counts=False,
+                )
+            title = win_rate_finding(t["win_rates"])
+            fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
+            add("win_rates", title, fig)
+        h2h = t["head_to_head"]
+        if not h2h.empty:  # one matrix per rule set: nothing pools rule sets or player counts
+            title = h2h_finding(h2h, players_of)
+            groups = sorted(h2h.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
+            n = h2h["strategy"].nunique()
+            columns = min(2, len(groups))
+            rows_ = -(-len(groups) // columns)
+            fig = plots.new_figure(
+                columns * max(5.5, 1.4 * n + 2.5), rows_ * max(4, 1.1 * n + 1.5) + 0.4
+            )
+            grid = fig.subplots(rows_, columns, squeeze=False)
+            for ax, (ruleset, part) in zip(grid.flat, groups, strict=False):
+                plots.plot_head_to_head(
+                    part, ax, f"{findings.title(ruleset)}, {players_of.get(ruleset, '?')} players"
+                )
+            for ax in grid.flat[len(groups) :]:
+                ax.set_visible(False)
+            fig.suptitle(title)
+            add("head_to_head", title, fig)
+        return charts
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        rt = ctx.rt
+        t = rt.tables
+        ch = list(chart_titles)
+        players_of = base.players_of(t)
+        s = Part("Win rates")
+        s.paragraphs.append(
+            "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
+            "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
+            "fair share is 1/players: each rule set (and so each player count) is apart, in the "
+            "table as in the chart."
+        )
+        s.charts += [(n, chart_titles[n]) for n in ("win_rates", "head_to_head") if n in ch]
+        s.tables.append(
+            (
+                "Per strategy",
+                *rows(
+                    t["win_rates"],
+                    [
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
+                        ("strategy", lambda r: str(r.strategy)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("blocks", lambda r: count(r.n_blocks)),
+                        ("wins", lambda r: count(r.wins)),
+                        ("rate [95%]", _rate),
+                        ("fair share", lambda r: pct(r.fair_share)),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Per line-up",
+                *rows(
+                    t["lineup_win_rates"],
+                    [
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
+                        ("strategy", lambda r: str(r.strategy)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("rate [95%]", _rate),
+                    ],
+                ),
+            )
+        )
+        s.tables.append(
+            (
+                "Head to head (row strategy finished ahead of the opponent)",
+                *rows(
+                    t["head_to_head"],
+                    [
+                        ("rule set", lambda r: str(r.ruleset)),
+                        ("strategy", lambda r: str(r.strategy)),
+                        ("opponent", lambda r: str(r.opponent)),
+                        ("games", lambda r: count(r.n_games)),
+                        ("tied pairs", lambda r: count(r.tied_pairs)),
+                        ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                    ],
+                ),
+            )
+        )
+        return [s]

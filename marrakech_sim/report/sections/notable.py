@@ -13,7 +13,7 @@ from pathlib import Path
 
 from marrakech_sim.errors import RecordError
 from marrakech_sim.record import format_records, notable_games, records_from_run, replay
-from marrakech_sim.report.render import Section
+from marrakech_sim.report.sections.base import BaseSection, Chart, Context, Part
 from marrakech_sim.show.animate import png_bytes, position_scene
 from marrakech_sim.show.scene import to_svg
 
@@ -84,9 +84,9 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
     return found, problems
 
 
-def notable_section(notables: list[Notable], problems: list[str]) -> Section:
+def notable_section(notables: list[Notable], problems: list[str]) -> Part:
     """The report section that shows each notable game: why, its board, how to replay it."""
-    section = Section("Notable games", paragraphs=list(problems))
+    section = Part("Notable games", paragraphs=list(problems))
     if not notables:
         section.paragraphs.append("No game to show: no run with move records and finished games.")
         return section
@@ -105,3 +105,24 @@ def notable_section(notables: list[Notable], problems: list[str]) -> Section:
         )
     )
     return section
+
+
+class NotableSection(BaseSection):
+    """The section "Notable games": found while the report folder is written (each game's
+    record goes into it), always present."""
+
+    name = "notable"
+
+    def compute(self, ctx: Context) -> None:
+        found: tuple[list[Notable], list[str]] = ([], [])
+        if ctx.stage is not None:
+            found = notable_of_runs([r.path for r in ctx.runs], ctx.stage)
+        ctx.state[self.name] = found
+
+    def charts(self, ctx: Context) -> dict[str, Chart]:
+        notables, _ = ctx.state.get(self.name, ([], []))
+        return {n.name: (n.title, n.png, n.svg) for n in notables}
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        notables, problems = ctx.state.get(self.name, ([], []))
+        return [notable_section(notables, problems)]

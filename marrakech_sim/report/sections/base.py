@@ -1,0 +1,130 @@
+"""What a report section is: the `Section` protocol `report.build` walks, and its parts.
+
+A section owns everything of one heading of the report: the tables it adds once the
+shared pass over the games is done (`compute`), its charts (`figures`, or `charts` for
+pictures that are not matplotlib figures), and its words and tables as one or more
+`Part` (`parts`), which `report.render` writes as HTML and Markdown. The sums a section
+adds slice by slice during the shared pass (its ``...Totals``) live in its module too and
+are driven by `report.compute`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from marrakech_sim import plots
+from marrakech_sim.report.load import RunInfo
+from marrakech_sim.report.tables import ReportTables
+
+Chart = tuple[str, bytes, str]  # title, PNG bytes, inline SVG text
+Figures = dict[str, tuple[str, Any]]  # chart name -> (title, matplotlib Figure)
+Table = tuple[str, list[str], list[list[str]]]  # caption, header, rows of cells
+
+
+@dataclass
+class Part:
+    """One heading of the report: paragraphs, list items, charts (name, caption), tables."""
+
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+    charts: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    numbered: bool = True  # numbered in the report (the summary and the appendix are not)
+
+
+@dataclass
+class Context:
+    """What a section reads: the report's tables and facts, the runs, the report folder
+    being written (None when only the tables and charts are asked for)."""
+
+    rt: ReportTables
+    runs: list[RunInfo] = field(default_factory=list)
+    stage: Path | None = None
+    state: dict[str, Any] = field(default_factory=dict)  # a section's own, by its name
+
+
+class Section(Protocol):
+    """One section of the report, in the order `report.build.SECTIONS` lists them."""
+
+    name: str
+
+    def compute(self, ctx: Context) -> None:
+        """Add the tables this section computes after the shared pass (none by default)."""
+
+    def figures(self, rt: ReportTables) -> Figures:
+        """The section's matplotlib charts: name -> (title, Figure)."""
+
+    def charts(self, ctx: Context) -> dict[str, Chart]:
+        """Every chart of the section, rendered: name -> (title, PNG, SVG)."""
+
+    def parts(self, ctx: Context, titles: dict[str, str]) -> list[Part]:
+        """The section's headings with their words and tables (none when it has nothing to
+        say); ``titles`` holds every chart's title by name."""
+
+
+class BaseSection:
+    """Defaults of the protocol: nothing computed, no charts; `charts` renders `figures`."""
+
+    name = ""
+
+    def compute(self, ctx: Context) -> None:
+        return None
+
+    def figures(self, rt: ReportTables) -> Figures:
+        return {}
+
+    def charts(self, ctx: Context) -> dict[str, Chart]:
+        return {
+            name: (title, plots.to_png(fig), plots.to_svg(fig))
+            for name, (title, fig) in self.figures(ctx.rt).items()
+        }
+
+    def parts(self, ctx: Context, titles: dict[str, str]) -> list[Part]:
+        return []
+
+
+Column = tuple[str, Callable[[Any], str]]
+
+
+def rows(table: pd.DataFrame, columns: Sequence[Column]) -> tuple[list[str], list[list[str]]]:
+    """Header and formatted rows; each column is (header, function of the row)."""
+    return [h for h, _ in columns], [[fn(r) for _, fn in columns] for r in table.itertuples()]
+
+
+def charted(titles: dict[str, str], *names: str) -> list[tuple[str, str]]:
+    """(name, title) of each of ``names`` that was drawn."""
+    return [(n, titles[n]) for n in names if n in titles]
+
+
+def panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[Any]]:
+    """A figure of n panels in ``cols`` columns; unused axes are switched off."""
+    cols = max(min(cols, n), 1)
+    nrows = math.ceil(n / cols)
+    fig = plots.new_figure(width * cols, height * nrows)
+    axes = list(fig.subplots(nrows, cols, squeeze=False).ravel())
+    for ax in axes[n:]:
+        ax.set_axis_off()
+    return fig, axes[:n]
+
+
+def players_of(t: dict[str, pd.DataFrame]) -> dict[str, int]:
+    """Each rule set's player count."""
+    return dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
+
+
+def pooled_levels(t: dict[str, pd.DataFrame]) -> str:
+    """A study with self-play games: say that this section leaves them out."""
+    if t.get("skill_seats", pd.DataFrame()).empty:
+        return ""
+    return (
+        " The self-play games (one strategy in every seat) are not in this section: each "
+        "such strategy is a player model of its own, reported per model in the section on "
+        "balance per skill level or player model."
+    )

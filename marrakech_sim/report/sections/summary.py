@@ -1,0 +1,106 @@
+"""The report's first screen: the headline, the at-a-glance table, every finding, a glossary.
+
+The findings themselves (one corrected family of tests, their verdicts and sentences) are
+`report.findings`; this section computes them once every other table is in and words them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from marrakech_sim.report import findings
+from marrakech_sim.report.fmt import interval, pp
+from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
+from marrakech_sim.report.tables import ReportTables
+
+
+class SummarySection(BaseSection):
+    """The sections "Summary" and "Every finding" (unnumbered, first)."""
+
+    name = "summary"
+
+    def compute(self, ctx: Context) -> None:
+        ctx.rt.tables["findings"] = findings.find(ctx.rt)
+
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
+        rt = ctx.rt
+        table = rt.tables.get("findings")
+        summary = Part("Summary", numbered=False)
+        every = Part("Every finding", numbered=False)
+        if table is not None and len(table):
+            summary.paragraphs.append(findings.headline_paragraph(table))
+            summary.paragraphs.append(findings.player_model(rt))
+            glance = at_a_glance(rt)
+            if glance:
+                summary.tables.append(glance)
+            every.paragraphs.append(findings.family_note(table))
+            every.items += findings.summary_lines(table)
+        else:
+            summary.paragraphs.append(findings.player_model(rt))
+        summary.paragraphs.append(GLOSSARY)
+        return [summary, *([every] if every.items else [])]
+
+
+GLOSSARY = (
+    "Words used here: *pp* (percentage points) is a difference of two percentages (26.7% "
+    "against 25.0% is +1.7 pp); an *interval* [lo, hi] is the range the true value lies in "
+    "with the stated confidence, given these games (games that share dice counted as one "
+    "block); *Elo* measures strength: 100 Elo more wins about 64% of two-player games, 200 "
+    "about 76%; a *margin* is the size the study says matters (its [report] table); "
+    "*player 1* sits in the first seat (seat 0 in the tables). Verdicts: *it matters* "
+    "(the interval lies beyond the margin), *real but small* (it excludes 0 but stays "
+    "within the margin), *negligible* (it lies within the margin: an equivalence test), "
+    "*undecided* (neither; the sentence says how many more games would decide it)."
+)
+
+
+def at_a_glance(rt: ReportTables) -> Table | None:
+    """The compact table: per rule set and player count of the study's mixed games, the
+    largest seat gap (the family's interval), the mean game length, the bankruptcy rate,
+    the winning margin and the turn from which the winner leads for good (95% intervals;
+    the last from the moves' sample)."""
+    t = rt.tables
+    table = t.get("findings", pd.DataFrame())
+    means = t.get("variant_summary", pd.DataFrame())
+    seats = table.loc[table["question"] == "seat"] if len(table) else table
+    if seats.empty:
+        return None
+    rows = []
+    keys = ["players", "ruleset", "model"]
+    for (players, ruleset, model), part in seats.groupby(keys, sort=False):
+        top = part.loc[part["estimate"].abs().idxmax()]
+        gap = (
+            f"{str(top.subject).capitalize()} {pp(top.estimate)} "
+            f"{interval(top.lo, top.hi)} ({top.verdict})"
+        )
+
+        def metric(name: str, unit: str, scale: float = 1.0, ruleset: str = ruleset) -> str:
+            hit = means.loc[(means["ruleset"] == ruleset) & (means["metric"] == name)]
+            if hit.empty:
+                return "n/a"
+            r = hit.iloc[0]
+            mean, lo, hi = (scale * float(r[c]) for c in ("mean", "lo", "hi"))
+            return f"{mean:.1f}{unit} [{lo:.1f}, {hi:.1f}]"
+
+        model_words = str(model).replace("the study's mix of ", "mix: ")
+        rows.append(
+            [
+                f"{findings.title(ruleset)}, {players} players",
+                model_words,
+                gap,
+                metric("turns", ""),
+                metric("bankrupt", "%", 100.0),
+                metric("margin", ""),
+                metric("decided_turn", ""),
+            ]
+        )
+    header = [
+        "rule set",
+        "players' model",
+        "largest seat gap",
+        "turns",
+        "bankruptcies",
+        "winning margin (points)",
+        "winner leads for good from turn",
+    ]
+    return ("At a glance (seat gap: the family's interval; the rest 95%)", header, rows)
