@@ -4,15 +4,21 @@
 
 Modules::
 
-    build    build_report and plan_study: the whole report, and sizing a study
+    build    build_report and plan_study: the whole report; SECTIONS, the sections in order
     load     open run folders (LOG_FORMAT.md) as DuckDB views, column-wise; digests
     pergame  the games and their seats in numpy arrays, a slice of whole blocks at a time
-    tables   the report's tables: sums of block totals + marrakech_sim.stats estimators
-    findings the summary: one sentence per question, read from the tables
-    render   chart titles, charts (marrakech_sim.plots), HTML (inline SVG) / Markdown writers
+    compute  the shared pass over the games: every section's sums, then its tables
+    tables   what the sections share: ReportTables, sums of block totals, block helpers
+    findings the summary's family of tests: one sentence per question, read from the tables
+    render   the HTML (inline SVG) / Markdown / CSV writers
+    sections one module per section (sections.base: the Section protocol): its totals,
+             tables, words and charts (marrakech_sim.plots)
 
-Sections: the summary (findings), win rates, seat advantage, ratings (per player count
-and rule set), variant comparison, distributions, power, and the data as an appendix.
+Sections, in order: the summary (headline, at-a-glance table, every finding), win rates,
+seat advantage, ratings (per player count and rule set), variant comparison,
+distributions, power, balance per skill level or player model, what decides games,
+notable games, and the data as an appendix.
+
 Every table is also written as ``<name>.csv`` (the findings as ``findings.csv``); each
 column, its unit and meaning are in ``docs/report-tables.md``.
 

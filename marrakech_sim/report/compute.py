@@ -12,6 +12,7 @@ import numpy as np
 from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.pergame import build_per_game, load_games, plan_slices, scan_names
+from marrakech_sim.report.sections.choices import choices_table
 from marrakech_sim.report.sections.data import DataTotals, data_tables
 from marrakech_sim.report.sections.power import power_table
 from marrakech_sim.report.sections.ratings import rating_tables
@@ -40,7 +41,17 @@ def compute_tables(
     in. Memory holds one slice's arrays, whatever the number of games.
     """
     out = ReportTables()
-    steps = ("games", "data", "per_game", "win_rates", "seats", "variants", "skill", "ratings")
+    steps = (
+        "games",
+        "data",
+        "per_game",
+        "win_rates",
+        "seats",
+        "variants",
+        "choices",
+        "skill",
+        "ratings",
+    )
     seconds = dict.fromkeys(steps, 0.0)
     paired = [r.index for r in runs if r.manifest.get("config", {}).get("common_seeds")]
 
@@ -97,6 +108,8 @@ def compute_tables(
     with clock("variants"):
         kept_share = any(r.manifest.get("config", {}).get("keep_moves", 1) < 1 for r in runs)
         variant_tables(con, out, moves_games, level, variants, paired, kept_share)
+    with clock("choices"):  # replays a sample of the mixed games: after self_play_matches
+        out.tables["choices"] = choices_table(con, runs, level=level)
     with clock("ratings"):
         rating_tables(con, out, rating_games, level)
     with clock("skill"):  # after the ratings: a skill level's strength is its Elo

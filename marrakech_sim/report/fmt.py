@@ -1,5 +1,5 @@
-"""How the report writes a number: one function per kind of figure, for the tables
-(`render`), the summary's sentences (`findings`) and the skill sections (`skill`) alike.
+"""How the report writes a number: one function per kind of figure, for the sections'
+tables and words (`report.sections`) and the summary's sentences (`findings`) alike.
 
 A missing value (None or NaN) is written 'n/a'. A signed figure that rounds to zero is
 written without a sign ('0.0 pp', never '-0.0 pp' or '+0.0 pp').

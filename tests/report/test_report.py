@@ -17,7 +17,7 @@ from marrakech_sim import stats
 from marrakech_sim.cli import main
 from marrakech_sim.errors import RunFolderError, StatsInputError
 from marrakech_sim.report import build_report, findings, fmt, pergame, tables
-from marrakech_sim.report.build import report_parts
+from marrakech_sim.report.build import SECTIONS, report_parts
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.sections.base import Context
@@ -304,6 +304,7 @@ def test_at_a_glance_equals_the_tables(built, report_tables) -> None:
         "bankruptcies",
         "winning margin (points)",
         "winner leads for good from turn",
+        "choices per turn (replayed games)",
     ]
     means = report_tables.tables["variant_summary"].set_index(["ruleset", "metric"])
     seats = pd.read_csv(built.folder / "findings.csv").query("question == 'seat'")
@@ -324,6 +325,29 @@ def test_at_a_glance_equals_the_tables(built, report_tables) -> None:
         top = top.loc[top["estimate"].abs().idxmax()]
         assert row[2].startswith(f"{str(top.subject).capitalize()} {fmt.pp(top.estimate)}")
         assert row[2].endswith(f"({top.verdict})")
+        # the fixture's moves are synthetic score paths, not games: none replays
+        assert row[7] == "n/a"
+    choices = pd.read_csv(built.folder / "choices.csv")
+    assert (choices["n_games"] == 0).all() and (choices["n_not_replayed"] > 0).all()
+
+
+def test_sections_are_in_the_order_of_the_reports_headings(built) -> None:
+    """The report's headings, in order, are those of build.SECTIONS in its order: each
+    heading belongs to one section, sections never interleave, the numbered ones count
+    from 1, and the summary, every analysis section and the appendix are there."""
+    headings = re.findall(r"^## (.+)$", built.markdown.read_text(), flags=re.MULTILINE)
+    owner = {h: i for i, sec in enumerate(SECTIONS) for h in sec.headings}
+    bare = [re.sub(r"^\d+\\?\. ", "", h) for h in headings]
+    assert all(h in owner for h in bare), [h for h in bare if h not in owner]
+    order = [owner[h] for h in bare]
+    assert order == sorted(order)
+    numbered = [h for h in headings if h[0].isdigit()]
+    assert [int(h.split(".")[0]) for h in numbered] == list(range(1, len(numbered) + 1))
+    always = ["summary", "win_rates", "seats", "ratings", "variants", "distributions"]
+    always += ["power", "notable", "data"]
+    names = [SECTIONS[i].name for i in order]
+    assert set(always) <= set(names)
+    assert names[0] == "summary" and names[-1] == "data"
 
 
 def test_html_is_self_contained(built) -> None:
@@ -595,7 +619,7 @@ def test_seats_of_another_part_are_refused(block_parts_dir: Path) -> None:
 
 def test_histogram_quantiles_match_numpy() -> None:
     """Quantiles read from a histogram equal np.quantile of the values it counts."""
-    from marrakech_sim.report.sections.variants import histogram_quantiles
+    from marrakech_sim.report.sections.distributions import histogram_quantiles
 
     rng = np.random.default_rng(8)
     for size in (1, 2, 5, 101, 1000):

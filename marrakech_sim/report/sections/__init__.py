@@ -1,1 +1,1 @@
-"""The report's sections, one module each: each computes its tables into `ReportTables`."""
+"""The report's sections, one module each (`base.Section`): totals, tables, words, charts."""

@@ -53,7 +53,13 @@ class Context:
 class Section(Protocol):
     """One section of the report, in the order `report.build.SECTIONS` lists them."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The section's name (its module's)."""
+
+    @property
+    def headings(self) -> tuple[str, ...]:
+        """The headings its parts may have, unnumbered."""
 
     def compute(self, ctx: Context) -> None:
         """Add the tables this section computes after the shared pass (none by default)."""
@@ -64,15 +70,16 @@ class Section(Protocol):
     def charts(self, ctx: Context) -> dict[str, Chart]:
         """Every chart of the section, rendered: name -> (title, PNG, SVG)."""
 
-    def parts(self, ctx: Context, titles: dict[str, str]) -> list[Part]:
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         """The section's headings with their words and tables (none when it has nothing to
-        say); ``titles`` holds every chart's title by name."""
+        say); ``chart_titles`` holds every chart's title by name."""
 
 
 class BaseSection:
     """Defaults of the protocol: nothing computed, no charts; `charts` renders `figures`."""
 
     name = ""
+    headings: tuple[str, ...] = ()
 
     def compute(self, ctx: Context) -> None:
         return None
@@ -86,7 +93,7 @@ class BaseSection:
             for name, (title, fig) in self.figures(ctx.rt).items()
         }
 
-    def parts(self, ctx: Context, titles: dict[str, str]) -> list[Part]:
+    def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         return []
 
 

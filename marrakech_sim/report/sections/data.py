@@ -1,4 +1,4 @@
-"""Report section 1, the data: runs, rule sets and how they differ, seeds, faults, digests."""
+"""The appendix, the data: runs, rule sets and how they differ, seeds, faults, digests."""
 
 from __future__ import annotations
 
@@ -360,11 +360,12 @@ class DataSection(BaseSection):
     """The section "Appendix: the data (runs, digests, rule sets, line-ups, faults)"."""
 
     name = "data"
+    headings = ("Appendix: the data (runs, digests, rule sets, line-ups, faults)",)
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         rt = ctx.rt
         t, f = rt.tables, rt.facts
-        s = Part("Appendix: the data (runs, digests, rule sets, line-ups, faults)", numbered=False)
+        s = Part(self.headings[0], numbered=False)
         runs = t["runs"]
         s.paragraphs.append(
             f"{count(f['n_games'])} games in {count(f['n_blocks'])} blocks from {len(runs)} "

@@ -86,7 +86,7 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
 
 def notable_section(notables: list[Notable], problems: list[str]) -> Part:
     """The report section that shows each notable game: why, its board, how to replay it."""
-    section = Part("Notable games", paragraphs=list(problems))
+    section = Part(NotableSection.headings[0], paragraphs=list(problems))
     if not notables:
         section.paragraphs.append("No game to show: no run with move records and finished games.")
         return section
@@ -112,6 +112,7 @@ class NotableSection(BaseSection):
     record goes into it), always present."""
 
     name = "notable"
+    headings = ("Notable games",)
 
     def compute(self, ctx: Context) -> None:
         found: tuple[list[Notable], list[str]] = ([], [])

@@ -1,4 +1,4 @@
-"""Report section 7, power: which claims the data support, and the games to settle the rest.
+"""The section "Power": which claims the data support, and the games to settle the rest.
 
 Prospective power (``stats.power.prospective_power``): for each claim the smallest effect
 its data detect with 80% power (``mde``, two-sided 5% test) and the games needed for 80%
@@ -144,6 +144,7 @@ class PowerSection(BaseSection):
     """The section "Power"."""
 
     name = "power"
+    headings = ("Power",)
 
     def compute(self, ctx: Context) -> None:
         ctx.rt.tables["plan"] = plan_from_data(ctx.rt)
@@ -151,7 +152,7 @@ class PowerSection(BaseSection):
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         rt = ctx.rt
         t = rt.tables
-        s = Part("Power")
+        s = Part(self.headings[0])
         s.paragraphs.append(
             "Each headline claim with its 95% interval, and what its data can detect: the "
             "smallest effect found with 80% power at this size (two-sided, 5% level), and the "

@@ -1,4 +1,4 @@
-"""Report section 4, ratings: a Plackett-Luce fit per player count and rule set.
+"""The section "Ratings": a Plackett-Luce fit per player count and rule set.
 
 Strategy strengths need not be the same with 2, 3 or 4 players, nor under another rule
 set: one fit pooled over them can hide a reversal (one strategy ahead with 4 players,
@@ -163,6 +163,7 @@ class RatingSection(BaseSection):
     """The section "Ratings"."""
 
     name = "ratings"
+    headings = ("Ratings",)
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
@@ -190,7 +191,7 @@ class RatingSection(BaseSection):
         rt = ctx.rt
         t, f = rt.tables, rt.facts
         ch = list(chart_titles)
-        s = Part("Ratings")
+        s = Part(self.headings[0])
         if "ratings" in t:
             sample = (
                 f"a sample of {count(f['rating_games'])} games (whole blocks, every match in "

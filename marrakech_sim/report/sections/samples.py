@@ -28,14 +28,14 @@ def make_sample(con: duckdb.DuckDBPyConnection, name: str, max_games: int, total
             SELECT g.game_id, g.block, g.match_id, g.ruleset, g.players, g.turns, g.end_reason,
                    g.tie_broken, g.error
             FROM games g SEMI JOIN keep USING (block)
-            {_without_self_play(con)}"""
+            {without_self_play(con)}"""
     )
     got = con.execute(f"SELECT count(*) FROM {name}").fetchone()
     assert got is not None
     return int(got[0])
 
 
-def _without_self_play(con: duckdb.DuckDBPyConnection) -> str:
+def without_self_play(con: duckdb.DuckDBPyConnection) -> str:
     """The WHERE clause that leaves the table ``self_play_matches`` out, when it exists."""
     found = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'self_play_matches'"

@@ -1,4 +1,4 @@
-"""Report section 3, seat advantage: win share per seat, per player count and rule set."""
+"""The section "Seat advantage": win share per seat, per player count and rule set."""
 
 from __future__ import annotations
 
@@ -182,6 +182,7 @@ class SeatSection(BaseSection):
     """The section "Seat advantage"."""
 
     name = "seats"
+    headings = ("Seat advantage",)
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
@@ -202,7 +203,7 @@ class SeatSection(BaseSection):
         rt = ctx.rt
         t = rt.tables
         ch = list(chart_titles)
-        s = Part("Seat advantage")
+        s = Part(self.headings[0])
         s.paragraphs.append(
             "Win share per seat against the fair share 1/players, per player count and rule set. "
             "Intervals and tests use block totals (cluster-robust), so the dice a block's "

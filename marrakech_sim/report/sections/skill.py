@@ -1,4 +1,4 @@
-"""Report sections on skill: balance per skill level, and what decides games.
+"""The sections on skill: balance per skill level or player model, and what decides games.
 
 A *skill level* is a strategy playing itself (every seat plays it) that the study
 declares as one (`skill_levels = [...]`, weakest first). A self-play strategy that is not
@@ -480,6 +480,7 @@ class SkillSection(BaseSection):
     self-play games."""
 
     name = "skill"
+    headings = ("Balance per skill level", "Balance per player model")
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
@@ -516,7 +517,7 @@ class SkillSection(BaseSection):
             return []
         leveled = seats.loc[seats["kind"] == "skill level"]
         models = seats.loc[seats["kind"] == "player model"]
-        s = Part("Balance per skill level" if len(leveled) else "Balance per player model")
+        s = Part(self.headings[0] if len(leveled) else self.headings[1])
         order = leveled.drop_duplicates("level").sort_values("level_index")["level"].tolist()
         if order:
             s.paragraphs.append(
@@ -638,6 +639,7 @@ class DecidesSection(BaseSection):
     """The section "What decides games": restricted-play measures (none without them)."""
 
     name = "decides"
+    headings = ("What decides games",)
 
     def figures(self, rt: ReportTables) -> Figures:
         decides = rt.tables.get("decides", pd.DataFrame())
@@ -652,7 +654,7 @@ class DecidesSection(BaseSection):
         decides = ctx.rt.tables.get("decides", pd.DataFrame())
         if not len(decides):
             return []
-        s = Part("What decides games")
+        s = Part(self.headings[0])
         s.paragraphs.append(
             "Restricted-play measures: how much the strongest level wins against weaker "
             "players, and which decision (turning Assam or placing rugs) matters more."

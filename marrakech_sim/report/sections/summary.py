@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from marrakech_sim.report import findings
-from marrakech_sim.report.fmt import interval, pp
+from marrakech_sim.report.fmt import count, interval, pp
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
 from marrakech_sim.report.tables import ReportTables
 
@@ -18,6 +18,7 @@ class SummarySection(BaseSection):
     """The sections "Summary" and "Every finding" (unnumbered, first)."""
 
     name = "summary"
+    headings = ("Summary", "Every finding")
 
     def compute(self, ctx: Context) -> None:
         ctx.rt.tables["findings"] = findings.find(ctx.rt)
@@ -25,8 +26,8 @@ class SummarySection(BaseSection):
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         rt = ctx.rt
         table = rt.tables.get("findings")
-        summary = Part("Summary", numbered=False)
-        every = Part("Every finding", numbered=False)
+        summary = Part(self.headings[0], numbered=False)
+        every = Part(self.headings[1], numbered=False)
         if table is not None and len(table):
             summary.paragraphs.append(findings.headline_paragraph(table))
             summary.paragraphs.append(findings.player_model(rt))
@@ -57,8 +58,8 @@ GLOSSARY = (
 def at_a_glance(rt: ReportTables) -> Table | None:
     """The compact table: per rule set and player count of the study's mixed games, the
     largest seat gap (the family's interval), the mean game length, the bankruptcy rate,
-    the winning margin and the turn from which the winner leads for good (95% intervals;
-    the last from the moves' sample)."""
+    the winning margin, the turn from which the winner leads for good (from the moves'
+    sample) and the legal choices per turn (from replayed games), with 95% intervals."""
     t = rt.tables
     table = t.get("findings", pd.DataFrame())
     means = t.get("variant_summary", pd.DataFrame())
@@ -92,6 +93,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
                 metric("bankrupt", "%", 100.0),
                 metric("margin", ""),
                 metric("decided_turn", ""),
+                choices_per_turn(t.get("choices", pd.DataFrame()), ruleset),
             ]
         )
     header = [
@@ -102,5 +104,16 @@ def at_a_glance(rt: ReportTables) -> Table | None:
         "bankruptcies",
         "winning margin (points)",
         "winner leads for good from turn",
+        "choices per turn (replayed games)",
     ]
     return ("At a glance (seat gap: the family's interval; the rest 95%)", header, rows)
+
+
+def choices_per_turn(choices: pd.DataFrame, ruleset: str) -> str:
+    """The at-a-glance cell of a rule set's mean legal choices per turn (`sections.choices`):
+    the mean, its 95% interval and the games replayed."""
+    hit = choices.loc[choices["ruleset"] == ruleset] if len(choices) else choices
+    if hit.empty or not int(hit["n_games"].iloc[0]):
+        return "n/a"
+    r = hit.iloc[0]
+    return f"{r.estimate:.1f} [{r.lo:.1f}, {r.hi:.1f}], n={count(int(r.n_games))}"

@@ -1,4 +1,5 @@
-"""Report sections 5 and 6: each rule set against its base, and the distributions."""
+"""The section "Variant comparison": each rule set against its base (and the sums the
+distributions section draws)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,15 @@ from marrakech_sim.report.sections.base import (
     pooled_levels,
     rows,
 )
+from marrakech_sim.report.sections.distributions import (
+    DISTRIBUTION_METRICS,
+    Distribution,
+    distribution_tables,
+    score_over_turns,
+)
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
 from marrakech_sim.report.tables import (
     GAME_METRICS,
-    QUANTILES,
     TURN_METRICS,
     ReportTables,
     add_sums,
@@ -53,43 +59,6 @@ def turn_scores_sql(sample: str) -> str:
         FROM m JOIN seats s ON s.game_id = m.game_id AND s.seat = m.seat
         ORDER BY m.game_id, m.turn, m.seat
     """
-
-
-def score_over_turns(
-    con: duckdb.DuckDBPyConnection, level: float, sample: str = "moves_sample"
-) -> pd.DataFrame:
-    """``stats.score_over_turns`` from the ``turn_scores`` temp table, aggregated in DuckDB.
-
-    ``sample`` is the table :func:`make_sample` made for the turn scores' games.
-    """
-    src = f"""SELECT g.ruleset, g.players, t.seat, t.turn, g.block, t.score
-             FROM turn_scores t JOIN {sample} g USING (game_id)
-             WHERE g.end_reason <> 'error' AND t.score IS NOT NULL"""
-    keys = ["ruleset", "players", "seat", "turn"]
-    k = ", ".join(keys)
-    # the reduction: sums of the block totals per group (estimators.SUMS); the estimate is
-    # estimators.ratio_from_sums
-    sums = con.execute(
-        f"""WITH b AS (SELECT {k}, block, sum(score)::DOUBLE AS y, count(*)::DOUBLE AS m
-                      FROM ({src}) GROUP BY ALL)
-            SELECT {k}, sum(y) AS total, sum(m) AS n, sum(y * y) AS syy, sum(y * m) AS sym,
-                   sum(m * m) AS smm, count(*) AS n_blocks
-            FROM b GROUP BY ALL ORDER BY {k}"""
-    ).df()
-    cols = estimators.ratio_from_sums(*(sums[c].to_numpy() for c in estimators.SUMS))
-    tab = add_mean_interval(pd.DataFrame({**{c: sums[c] for c in keys}, **cols}), level)
-    spread = con.execute(
-        f"""SELECT {", ".join(keys)}, stddev_samp(score) AS sd,
-                   quantile_cont(score, 0.025) AS "q2.5", quantile_cont(score, 0.975) AS "q97.5"
-            FROM ({src}) GROUP BY ALL"""
-    ).df()
-    tab = tab.merge(spread, on=keys, how="left", validate="one_to_one")
-    tab = tab.rename(columns={"n": "n_games", "estimate": "mean"})
-    tab["n_games"] = tab["n_games"].astype("int64")
-    return tab[[*keys, "n_games", "n_blocks", "mean", "sd", "lo", "hi", "q2.5", "q97.5"]]
-
-
-DISTRIBUTION_METRICS = ("margin", "turns")
 
 
 BLOCK_TABLE = "variant_blocks"  # (block, cell, total, n): kept for pairing
@@ -145,115 +114,6 @@ class MetricTotals:
             self.con.register("new_blocks", blocks)
             self.con.execute(f"INSERT INTO {BLOCK_TABLE} SELECT * FROM new_blocks")
             self.con.unregister("new_blocks")
-
-
-@dataclass
-class Distribution:
-    """Games per (rule set and players, value) of one metric, and per rule set the counts.
-
-    Attributes:
-        group, value, count: the histogram's cells (group: rule set code * 256 + players).
-        games, blocks: per rule set code, its balance games and its blocks with a value.
-    """
-
-    group: np.ndarray = field(default_factory=lambda: np.zeros(0, "int64"))
-    value: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    count: np.ndarray = field(default_factory=lambda: np.zeros(0, "int64"))
-    games: dict[int, int] = field(default_factory=dict)
-    blocks: dict[int, int] = field(default_factory=dict)
-
-    def add(self, pg: PerGame, metric: str) -> None:
-        """Add one slice of whole blocks."""
-        x = getattr(pg, metric)
-        ok = ~np.isnan(x)
-        rc = pg.ruleset.astype("int64")
-        group = np.r_[self.group, (rc * 256 + pg.players)[ok]]
-        value = np.r_[self.value, x[ok]]
-        count = np.r_[self.count, np.ones(int(ok.sum()), "int64")]
-        order = np.lexsort((value, group))
-        group, value, count = group[order], value[order], count[order]
-        start = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(value) != 0)])
-        start = start[: len(group)]  # no cell at all when no game has a value
-        self.group, self.value = group[start], value[start]
-        self.count = np.add.reduceat(count, start) if len(start) else count
-        for r in np.unique(rc).tolist():
-            mine = rc == r
-            self.games[r] = self.games.get(r, 0) + int(mine.sum())
-            blocks = pg.block_index[mine & ok]
-            seen = int(np.count_nonzero(np.diff(blocks)) + 1) if len(blocks) else 0
-            self.blocks[r] = self.blocks.get(r, 0) + seen
-
-    def histogram(self, rulesets: list[str], metric: str) -> pd.DataFrame:
-        """Games per (rule set, players, value), ordered by rule set, value and players."""
-        g, v, n = self.group, self.value, self.count
-        order = np.lexsort((g % 256, v, g // 256))
-        g, v, n = g[order], v[order], n[order]
-        return pd.DataFrame(
-            {
-                "ruleset": [rulesets[i] for i in g // 256],
-                "players": (g % 256).astype("int8"),
-                "metric": metric,
-                "value": v.astype("float64"),
-                "n_games": n.astype("int64"),
-            }
-        )
-
-    def summaries(self, rulesets: list[str], metric: str) -> pd.DataFrame:
-        """``stats.summarize`` of the metric per rule set: counts, mean, sd, quantiles.
-
-        From the histogram: exact, quantiles interpolated as ``np.quantile`` does.
-        """
-        rows = []
-        for r, name in enumerate(rulesets):
-            if r not in self.games:
-                continue  # a rule set with error games only
-            mine = self.group // 256 == r
-            value, count = self.value[mine], self.count[mine]
-            order = np.argsort(value, kind="stable")
-            value, count = value[order], count[order]
-            if len(value):  # the rule set's cells of every player count, merged
-                start = np.flatnonzero(np.r_[True, np.diff(value) != 0])
-                value, count = value[start], np.add.reduceat(count, start)
-            n = int(count.sum())
-            mean = float(count @ value) / n if n else np.nan
-            row: dict[str, Any] = {
-                "ruleset": name,
-                "metric": metric,
-                "n": n,
-                "n_missing": self.games[r] - n,
-                "n_blocks": self.blocks[r],
-                "mean": mean,
-                "sd": float(np.sqrt(count @ (value - mean) ** 2 / (n - 1))) if n > 1 else np.nan,
-                "min": float(value[0]) if n else np.nan,
-            }
-            qs = histogram_quantiles(value, count, QUANTILES)
-            row.update({f"q{q * 100:g}": float(val) for q, val in zip(QUANTILES, qs, strict=True)})
-            row["max"] = float(value[-1]) if n else np.nan
-            rows.append(row)
-        return pd.DataFrame.from_records(rows)
-
-
-def histogram_quantiles(
-    value: np.ndarray, count: np.ndarray, quantiles: tuple[float, ...]
-) -> np.ndarray:
-    """``np.quantile`` (linear interpolation) of the values a histogram counts.
-
-    ``value`` ascending; the i-th smallest of the n values is found by cumulative count.
-    """
-    n = int(count.sum())
-    if not n:
-        return np.full(len(quantiles), np.nan)
-    q = np.asarray(quantiles, dtype="float64")
-    virtual = q * (n - 1)
-    below = np.floor(virtual).astype("int64")
-    above = np.minimum(below + 1, n - 1)
-    ends = np.cumsum(count)
-    a = value[np.searchsorted(ends, below, side="right")]
-    b = value[np.searchsorted(ends, above, side="right")]
-    t = virtual - below
-    diff = b - a
-    # numpy's _lerp: from the nearer end, so the result stays monotone
-    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
 
 
 class VariantTotals:
@@ -323,14 +183,7 @@ def variant_tables(
     """
     totals = sums.metrics
 
-    # Distributions of margins and lengths (exact histograms; summaries like stats.summarize).
-    dists = sums.distributions
-    out.tables["histograms"] = pd.concat(
-        [d.histogram(sums.rulesets, m) for m, d in dists.items()], ignore_index=True
-    )
-    out.tables["distributions"] = pd.concat(
-        [d.summaries(sums.rulesets, m) for m, d in dists.items()], ignore_index=True
-    )
+    distribution_tables(out, sums.distributions, sums.rulesets)
 
     # Per-turn metrics from a sample's moves.
     out.facts["moves_games"] = 0
@@ -596,6 +449,7 @@ class VariantSection(BaseSection):
     """The section "Variant comparison"."""
 
     name = "variants"
+    headings = ("Variant comparison",)
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
@@ -641,7 +495,7 @@ class VariantSection(BaseSection):
         rt = ctx.rt
         t, f = rt.tables, rt.facts
         ch = list(chart_titles)
-        s = Part("Variant comparison")
+        s = Part(self.headings[0])
         comp = t.get("variant_comparison", pd.DataFrame())
         moves = (
             " Lead changes, comebacks and the turn decided come from the moves of "

@@ -1,4 +1,4 @@
-"""Report section 2, win rates: per strategy and line-up with intervals, and head to head."""
+"""The section "Win rates": per strategy and line-up with intervals, and head to head."""
 
 from __future__ import annotations
 
@@ -496,6 +496,7 @@ class WinRateSection(BaseSection):
     """The section "Win rates"."""
 
     name = "win_rates"
+    headings = ("Win rates",)
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
@@ -569,7 +570,7 @@ class WinRateSection(BaseSection):
         t = rt.tables
         ch = list(chart_titles)
         players_of = base.players_of(t)
-        s = Part("Win rates")
+        s = Part(self.headings[0])
         s.paragraphs.append(
             "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
             "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
