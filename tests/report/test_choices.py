@@ -130,3 +130,27 @@ def test_choices_in_the_at_a_glance_table(run_dir: Path, tmp_path: Path) -> None
         cell = f"{r.estimate:.1f} [{r.lo:.1f}, {r.hi:.1f}], n={int(r.n_games)}"
         row = next(line for line in text.splitlines() if line.startswith(f"| {title}, 4"))
         assert row.rstrip(" |").endswith(cell), row
+
+
+def test_the_sample_goes_through_the_seatings(tmp_path: Path) -> None:
+    """One game of each block, the i-th block of a match giving its i-th seating (mod the
+    block's size): not always the first seating of every block."""
+    run = play_run(
+        tmp_path / "latin",
+        {
+            "seed": 12,
+            "games_per_lineup": 40,
+            "rotation": "latin",
+            "rulesets": {"standard": {}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "lineups", "lineups": [MIXED]},
+        },
+    )
+    runs = open_runs([run])
+    con = connect(runs)
+    sample = sample_games(con)
+    games = con.execute("SELECT game_id, block FROM games ORDER BY game_id").df()
+    con.close()
+    blocks = games.groupby("block")["game_id"].apply(list)
+    assert len(blocks) == 10 and all(len(b) == 4 for b in blocks)
+    assert sample["game_id"].tolist() == [b[i % 4] for i, b in enumerate(blocks)]

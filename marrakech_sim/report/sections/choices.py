@@ -13,9 +13,10 @@ set.
 The counts come from replaying a sample of the study's mixed games (the self-play games
 are player models of their own) through the rules API (`GameState.legal_actions` in the
 orient and place phases). The sample takes, per rule set, one game of each of up to
-`CHOICES_BLOCKS` blocks (every match keeps the same share of its blocks): games of
-different blocks share no dice, so each game is its own cluster and the interval is the
-ratio estimator's (`stats.estimators.ratio_from_sums`, CR1) with a normal 95% interval.
+`CHOICES_BLOCKS` blocks (every match keeps the same share of its blocks; the seatings taken
+in turn from block to block): games of different blocks share no dice, so each game is its
+own cluster and the interval is the ratio estimator's (`stats.estimators.ratio_from_sums`,
+CR1) with a normal 95% interval.
 """
 
 from __future__ import annotations
@@ -74,22 +75,27 @@ def turn_choices(record: Record) -> Iterator[tuple[int, int]]:
 
 
 def sample_games(con: duckdb.DuckDBPyConnection, blocks: int = CHOICES_BLOCKS) -> pd.DataFrame:
-    """run, game id in its run, ruleset, players: the first game of up to ``blocks`` blocks
-    per rule set of the mixed games, every match keeping the same share of its blocks."""
+    """run, game id in its run, ruleset, players: one game of each of up to ``blocks`` blocks
+    per rule set of the mixed games, every match keeping the same share of its blocks (its
+    first ones). The i-th block of a match gives its (i mod block size)-th game, so the
+    sample goes through the seatings of the line-up instead of always taking the first."""
+    where = without_self_play(con)
     return con.execute(
-        f"""WITH b AS (
-                SELECT g.ruleset, g.players, g.match_id, g.block, min(g.game_id) AS game_id,
-                       any_value(g.run) AS run
-                FROM games g {without_self_play(con)}
-                {"AND" if without_self_play(con) else "WHERE"} g.end_reason <> 'error'
-                GROUP BY ALL),
+        f"""WITH g AS (
+                SELECT g.run, g.game_id, g.ruleset, g.players, g.match_id, g.block,
+                       row_number() OVER (PARTITION BY g.block ORDER BY g.game_id) - 1 AS k,
+                       count(*) OVER (PARTITION BY g.block) AS size
+                FROM games g {where} {"AND" if where else "WHERE"} g.end_reason <> 'error'),
+            b AS (SELECT DISTINCT ruleset, match_id, block, size FROM g),
             r AS (SELECT *, row_number() OVER (PARTITION BY match_id ORDER BY block) AS i,
                          count(*) OVER (PARTITION BY match_id) AS nb,
                          count(*) OVER (PARTITION BY ruleset) AS nr
-                  FROM b)
-            SELECT run, game_id - run * {RUN_SHIFT} AS game_id, ruleset, players
-            FROM r WHERE i <= ceil(least(1.0, {int(blocks)} / nr) * nb)
-            ORDER BY ruleset, run, game_id"""
+                  FROM b),
+            keep AS (SELECT block, (i - 1) % size AS k FROM r
+                     WHERE i <= ceil(least(1.0, {int(blocks)} / nr) * nb))
+            SELECT g.run, g.game_id - g.run * {RUN_SHIFT} AS game_id, g.ruleset, g.players
+            FROM g JOIN keep USING (block, k)
+            ORDER BY g.ruleset, g.run, game_id"""
     ).df()
 
 
