@@ -109,7 +109,7 @@ def compute_tables(
         kept_share = any(r.manifest.get("config", {}).get("keep_moves", 1) < 1 for r in runs)
         variant_tables(con, out, moves_games, level, variants, paired, kept_share)
     with clock("choices"):  # replays a sample of the mixed games: after self_play_matches
-        out.tables["choices"] = choices_table(con, runs, level=level)
+        out.tables["choices"] = choices_table(con, runs, level=level, moves_kept_share=kept_share)
     with clock("ratings"):
         rating_tables(con, out, rating_games, level)
     with clock("skill"):  # after the ratings: a skill level's strength is its Elo

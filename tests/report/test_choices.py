@@ -154,3 +154,28 @@ def test_the_sample_goes_through_the_seatings(tmp_path: Path) -> None:
     blocks = games.groupby("block")["game_id"].apply(list)
     assert len(blocks) == 10 and all(len(b) == 4 for b in blocks)
     assert sample["game_id"].tolist() == [b[i % 4] for i, b in enumerate(blocks)]
+
+
+def test_a_run_that_keeps_a_share_of_its_moves_replays_only_kept_games(tmp_path: Path) -> None:
+    """keep_moves < 1: the sample takes games whose moves were written, none fails to replay."""
+    run = play_run(
+        tmp_path / "kept",
+        {
+            "seed": 13,
+            "games_per_lineup": 40,
+            "rotation": "none",
+            "keep_moves": 0.5,
+            "rulesets": {"standard": {}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "lineups", "lineups": [MIXED]},
+        },
+    )
+    result = build_report([run], tmp_path / "out", rating_games=1_000, moves_games=1_000)
+    choices = pd.read_csv(result.folder / "choices.csv").set_index("ruleset")
+    runs = open_runs([run])
+    con = connect(runs)
+    kept = con.execute("SELECT count(DISTINCT game_id) FROM moves").fetchone()
+    con.close()
+    assert kept is not None and 0 < kept[0] < 40
+    assert choices.loc["standard", "n_games"] == kept[0]
+    assert choices.loc["standard", "n_not_replayed"] == 0

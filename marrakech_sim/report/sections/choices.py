@@ -74,12 +74,22 @@ def turn_choices(record: Record) -> Iterator[tuple[int, int]]:
             yield rotations, placements
 
 
-def sample_games(con: duckdb.DuckDBPyConnection, blocks: int = CHOICES_BLOCKS) -> pd.DataFrame:
+def sample_games(
+    con: duckdb.DuckDBPyConnection, blocks: int = CHOICES_BLOCKS, kept_only: bool = False
+) -> pd.DataFrame:
     """run, game id in its run, ruleset, players: one game of each of up to ``blocks`` blocks
     per rule set of the mixed games, every match keeping the same share of its blocks (its
     first ones). The i-th block of a match gives its (i mod block size)-th game, so the
-    sample goes through the seatings of the line-up instead of always taking the first."""
+    sample goes through the seatings of the line-up instead of always taking the first.
+
+    ``kept_only``: some run kept the moves of a share of its blocks only (``keep_moves``);
+    the sample then takes the blocks whose moves were kept.
+    """
     where = without_self_play(con)
+    if kept_only:  # the moves view then holds the kept games only: it is small
+        where = (f"{where} AND" if where else "WHERE") + (
+            " g.game_id IN (SELECT DISTINCT game_id FROM moves)"
+        )
     return con.execute(
         f"""WITH g AS (
                 SELECT g.run, g.game_id, g.ruleset, g.players, g.match_id, g.block,
@@ -104,12 +114,13 @@ def choices_table(
     runs: list[RunInfo],
     blocks: int = CHOICES_BLOCKS,
     level: float = DEFAULT_LEVEL,
+    moves_kept_share: bool = False,
 ) -> pd.DataFrame:
     """Per rule set: mean legal choices per turn with its interval, from replayed games
-    (empty without a moves table)."""
+    (empty without a moves table; ``moves_kept_share``: see :func:`sample_games`)."""
     if not has_moves(con):
         return pd.DataFrame(columns=COLUMNS)
-    sample = sample_games(con, blocks)
+    sample = sample_games(con, blocks, kept_only=moves_kept_share)
     rows = []
     for (ruleset, players), part in sample.groupby(["ruleset", "players"], sort=True):
         per_game: list[tuple[int, int, int, int]] = []  # choices, turns, rotations, places
