@@ -84,6 +84,7 @@ class RefRules:
     rugs_per_colour: int | None = None
     colours_per_player: int | None = None
     starting_dirhams: int = 30
+    seat_dirhams: tuple[int, ...] | None = None  # §8: one starting purse per seat
     die_faces: tuple[int, ...] = (1, 2, 2, 3, 3, 4)
     initial_facing: str = "N"
     orient_at_end: bool = False
@@ -112,6 +113,11 @@ class RefRules:
             raise ConfigError("colours_per_player and rugs_per_colour must be positive")
         if self.starting_dirhams < 0:
             raise ConfigError(f"starting_dirhams={self.starting_dirhams}")
+        if self.seat_dirhams is not None:
+            # §8: its length must equal players, each purse from 0
+            object.__setattr__(self, "seat_dirhams", tuple(self.seat_dirhams))
+            if len(self.seat_dirhams) != self.players or min(self.seat_dirhams) < 0:
+                raise ConfigError(f"seat_dirhams={self.seat_dirhams}")
         if not self.die_faces or any(f < 1 for f in self.die_faces):
             raise ConfigError(f"die_faces={self.die_faces}")
         if self.initial_facing not in FACINGS:
@@ -221,7 +227,11 @@ class RefState:
         self.board: dict[Square, tuple[str, int]] = {}  # visible (colour, rug number) per square
         self.assam: Square = (n // 2, n // 2)  # §2: the centre square
         self.facing: str = rules.initial_facing
-        self.dirhams: list[int] = [rules.starting_dirhams] * rules.players
+        # §8: seat_dirhams overrides starting_dirhams, seat by seat
+        if rules.seat_dirhams is not None:
+            self.dirhams: list[int] = list(rules.seat_dirhams)
+        else:
+            self.dirhams = [rules.starting_dirhams] * rules.players
         self.rugs_left: dict[str, int] = {c: rules.rugs_per_colour for c in rules.colours}
         self.out: list[bool] = [False] * rules.players
         self.eliminated: list[int] = []  # seats in the order they went bankrupt

@@ -44,6 +44,11 @@ def rule_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--rugs-per-colour", type=int, help="Rugs of each colour."),
         click.option("--colours-per-player", type=int, help="Colours each player owns."),
         click.option("--starting-dirhams", type=int, help="Dirhams each player starts with."),
+        click.option(
+            "--seat-dirhams",
+            help="Each seat's starting dirhams in seat order, comma-separated (replaces "
+            "--starting-dirhams), e.g. 30,31,32,33.",
+        ),
         click.option("--die-faces", help="Die faces, comma-separated (default 1,2,2,3,3,4)."),
         click.option(
             "--initial-facing",
@@ -81,12 +86,13 @@ def rules_from_cli(rules_file: str | None, **given: Any) -> Rules | None:
     for key, value in given.items():
         if value is None:
             continue
-        if key == "die_faces":
+        if key in ("die_faces", "seat_dirhams"):
             try:
                 value = [int(v) for v in str(value).split(",")]
             except ValueError as exc:
                 raise click.BadParameter(
-                    f"{value!r}: expected comma-separated integers", param_hint="--die-faces"
+                    f"{value!r}: expected comma-separated integers",
+                    param_hint="--" + key.replace("_", "-"),
                 ) from exc
         data[key] = value
     return Rules.from_dict(data) if data else None

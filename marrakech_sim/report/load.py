@@ -22,6 +22,7 @@ Views on the connection (nothing is loaded; every query reads the columns it nee
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from marrakech_sim.rules import Rules
 from marrakech_sim.runfolder import TABLES, read_manifest
 
 RUN_SHIFT = 1 << 40  # game ids of a run stay below this
-_RULE_KEYS = frozenset(Rules().to_dict())
+_RULE_KEYS = frozenset(f.name for f in dataclasses.fields(Rules))
 
 
 @dataclass(frozen=True, slots=True)

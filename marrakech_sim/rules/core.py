@@ -810,7 +810,8 @@ def initial_state(rules) -> np.ndarray:
     p = rules.players
     s[X_] = s[Y_] = rules.board_size // 2
     s[FACING_] = FACING_INDEX[rules.initial_facing]
-    s[s[DIRHAMS_AT] : s[DIRHAMS_AT] + p] = rules.starting_dirhams
+    # RULES.md section 8: seat_dirhams, when set, is each seat's purse (else starting_dirhams)
+    s[s[DIRHAMS_AT] : s[DIRHAMS_AT] + p] = rules.purses
     s[s[RUGS_LEFT_AT] : s[RUGS_LEFT_AT] + rules.colours] = rules.rugs_per_colour
     k_recount(s)
     _begin_turn(s, 0)

@@ -19,6 +19,7 @@ DIE_FACES = (1, 2, 2, 3, 3, 4)
 TIE_BREAKS = ("dirhams", "visible")
 MAX_BOARD_SIZE = 99  # coordinates are int8 in the records and two digits at most
 MAX_DIE_FACE = 127  # rolls are int8 in the records
+MAX_DIRHAMS = 30000  # a starting purse; all purses together stay far below int32
 
 
 def _default_rugs(players: int, colours: int) -> int:
@@ -38,6 +39,9 @@ class Rules:
     rugs_per_colour: int = None  # type: ignore[assignment]
     colours_per_player: int = None  # type: ignore[assignment]
     starting_dirhams: int = 30
+    # RULES.md section 8: one starting purse per seat (a seat compensation, as Go's komi);
+    # None: every seat starts with starting_dirhams
+    seat_dirhams: tuple[int, ...] | None = None
     die_faces: tuple[int, ...] = DIE_FACES
     initial_facing: str = "N"
     orient_at_end: bool = False
@@ -60,7 +64,9 @@ class Rules:
             default = _default_rugs(self.players, self.colours_per_player)
             object.__setattr__(self, "rugs_per_colour", default)
         _check_int("rugs_per_colour", self.rugs_per_colour, minimum=1, maximum=999)
-        _check_int("starting_dirhams", self.starting_dirhams, minimum=0, maximum=30000)
+        _check_int("starting_dirhams", self.starting_dirhams, minimum=0, maximum=MAX_DIRHAMS)
+        if self.seat_dirhams is not None:
+            object.__setattr__(self, "seat_dirhams", _seat_dirhams(self.seat_dirhams, self.players))
         faces = self.die_faces
         if isinstance(faces, (str, bytes)) or not isinstance(faces, (list, tuple)):
             raise ConfigError(
@@ -103,6 +109,14 @@ class Rules:
         return COLOUR_LETTERS[seat : self.colours : self.players]
 
     @property
+    def purses(self) -> tuple[int, ...]:
+        """Each seat's starting dirhams, in seat order (`seat_dirhams`, else
+        `starting_dirhams` for every seat; RULES.md section 8)."""
+        if self.seat_dirhams is not None:
+            return self.seat_dirhams
+        return (self.starting_dirhams,) * self.players
+
+    @property
     def distinct_faces(self) -> tuple[int, ...]:
         """The distinct die values, ascending (the roll branches of perft)."""
         return _distinct(self.die_faces)
@@ -111,12 +125,21 @@ class Rules:
         """Every option with its resolved value, as plain TOML/JSON-friendly data."""
         data = dataclasses.asdict(self)
         data["die_faces"] = list(self.die_faces)
+        # only when set: the options (and so run configs, records and their digests) of a
+        # rule set without it are what they were before the option existed
+        if self.seat_dirhams is None:
+            del data["seat_dirhams"]
+        else:
+            data["seat_dirhams"] = list(self.seat_dirhams)
         return data
 
     def differences(self, other: Rules | None = None) -> dict[str, Any]:
         """The options whose values differ from `other` (default: the standard rules)."""
-        base = (other or Rules()).to_dict()
-        return {k: v for k, v in self.to_dict().items() if base[k] != v}
+        base, mine = (other or Rules()).to_dict(), self.to_dict()
+        keys = [f.name for f in dataclasses.fields(self)]  # seat_dirhams may be in one only
+        return {
+            k: mine.get(k) for k in keys if (k in base or k in mine) and base.get(k) != mine.get(k)
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
@@ -144,6 +167,22 @@ def read_rules_table(path: str | Path) -> dict[str, Any]:
     table = data.get("rules", data)
     Rules.from_dict(table)  # validates
     return dict(table)
+
+
+def _seat_dirhams(value: Any, players: int) -> tuple[int, ...]:
+    """`seat_dirhams` as a tuple: one integer purse from 0 per seat (RULES.md section 8)."""
+    allowed = (
+        f"allowed is a list of {players} integers from 0 to {MAX_DIRHAMS}, one starting "
+        f"purse per seat in seat order (players = {players})"
+    )
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(f"seat_dirhams = {value!r}: {allowed}")
+    purses = tuple(value)
+    if len(purses) != players or any(
+        isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_DIRHAMS for v in purses
+    ):
+        raise ConfigError(f"seat_dirhams = {list(purses)!r}: {allowed}")
+    return purses
 
 
 @functools.lru_cache(maxsize=64)

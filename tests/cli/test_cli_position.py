@@ -66,9 +66,21 @@ def test_perft_rules_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert "perft(1) = 2" in result.output  # the 2-player start draws one of two colours
 
 
+def test_perft_and_position_take_seat_dirhams() -> None:
+    """--seat-dirhams gives each seat its purse: the start shows them, and perft counts from
+    there (RULES.md section 8; the tree of a rich start is the standard one)."""
+    result = _run("position", "show", "--no-colour", "--seat-dirhams", "30,31,32,33")
+    assert result.exit_code == 0
+    assert result.output.strip().endswith("r:30:12,b:31:12,y:32:12,p:33:12 0o")
+    result = _run("perft", "--depth", "3", "--seat-dirhams", "30,31,32,33")
+    assert "perft(3) = 111" in result.output
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["perft", "-d", "2", "--seat-dirhams", "30,30"], "seat_dirhams = [30, 30]: allowed"),
+        (["perft", "-d", "2", "--seat-dirhams", "30,x"], "expected comma-separated integers"),
         (["perft", "-d", "2", "--players", "1"], "players = 1"),
         (["perft", "-d", "2", "--board-size", "8"], "board_size = 8: must be odd"),
         (["perft", "-d", "2", "--die-faces", "1,x"], "expected comma-separated integers"),

@@ -44,6 +44,16 @@ VARIANTS: dict[str, dict] = {
         "orient_at_end": True,
     },
     "2p-broke": {"players": 2, "starting_dirhams": 0, "rugs_per_colour": 6},
+    # §8 seat_dirhams: unequal purses, small enough for bankruptcies, and one that
+    # overrides a starting_dirhams it disagrees with
+    "4p-seat-purses": {"players": 4, "seat_dirhams": (0, 3, 1, 8)},
+    "3p-seat-purses-override": {"players": 3, "starting_dirhams": 50, "seat_dirhams": (2, 6, 0)},
+    "2p-seat-purses-survivor": {
+        "players": 2,
+        "seat_dirhams": (4, 0),
+        "rugs_per_colour": 6,
+        "end_when_one_left": False,
+    },
     "3p-board5": {"players": 3, "board_size": 5, "rugs_per_colour": 6, "starting_dirhams": 5},
     "4p-board9-die": {"players": 4, "board_size": 9, "die_faces": (1, 3, 3, 5, 7)},
     "2p-board11-die": {

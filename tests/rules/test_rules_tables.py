@@ -541,6 +541,13 @@ def test_three_players_two_colours_letters(api):
             "r:7:3,b:7:3,y:7:3,p:7:3",
             "0o",
         ),
+        # §8 seat_dirhams: one purse per seat, replacing starting_dirhams
+        ({"seat_dirhams": (30, 31, 32, 33)}, "r:30:12,b:31:12,y:32:12,p:33:12", "0o"),
+        (
+            {"players": 2, "starting_dirhams": 5, "seat_dirhams": (0, 40)},
+            "ry:0:12+12,bp:40:12+12",
+            "0d",
+        ),
     ],
 )
 def test_default_set_up(api, rules, players, to_move):
@@ -881,6 +888,9 @@ def test_notation_error_is_value_error(api):
         {"tie_break": "score"},
         {"starting_dirhams": -1},  # any number from 0
         {"rugs_per_colour": 0},  # any positive number
+        {"seat_dirhams": (30, 30, 30)},  # one purse per seat (4 players)
+        {"players": 2, "seat_dirhams": (30, 30, 30)},
+        {"seat_dirhams": (30, -1, 30, 30)},  # each from 0
     ],
 )
 def test_bad_rule_options_raise(api, options):

@@ -44,6 +44,8 @@ colours_per_player = 1
 rugs_per_colour = 4
 [rulesets.poor]
 starting_dirhams = 2
+[rulesets.seat_purses]
+seat_dirhams = [1, 30, 3, 60]
 [rulesets.die]
 die_faces = [1, 5]
 [rulesets.facing]
@@ -75,6 +77,7 @@ OPTION_KEYS = {
     "rugs_per_colour",
     "colours_per_player",
     "starting_dirhams",
+    "seat_dirhams",
     "die_faces",
     "initial_facing",
     "orient_at_end",

@@ -38,6 +38,9 @@ VARIANTS = {
     "4p-board9": {"players": 4, "board_size": 9},
     "3p-die": {"players": 3, "die_faces": (1, 1, 5, 6, 9)},
     "3p-two-colours": {"players": 3, "colours_per_player": 2, "rugs_per_colour": 5},
+    # RULES.md section 8 seat_dirhams: unequal purses (some poor enough to go bankrupt)
+    "4p-seat-purses-poor": {"players": 4, "seat_dirhams": (1, 4, 0, 9)},
+    "2p-seat-purses": {"players": 2, "seat_dirhams": (25, 35)},
 }
 SEEDS = list(range(12))
 
@@ -54,6 +57,16 @@ def batch(rules: Rules, seeds: list[int]) -> tuple[np.ndarray, np.ndarray, np.nd
     )
     assert err == 0
     return moves.reshape(g, rows, -1), games, seats
+
+
+def test_seat_dirhams_are_the_purses_both_loops_start_from() -> None:
+    """seat_dirhams sets each seat's first dirhams_after before any payment: after the first
+    turn, whose roll can pay nobody (the board is empty), the purses are the rule's."""
+    rules = Rules(players=4, starting_dirhams=99, seat_dirhams=(30, 31, 32, 33))
+    moves, _, _ = batch(rules, [5])
+    record = play_game(rules, [RandomStrategy() for _ in range(4)], 5)
+    for rows in (moves[0], record.moves):
+        assert [int(rows[0, t.dirhams_after_col(i, 4)]) for i in range(4)] == [30, 31, 32, 33]
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

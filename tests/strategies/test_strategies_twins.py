@@ -34,6 +34,7 @@ RULES = {
         players=3, colours_per_player=2, rugs_per_colour=4, board_size=5
     ),
     "4p-board9": Rules(board_size=9),
+    "4p-seat-purses": Rules(seat_dirhams=(20, 30, 40, 50)),
 }
 LINEUPS = {
     "random": ["random"],
