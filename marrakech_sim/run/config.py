@@ -26,6 +26,9 @@ line-up, the run seed and, optionally, a stopping rule::
 
     skill_levels = ["random", "greedy"]   # optional: self-play strategies, weakest first
 
+    [sweep]                     # optional: one rule set per value (run.sweep)
+    starting_dirhams = [20, 30, 40]
+
     [report]                    # optional: what matters to the designer
     matters_pp = 1.0            # a win share this far from fair (pp) matters
     margins = { turns = 1.0 }   # the same for per-game metrics in their own unit
@@ -53,6 +56,7 @@ from marrakech_sim.errors import ConfigError, StrategyNotFound
 from marrakech_sim.files import read_text
 from marrakech_sim.play.strategy import StrategySpec, load_strategy_class
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.run.sweep import Sweep, sweep_from_dict
 
 SCHEDULE_KINDS = ("round_robin", "gauntlet", "lineups", "self_play")
 ROTATIONS = ("all", "latin", "none")
@@ -100,6 +104,7 @@ _TOP_KEYS = (
     "stopping",
     "skill_levels",
     "report",
+    "sweep",
 )
 _REPORT_KEYS = ("matters_pp", "margins")
 #: the per-game metrics whose practical margin a study may set (`[report] margins`), in
@@ -228,6 +233,8 @@ class Study:
     worker_memory_mb: int | None = None
     # the share of each match's blocks whose moves are kept, its first rounds (run.plan)
     keep_moves: float = 1.0
+    # the rule option the rule sets sweep (run.sweep); its rule sets are in `rulesets`
+    sweep: Sweep | None = None
 
     @property
     def ruleset_names(self) -> tuple[str, ...]:
@@ -293,6 +300,7 @@ class Study:
             **({"skill_levels": list(self.skill_levels)} if self.skill_levels else {}),
             **({"report": self.report.to_dict()} if self.report else {}),
             **({"keep_moves": self.keep_moves} if self.keep_moves != 1 else {}),
+            **({"sweep": self.sweep.to_dict()} if self.sweep else {}),
         }
 
 
@@ -340,12 +348,22 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     chunk = _int("chunk_games", data.get("chunk_games", DEFAULT_CHUNK_GAMES), 1, MAX_CHUNK_GAMES)
     decision = _seconds("decision_seconds", data.get("decision_seconds", DEFAULT_DECISION_SECONDS))
     rulesets = _rulesets(data.get("rulesets", {"standard": {}}))
+    schedule_raw = data.get("schedule", {})
+    sweep = None
+    if "sweep" in data:
+        sweep, rulesets = sweep_from_dict(data["sweep"], rulesets)
+        schedule_raw = _swept_schedule(schedule_raw, sweep)
     strategies = _strategies(data.get("strategies"))
-    schedule = _schedule(data.get("schedule", {}), rulesets, strategies)
+    schedule = _schedule(schedule_raw, rulesets, strategies)
     stopping = _stopping(data.get("stopping"), rulesets, strategies)
-    common_seeds = data.get("common_seeds", False)
+    common_seeds = data.get("common_seeds", sweep is not None)
     if not isinstance(common_seeds, bool):
         raise ConfigError(f"common_seeds = {common_seeds!r}: expected true or false")
+    if sweep is not None and not common_seeds:
+        raise ConfigError(
+            "common_seeds = false: a sweep plays every value on the same block seeds (common "
+            "random numbers); leave common_seeds out or set it to true"
+        )
     skill_levels = _skill_levels(data.get("skill_levels"), strategies)
     report = _report(data.get("report"))
     memory = data.get("worker_memory_mb")
@@ -369,6 +387,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         report=report,
         worker_memory_mb=memory,
         keep_moves=keep_moves,
+        sweep=sweep,
     )
     # a line-up that does not fit a rule set's player count is named here, and a study
     # too big to plan before anything is enumerated
@@ -523,6 +542,17 @@ def _rulesets(raw: Any) -> dict[str, Rules]:
         except ConfigError as exc:
             raise ConfigError(f"rulesets.{name}: {exc}") from exc
     return out
+
+
+def _swept_schedule(raw: Any, sweep: Sweep) -> Any:
+    """The schedule with each swept rule set in `schedule.rulesets` replaced by its points."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("rulesets"), list):
+        return raw
+    names: list[Any] = []
+    for name in raw["rulesets"]:
+        points = sweep.points_of(name) if name in sweep.bases else ()
+        names.extend([p.ruleset for p in points] if points else [name])
+    return {**raw, "rulesets": names}
 
 
 def _strategies(raw: Any) -> dict[str, StrategySpec]:
