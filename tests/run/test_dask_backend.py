@@ -487,3 +487,23 @@ def test_ctrl_c_on_dask_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     assert runfolder.read_manifest(out)["status"] == "interrupted"
     result = resume_run(out, workers=0)
     assert result.status == "complete" and len(runfolder.read_table(out, "games")) == 1200
+
+
+def test_a_sweep_on_dask_plays_the_games_of_the_process_backend(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """A [sweep] study (one rule set per value, common seeds) on Dask writes the tables
+    that worker processes write, and verify replays its games."""
+    data = {
+        **study_data(),
+        "rulesets": {"four": {}},
+        "schedule": {"kind": "self_play", "strategies": ["random"]},
+        "sweep": {"seat_dirhams": {"0": [2, 30]}},
+    }
+    processes = tmp_path / "processes"
+    run_study(study_from_dict(data), processes, workers=2)
+    out = tmp_path / "dask"
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    assert run_study(study_from_dict(data), out, backend=backend).status == "complete"
+    assert_same_tables(processes, out)
+    assert verify_run(out).ok
