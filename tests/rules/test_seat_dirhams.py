@@ -104,3 +104,27 @@ def test_a_study_with_seat_dirhams_is_not_the_study_without() -> None:
     assert "seat_dirhams" not in plain["rulesets"]["base"]
     assert komi["rulesets"]["base"]["seat_dirhams"] == [30, 30, 30, 30]
     assert study_from_dict(komi).to_dict() == komi
+
+
+def test_a_rule_set_of_a_study_config_names_its_bad_purses() -> None:
+    """In a study config, [rulesets.X] takes seat_dirhams like any option; a rule set that
+    changes the players of a base with four purses is one line naming it and the key."""
+    data = {
+        "seed": 1,
+        "rulesets": {
+            "four": {"seat_dirhams": [30, 31, 32, 33]},
+            "two": {"base": "four", "players": 2},
+        },
+        "strategies": {"random": {}},
+        "schedule": {"kind": "self_play"},
+    }
+    with pytest.raises(ConfigError) as caught:
+        study_from_dict(data)
+    assert str(caught.value) == (
+        "rulesets.two: seat_dirhams = [30, 31, 32, 33]: allowed is a list of 2 integers from "
+        "0 to 30000, one starting purse per seat in seat order (players = 2)"
+    )
+    data["rulesets"]["two"]["seat_dirhams"] = [25, 35]
+    study = study_from_dict(data)
+    assert study.rules("two").purses == (25, 35)
+    assert study.rules("four").purses == (30, 31, 32, 33)
