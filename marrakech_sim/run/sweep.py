@@ -85,6 +85,7 @@ class Sweep:
         return {
             "rulesets": list(self.bases),
             **axes,
+            "axes": list(self.keys),  # their order (x first), should a tool sort the keys
             "points": {
                 p.ruleset: {"base": p.base, "values": dict(p.values), "title": p.title}
                 for p in self.points
@@ -103,6 +104,18 @@ def sweep_from_dict(raw: Any, rulesets: Mapping[str, Rules]) -> tuple[Sweep, dic
         raise ConfigError(f"sweep = {raw!r}: expected a table of rule options and their values")
     axes, die_faces = _axes(raw)
     bases = _bases(raw.get("rulesets"), rulesets, "points" in raw)
+    if "axes" in raw:
+        order = raw["axes"]
+        if (
+            "points" not in raw
+            or not isinstance(order, list)
+            or sorted(order) != sorted(key for key, _ in axes)
+        ):
+            raise ConfigError(
+                f"sweep.axes = {order!r}: only a run's resolved config has it (with "
+                "sweep.points), listing the swept options"
+            )
+        axes = tuple(sorted(axes, key=lambda axis: order.index(axis[0])))
     if "points" in raw:
         return _resolved(raw["points"], bases, axes, die_faces, rulesets), dict(rulesets)
     points: list[SweepPoint] = []
@@ -173,7 +186,7 @@ def _axes(
     axes: list[tuple[str, tuple[Any, ...]]] = []
     die_faces: tuple[tuple[str, tuple[int, ...]], ...] = ()
     for key, value in raw.items():
-        if key in ("rulesets", "points"):
+        if key in ("rulesets", "points", "axes"):
             continue
         if key == "seat_dirhams":
             if not isinstance(value, Mapping) or not value:
@@ -319,7 +332,7 @@ def _resolved(
                 f"{', '.join(bases)}), values and title"
             )
         values = entry.get("values")
-        if not isinstance(values, Mapping) or list(values) != keys:
+        if not isinstance(values, Mapping) or sorted(values) != sorted(keys):
             raise ConfigError(f"sweep.points.{name}.values = {values!r}: expected keys {keys}")
         for key, values_of_axis in axes:
             if values[key] not in values_of_axis:
@@ -328,6 +341,11 @@ def _resolved(
                     f"{list(values_of_axis)}"
                 )
         points.append(
-            SweepPoint(name, entry["base"], tuple(values.items()), str(entry.get("title", name)))
+            SweepPoint(
+                name,
+                entry["base"],
+                tuple((key, values[key]) for key in keys),  # in axis order, however stored
+                str(entry.get("title", name)),
+            )
         )
     return Sweep(bases, axes, tuple(points), die_faces)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,11 @@ def test_resolved_config_reads_back_to_the_same_study() -> None:
     again = study_from_dict(resolved)
     assert again == study
     assert again.to_dict() == resolved
+    # a resolved config whose keys were sorted on the way (JSON tools do) reads the same
+    shuffled = study_from_dict(json.loads(json.dumps(resolved, sort_keys=True)))
+    assert shuffled.sweep is not None and study.sweep is not None
+    assert shuffled.sweep.keys == study.sweep.keys == ("starting_dirhams", "board_size")
+    assert sorted(shuffled.sweep.points, key=str) == sorted(study.sweep.points, key=str)
 
 
 def test_every_value_plays_the_same_block_seeds() -> None:
@@ -230,6 +236,7 @@ def test_a_sweep_resumes_and_plays_the_same_games(swept_run: Path, tmp_path: Pat
             "'four_board_size_5' it makes is already a rule set",
         ),
         ("starting_dirhams", {}, "sweep = 'starting_dirhams': expected a table"),
+        ({"board_size": [5, 7], "axes": ["board_size"]}, {}, "sweep.axes = ['board_size']: only"),
     ],
 )
 def test_bad_sweep_is_a_one_line_error(sweep: Any, changes: dict[str, Any], message: str) -> None:
