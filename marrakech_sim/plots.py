@@ -672,3 +672,112 @@ def plot_decides(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axe
     ax.grid(axis="x", color=palette.GRID)
     set_title(ax, title)
     return ax
+
+
+def _value_ticks(ax: Axes, xs: np.ndarray, names: Mapping[float, str] | None) -> None:
+    """The swept values as the x ticks (named lists by their names)."""
+    values = np.unique(xs)
+    labels = [names.get(float(v), str(v)) if names else f"{v:g}" for v in values]
+    ax.set_xticks(values, labels, fontsize="small")
+
+
+def plot_response(
+    points: pd.DataFrame,
+    curve: pd.DataFrame,
+    ax: Axes,
+    margin_pp: float,
+    xlabel: str,
+    names: Mapping[float, str] | None = None,
+) -> Axes:
+    """Each seat's effect (pp) against a swept value: points with intervals, the fitted
+    curve and its band, and the +-margin of a fair seat shaded.
+
+    ``points``: seat, x, effect_pp, effect_lo_pp, effect_hi_pp (one row per seat and
+    value); ``curve``: the same columns on a fine grid of x (empty: no curve). ``names``:
+    labels of the x values (named lists).
+    """
+    ax.axhspan(-margin_pp, margin_pp, color=palette.GRID, alpha=0.6, linewidth=0)
+    ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
+    seats = sorted(int(s) for s in points["seat"].unique())
+    span = float(np.ptp(points["x"])) if len(points) else 1.0
+    dodge = 0.012 * (span or 1.0)
+    for seat in seats:
+        colour = palette.seat_colour(seat)
+        line = curve.loc[curve["seat"] == seat].sort_values("x") if len(curve) else curve
+        if len(line) and line["effect_pp"].notna().all():
+            ax.fill_between(
+                line["x"],
+                line["effect_lo_pp"],
+                line["effect_hi_pp"],
+                color=colour,
+                alpha=0.18,
+                linewidth=0,
+            )
+            ax.plot(
+                line["x"],
+                line["effect_pp"],
+                color=colour,
+                linewidth=1.6,
+                path_effects=_seat_line(seat),
+            )
+        part = points.loc[points["seat"] == seat].sort_values("x")
+        x = part["x"].to_numpy(dtype="float64") + (seat - (len(seats) - 1) / 2) * dodge
+        est = _col(part, "effect_pp")
+        ax.errorbar(
+            x,
+            est,
+            yerr=_errors(est, _col(part, "effect_lo_pp"), _col(part, "effect_hi_pp")),
+            fmt="none",
+            ecolor=colour,
+            capsize=2,
+        )
+        ax.plot(x, est, linestyle="none", label=player_label(seat), **_seat_style(seat))
+    _value_ticks(ax, points["x"].to_numpy(), names)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("win share minus fair share, pp")
+    ax.grid(axis="y", color=palette.GRID)
+    ax.legend(fontsize="small", ncols=min(len(seats), 4))
+    return ax
+
+
+def plot_response_metric(
+    table: pd.DataFrame,
+    ax: Axes,
+    ylabel: str,
+    scale: float = 1.0,
+    names: Mapping[float, str] | None = None,
+) -> Axes:
+    """One per-game measure (mean and interval) against the swept value; ``table``: x,
+    mean, lo, hi. Empty: the panel says that the measure is not available."""
+    if table.empty:
+        ax.text(
+            0.5,
+            0.5,
+            "not measured\n(no moves recorded)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize="small",
+            color=palette.FAIR,
+        )
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(ylabel, fontsize="small")
+        return ax
+    part = table.sort_values("x")
+    est = _col(part, "mean", scale)
+    ax.errorbar(
+        part["x"],
+        est,
+        yerr=_errors(est, _col(part, "lo", scale), _col(part, "hi", scale)),
+        color=palette.INK,
+        marker="o",
+        markersize=3,
+        capsize=2,
+        linewidth=1.0,
+    )
+    _value_ticks(ax, part["x"].to_numpy(), names)
+    ax.tick_params(labelsize="small")
+    ax.grid(axis="y", color=palette.GRID)
+    ax.set_title(ylabel, fontsize="small")
+    return ax

@@ -26,6 +26,7 @@ from marrakech_sim.report.sections.distributions import DistributionSection
 from marrakech_sim.report.sections.notable import NotableSection
 from marrakech_sim.report.sections.power import PowerSection
 from marrakech_sim.report.sections.ratings import RatingSection
+from marrakech_sim.report.sections.response import ResponseSection
 from marrakech_sim.report.sections.seats import SeatSection
 from marrakech_sim.report.sections.skill import DecidesSection, SkillSection
 from marrakech_sim.report.sections.summary import SummarySection
@@ -44,6 +45,7 @@ SECTIONS: tuple[Section, ...] = (
     VariantSection(),
     DistributionSection(),
     PowerSection(),
+    ResponseSection(),
     SkillSection(),
     DecidesSection(),
     NotableSection(),

@@ -16,6 +16,7 @@ from marrakech_sim.report.sections.choices import choices_table
 from marrakech_sim.report.sections.data import DataTotals, data_tables
 from marrakech_sim.report.sections.power import power_table
 from marrakech_sim.report.sections.ratings import rating_tables
+from marrakech_sim.report.sections.response import response_tables
 from marrakech_sim.report.sections.seats import SeatTotals, seat_tables
 from marrakech_sim.report.sections.skill import SkillTotals, skill_tables, study_levels
 from marrakech_sim.report.sections.variants import VariantTotals, variant_tables
@@ -51,6 +52,7 @@ def compute_tables(
         "choices",
         "skill",
         "ratings",
+        "response",
     )
     seconds = dict.fromkeys(steps, 0.0)
     paired = [r.index for r in runs if r.manifest.get("config", {}).get("common_seeds")]
@@ -114,6 +116,8 @@ def compute_tables(
         rating_tables(con, out, rating_games, level)
     with clock("skill"):  # after the ratings: a skill level's strength is its Elo
         skill_tables(out, level, skill, *study_levels([r.manifest for r in runs]))
+    with clock("response"):  # a sweep's response curves (none without a sweep)
+        response_tables(con, out, runs, level)
     out.facts["report_options"] = report_options(runs)
     out.tables["power"] = power_table(out)
     out.facts["seconds"] = {name: round(v, 2) for name, v in seconds.items()}

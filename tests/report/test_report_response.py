@@ -1,0 +1,202 @@
+"""The report's Response curves section, on a real played sweep.
+
+Each table is checked against a second computation from the run's own tables: the seat
+effects against ``stats.seat_win_shares`` on each value's games, the per-value measures
+against plain means over the games, the decided turn against ``stats.lead_metrics``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import play_run
+from test_report_tables import documented
+
+from marrakech_sim import runfolder, stats
+from marrakech_sim.report import build_report
+from marrakech_sim.report.build import SECTIONS
+from marrakech_sim.report.sections.response import curve_verdicts
+from marrakech_sim.report.tables import ReportTables
+
+PURSES = [1, 4, 30]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Random and greedy self-play, 4 and 2 players, the starting purse swept (poor purses:
+    bankruptcies)."""
+    base = tmp_path_factory.mktemp("response")
+    run = play_run(
+        base / "run",
+        {
+            "seed": 5,
+            "games_per_lineup": 300,
+            "rulesets": {"four": {}, "two": {"players": 2}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "self_play"},
+            "sweep": {"starting_dirhams": PURSES},
+            "report": {"matters_pp": 2.0},
+        },
+    )
+    build_report([run], base / "report", rating_games=2_000, moves_games=200)
+    return run, base / "report"
+
+
+def _games(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    games = runfolder.read_table(run, "games")
+    seats = runfolder.read_table(run, "seats")
+    level = seats.groupby("game_id")["strategy"].first().rename("level")
+    return games.merge(level, on="game_id"), seats
+
+
+def test_seat_effects_are_those_of_each_values_games(sweep: tuple[Path, Path]) -> None:
+    """response_points holds each seat's effect and interval at each value and level,
+    as stats.seat_win_shares gives them on that value's games alone."""
+    run, report = sweep
+    points = pd.read_csv(report / "response_points.csv")
+    games, seats = _games(run)
+    assert len(points) == 2 * 3 * (4 + 2)  # levels x values x seats
+    for (ruleset, level), part in games.groupby(["ruleset", "level"]):
+        expected = stats.seat_win_shares(part, seats.loc[seats["game_id"].isin(part["game_id"])])
+        got = points.loc[(points["ruleset"] == ruleset) & (points["level"] == level)]
+        got = got.sort_values("seat")
+        for col in ("effect_pp", "effect_lo_pp", "effect_hi_pp"):
+            np.testing.assert_allclose(got[col], expected[col], rtol=1e-5, atol=1e-6)
+        assert got["n_games"].tolist() == expected["n_games"].tolist()
+
+
+def test_per_value_measures_are_plain_means_of_the_games(sweep: tuple[Path, Path]) -> None:
+    """Game length, the bankruptcy rate, the margin and the decided turn at each value are
+    the means over its games (stats.game_metrics, stats.lead_metrics); the poor purses
+    have bankruptcies."""
+    run, report = sweep
+    metrics = pd.read_csv(report / "response_metrics.csv")
+    games, seats = _games(run)
+    per_game = stats.game_metrics(games, seats).merge(games[["game_id", "level"]])
+    means = per_game.groupby(["ruleset", "level"])[["turns", "bankrupt", "margin"]].mean()
+    for metric in ("turns", "bankrupt", "margin"):
+        got = metrics.loc[metrics["metric"] == metric].set_index(["ruleset", "level"])["mean"]
+        # a value where no game has two scores (2 players, one bankrupt) has no margin
+        expected = means[metric].dropna().sort_index()
+        np.testing.assert_allclose(got.sort_index(), expected, rtol=1e-5)
+    bankrupt = metrics.loc[metrics["metric"] == "bankrupt"]
+    assert bankrupt.loc[bankrupt["x"] == 1, "mean"].min() > 0.1
+    # decided turn: every game of this small run is in the sample (2,000 games per value)
+    moves = runfolder.read_table(run, "moves")
+    p = games["players"].to_numpy()
+    turn_scores = []
+    for width in np.unique(p):
+        mine = moves.loc[moves["game_id"].isin(games.loc[p == width, "game_id"])]
+        for seat in range(int(width)):
+            turn_scores.append(
+                pd.DataFrame(
+                    {
+                        "game_id": mine["game_id"],
+                        "turn": mine["turn"],
+                        "seat": seat,
+                        "score": [
+                            d[seat] + v[seat]
+                            for d, v in zip(
+                                mine["dirhams_after"], mine["visible_after"], strict=True
+                            )
+                        ],
+                    }
+                )
+            )
+    ts = pd.concat(turn_scores, ignore_index=True)
+    elim = seats.set_index(["game_id", "seat"])["eliminated_turn"]
+    out_at = elim.reindex(pd.MultiIndex.from_frame(ts[["game_id", "seat"]])).to_numpy()
+    ts.loc[(~np.isnan(out_at)) & (ts["turn"].to_numpy() >= out_at), "score"] = np.nan
+    lead = stats.lead_metrics(ts, games, seats)
+    decided = games.set_index("game_id").join(lead["decided_turn"])
+    expected = decided.groupby(["ruleset", "level"])["decided_turn"].mean().sort_index()
+    got = metrics.loc[metrics["metric"] == "decided_turn"].set_index(["ruleset", "level"])
+    np.testing.assert_allclose(got["mean"].sort_index(), expected, rtol=1e-5)
+
+
+def test_one_sentence_and_one_chart_per_curve(sweep: tuple[Path, Path]) -> None:
+    """Each (rule set, level) curve has its verdict sentence (fairest value, fair within the
+    study's margin or not, the cost there) in the report, and its chart as a PNG."""
+    _, report = sweep
+    verdicts = pd.read_csv(report / "response_verdicts.csv")
+    assert len(verdicts) == 4  # two bases x two levels
+    assert set(verdicts["matters_pp"]) == {2.0}
+    text = (report / "report.md").read_text()
+    headings = [re.sub(r"^\d+\\?\. ", "", h) for h in re.findall(r"^## (.+)$", text, re.M)]
+    owner = {h: i for i, section in enumerate(SECTIONS) for h in section.headings}
+    assert "Response curves" in headings
+    assert [owner[h] for h in headings] == sorted(owner[h] for h in headings)
+    for sentence in verdicts["sentence"]:
+        assert "the seats are fairest at starting dirhams" in sentence
+        assert "±2 pp" in sentence and "games with a bankruptcy" in sentence
+        assert sentence in text
+    for i in range(1, 5):
+        assert (report / f"response_{i}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    curves = pd.read_csv(report / "response_curves.csv")
+    assert curves.groupby(["base", "level", "seat"]).size().min() > 50
+    assert curves["effect_lo_pp"].le(curves["effect_pp"]).all()
+
+
+def test_the_tables_are_documented(sweep: tuple[Path, Path]) -> None:
+    """Each response table has exactly the columns docs/report-tables.md lists for it."""
+    _, report = sweep
+    tables = documented()
+    for name in ("response_points", "response_curves", "response_metrics", "response_verdicts"):
+        header = (report / f"{name}.csv").read_text().splitlines()[0].split(",")
+        assert set(header) == tables[name][0], name
+        assert tables[name][1]  # written only for a sweep
+
+
+def test_fairness_verdict_follows_the_intervals() -> None:
+    """Every seat's band inside +-margin at some value: the sentence says fair there; the
+    estimates inside but a band across the margin: the data cannot yet show it; some seat
+    wholly beyond the margin at every value: no value makes the seats fair; estimates
+    beyond but intervals reaching inside: neither shown."""
+
+    def tables(half_width: float, offset: float = 0.0) -> ReportTables:
+        x = np.array([10.0, 20.0, 30.0])
+        rows = []
+        for seat, sign in ((0, 1.0), (1, -1.0)):
+            for v in x:
+                effect = sign * (abs(v - 20.0) / 10.0 + offset)  # fairest at 20
+                rows.append(
+                    {
+                        "base": "two",
+                        "level": "greedy",
+                        "series": "",
+                        "ruleset": f"two_starting_dirhams_{v:.0f}",
+                        "x_key": "starting_dirhams",
+                        "x": v,
+                        "x_value": int(v),
+                        "players": 2,
+                        "seat": seat,
+                        "n_games": 100,
+                        "n_blocks": 100,
+                        "share": 0.5 + effect / 100,
+                        "effect_pp": effect,
+                        "effect_lo_pp": effect - half_width,
+                        "effect_hi_pp": effect + half_width,
+                    }
+                )
+        rt = ReportTables()
+        rt.tables["response_points"] = pd.DataFrame(rows)
+        return rt
+
+    sure = curve_verdicts(tables(0.5), 1.0).iloc[0]
+    assert sure["fairest_x"] == 20.0 and sure["all_fair_at_best"]
+    assert "there every seat is fair within ±1 pp" in sure["sentence"]
+    unsure = curve_verdicts(tables(3.0), 1.0).iloc[0]
+    assert not unsure["all_fair_at_best"]
+    assert "the data cannot yet show every seat fair" in unsure["sentence"]
+    unfair = curve_verdicts(tables(0.5, offset=2.0), 1.0).iloc[0]
+    assert unfair["unfair_everywhere"]
+    assert "no value in the range makes every seat fair within ±1 pp" in unfair["sentence"]
+    beyond = curve_verdicts(tables(1.5, offset=2.0), 1.0).iloc[0]
+    assert (
+        "no value in the range is shown fair within ±1 pp, nor shown unfair" in (beyond["sentence"])
+    )
+    assert curve_verdicts(ReportTables(), 1.0).empty  # no sweep: no section
