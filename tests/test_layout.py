@@ -20,6 +20,7 @@ LAYERS = (
     ("run",),
     ("palette", "plots", "report", "show", "record", "human", "web", "live"),
     ("study",),
+    ("design",),
     ("cli",),
 )
 

@@ -1,0 +1,180 @@
+"""The seat compensation search and its verdict on a stand-in game with a known answer.
+
+The stand-in: seat s wins a game with probability softmax(a + b * purse)_s (a the seats'
+baseline log-odds, b per dirham), one winner per game drawn from one uniform per game
+that every purse vector of an evaluation shares (common random numbers, as common block
+seeds do for real games). Every seat is even exactly when a_s + b * purse_s is the same
+for all seats, so the root is known: offset_s = (a_1 - a_s) / b.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from marrakech_sim.design.tune import (
+    CONFIRM,
+    SEARCH,
+    SeatEffects,
+    TunePlan,
+    effects_from_blocks,
+    equivalence,
+    search_purses,
+    seed_for,
+)
+from marrakech_sim.errors import ConfigError
+
+SHARES = np.array([0.28, 0.26, 0.24, 0.22])  # at equal purses: the first seat ahead
+PER_DIRHAM = 0.04  # log-odds per dirham
+BASE = (30, 30, 30, 30)
+TRUE_ROOT = (np.log(SHARES[0]) - np.log(SHARES[1:])) / PER_DIRHAM  # 1.85, 3.85, 6.03
+
+
+class StandIn:
+    """evaluate(purses, seed, games) of the stand-in game; remembers the seeds it used."""
+
+    def __init__(self, shares: np.ndarray = SHARES, per_dirham: float = PER_DIRHAM) -> None:
+        self.logits = np.log(shares)
+        self.per_dirham = per_dirham
+        self.seeds: list[int] = []
+
+    def probabilities(self, purses: Sequence[int]) -> np.ndarray:
+        z = self.logits + self.per_dirham * np.asarray(purses, dtype=float)
+        w = np.exp(z - z.max())
+        return w / w.sum()
+
+    def __call__(
+        self, purses: Sequence[tuple[int, ...]], seed: int, games: int
+    ) -> list[SeatEffects]:
+        self.seeds.append(seed)
+        u = np.random.default_rng(seed).random(games)  # one draw per game, shared
+        out = []
+        for p in purses:
+            winner = np.searchsorted(np.cumsum(self.probabilities(p))[:-1], u, side="right")
+            totals = np.zeros((games, len(p)))
+            totals[np.arange(games), winner] = 1.0
+            out.append(effects_from_blocks(tuple(p), totals, np.ones(games)))
+        return out
+
+
+def test_the_search_finds_the_known_root_within_its_interval() -> None:
+    """On the stand-in the root's interval holds the true root, and the tuned purses are
+    one of the integer points around it, with a fitted residual below 0.5 pp."""
+    game = StandIn()
+    found = search_purses(game, BASE, TunePlan(), seed=11)
+    for lo, true, hi in zip(found.root_lo, TRUE_ROOT, found.root_hi, strict=True):
+        assert lo <= true <= hi, (found.root_lo, TRUE_ROOT, found.root_hi)
+        assert hi - lo < 2.0  # an interval narrow enough to mean something
+    offsets = np.array(found.purses[1:]) - 30
+    assert found.purses[0] == 30
+    assert np.all(np.abs(offsets - TRUE_ROOT) < 1.0), found.purses
+    assert found.residual_pp < 0.5
+    assert [s.kind for s in found.steps][:3] == ["newton", "newton", "refine"]
+    assert found.games == sum(len(s.points) * s.games for s in found.steps)
+
+
+def test_the_root_interval_covers_the_truth_at_its_level_over_repeated_searches() -> None:
+    """Over 100 searches on fresh seeds, each seat's 95% root interval holds the true
+    root in at least 88% of them (95% expected; 88% is 3.2 binomial SEs below)."""
+    plan = TunePlan(search_games=8_000, refine_games=16_000)
+    hits = np.zeros(3)
+    reps = 100
+    for rep in range(reps):
+        found = search_purses(StandIn(), BASE, plan, seed=1000 + rep)
+        hits += [
+            lo <= t <= hi for lo, t, hi in zip(found.root_lo, TRUE_ROOT, found.root_hi, strict=True)
+        ]
+    assert np.all(hits / reps >= 0.88), hits / reps
+
+
+def test_two_players_search_and_a_second_seat_behind() -> None:
+    """With two seats the root is one number; a second seat that starts ahead gets a
+    negative offset (a smaller purse)."""
+    shares = np.array([0.46, 0.54])
+    found = search_purses(StandIn(shares), (30, 30), TunePlan(), seed=3)
+    true = (np.log(0.46) - np.log(0.54)) / PER_DIRHAM  # -4.0
+    assert found.root_lo[0] <= true <= found.root_hi[0]
+    assert found.purses[1] - 30 in (np.floor(true), np.ceil(true))
+
+
+def test_search_and_confirmation_seeds_are_disjoint() -> None:
+    """Every seed the search played differs from the confirmatory seed of the same tune."""
+    game = StandIn()
+    search_purses(game, BASE, TunePlan(search_games=2000, refine_games=2000), seed=5)
+    assert len(set(game.seeds)) == len(game.seeds) == 3
+    assert seed_for(5, CONFIRM, 0) not in game.seeds
+    assert game.seeds[0] == seed_for(5, SEARCH, 0)
+
+
+def test_the_search_is_deterministic_by_seed() -> None:
+    """The same tune seed gives the same path; another seed gives other games."""
+    plan = TunePlan(search_games=3000, refine_games=3000)
+    one = search_purses(StandIn(), BASE, plan, seed=9)
+    assert one == search_purses(StandIn(), BASE, plan, seed=9)
+    assert one.steps[0].points != search_purses(StandIn(), BASE, plan, seed=10).steps[0].points
+
+
+def _confirm_draws(effects_pp: np.ndarray, games: int, reps: int, seed: int) -> list[SeatEffects]:
+    """`reps` confirmatory runs of `games` single-game blocks with the given true effects."""
+    p = 1.0 / len(effects_pp) + effects_pp / 100.0
+    counts = np.random.default_rng(seed).multinomial(games, p, size=reps)
+    out = []
+    for c in counts:
+        share = c / games
+        cov = (np.diag(share) - np.outer(share, share)) / (games - 1)  # B/(B-1) sandwich
+        out.append(
+            SeatEffects(
+                (30,) * len(p),
+                tuple(100 * (share - 1 / len(p))),
+                tuple(map(tuple, 1e4 * cov)),
+                games,
+                games,
+            )
+        )
+    return out
+
+
+def test_the_verdict_holds_its_error_rates_over_repeated_confirmations() -> None:
+    """TOST with Bonferroni over 4 seats, alpha 0.05, margin 1 pp, 40,000 games:
+    a seat truly at the margin (+1 pp) is called fair in at most alpha / 4 of 2,000
+    simulated confirmations (plus 3 binomial SEs); with every seat truly even, all four
+    are called fair about as often as the power computed from the normal model (within
+    3 SEs), which is above 80%."""
+    games, reps, margin, alpha = 40_000, 2000, 1.0, 0.05
+    at_margin = _confirm_draws(np.array([1.0, -1 / 3, -1 / 3, -1 / 3]), games, reps, 1)
+    wrong = np.mean([equivalence(e, margin, alpha)[0].fair for e in at_margin])
+    bound = alpha / 4
+    assert wrong <= bound + 3 * np.sqrt(bound * (1 - bound) / reps), wrong
+
+    even = _confirm_draws(np.zeros(4), games, reps, 2)
+    all_fair = np.mean([all(v.fair for v in equivalence(e, margin, alpha)) for e in even])
+    se = 100 * np.sqrt(0.25 * 0.75 / games)
+    z = sps.norm.ppf(1 - alpha / 4)
+    one_seat = 2 * sps.norm.cdf(margin / se - z) - 1  # P(|e| < margin - z se) at e = 0
+    # the seats are dependent (they sum to zero): the joint rate lies between the
+    # product (independence) and the smallest one
+    assert one_seat**4 - 3 * np.sqrt(0.25 / reps) <= all_fair <= one_seat + 0.01, (
+        all_fair,
+        one_seat,
+    )
+    assert all_fair > 0.8
+
+
+def test_a_seat_known_unfair_is_called_unfair() -> None:
+    """A seat 3 pp off with 20,000 games is never called fair within 1 pp."""
+    draws = _confirm_draws(np.array([3.0, -1.0, -1.0, -1.0]), 20_000, 200, 3)
+    assert not any(equivalence(e, 1.0)[0].fair for e in draws)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("newton_steps", 0), ("search_games", 1), ("alpha", 1.5), ("step_dirhams", True)],
+)
+def test_a_bad_plan_value_is_a_one_line_error_naming_it(key: str, value: object) -> None:
+    """TunePlan refuses a value out of range, naming the key and what is allowed."""
+    with pytest.raises(ConfigError, match=rf"tune\.{key} = .*allowed") as info:
+        TunePlan(**{key: value})  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
