@@ -105,4 +105,4 @@ def main() -> None:
 
 
 # the command modules register themselves on `main`
-from marrakech_sim.cli import games, position, report, run, strategies  # noqa: E402, F401
+from marrakech_sim.cli import games, position, report, run, strategies, tune  # noqa: E402, F401

@@ -1,0 +1,181 @@
+"""The tune's words: the tuned rule sets as TOML, and a Markdown report of every search.
+
+Pure text from a :class:`design.tuning.TuneResult`; `write_tune_report` puts it in the tune's
+output folder (tune.md, tuned.toml, tune.json).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from marrakech_sim.design.tune import SeatEffects
+from marrakech_sim.design.tuning import Replay, Tuned, TuneResult
+from marrakech_sim.rules.options import Rules
+
+REPORT_FILE = "tune.md"
+TOML_FILE = "tuned.toml"
+RESULT_FILE = "tune.json"
+
+
+def tuned_name(item: Tuned) -> str:
+    """The rule set name of a tuned rule: RULESET_LEVEL_tuned."""
+    return f"{item.ruleset}_{item.level}_tuned"
+
+
+def tuned_toml(result: TuneResult) -> str:
+    """The tuned rule sets as [rulesets.NAME] tables, ready to paste into a study config."""
+    lines = [f"# tuned by `marrakech tune` ({result.config.name}): seat 1 keeps the base purse"]
+    for item in result.tuned:
+        rules = result.config.study.rules(item.ruleset)
+        options = rules.differences(Rules(players=rules.players))
+        options.pop("seat_dirhams", None)
+        options = {"players": rules.players, **options, "seat_dirhams": list(item.search.purses)}
+        lines += ["", f"[rulesets.{tuned_name(item)}]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in options.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _pp(value: float) -> str:
+    return f"{value:+.2f}"
+
+
+def _effects(effects: SeatEffects, level: float) -> str:
+    """Each seat's effect with its interval, as one table cell."""
+    from scipy import stats as sps
+
+    t = float(sps.t.ppf(0.5 + level / 2, max(effects.n_blocks - 1, 1)))
+    return "; ".join(
+        f"{_pp(e)} [{_pp(e - t * s)}, {_pp(e + t * s)}]"
+        for e, s in zip(effects.effect_pp, effects.se_pp, strict=True)
+    )
+
+
+def verdict_sentence(replay: Replay, margin: float, residual: float) -> str:
+    """Fair within +-margin at every seat, or which seats are not shown fair."""
+    if replay.all_fair:
+        return f"fair within +-{margin:g} pp at every seat"
+    unfair = [v for v in replay.verdicts if not v.fair]
+    seats = ", ".join(f"seat {v.seat} {_pp(v.effect_pp)} pp" for v in unfair)
+    text = f"not shown fair within +-{margin:g} pp ({seats})"
+    if residual > margin:
+        text += f"; integer purses cannot get closer than about {residual:.2f} pp (fitted)"
+    return text
+
+
+def tune_markdown(result: TuneResult) -> str:
+    """The report: compensation per level, the replay table, each search's path."""
+    cfg = result.config
+    plan = cfg.plan
+    out = [
+        f"# Seat compensation: {cfg.name}",
+        "",
+        f"Each seat's effect is its win share minus the fair share 1/k, in percentage points, "
+        f"with {plan.level:.0%} intervals clustered on blocks. A seat is *fair* when two one-sided "
+        f"tests show its effect within +-{cfg.margin_pp:g} pp at level alpha/k "
+        f"(alpha = {plan.alpha:g}, Bonferroni over the k seats: the chance of calling any "
+        "seat outside the margin fair is at most alpha). The confirmation plays seeds disjoint "
+        f"from every seed of the search. {result.games:,} games in all.",
+        "",
+        "## Compensation per level",
+        "",
+        "| rule set | level | tuned purses | root (offsets of seats 2..k, interval) | "
+        "untuned worst seat | tuned worst seat | verdict |",
+        "|---|---|---|---|---:|---:|---|",
+    ]
+    for item in result.tuned:
+        s = item.search
+        root = ", ".join(
+            f"{r:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+            for r, lo, hi in zip(s.root, s.root_lo, s.root_hi, strict=True)
+        )
+        untuned = item.replays[-1].effects.worst_pp
+        out.append(
+            f"| {item.ruleset} | {item.level} | {list(s.purses)} | {root} | {untuned:.2f} pp | "
+            f"{item.confirmed.effects.worst_pp:.2f} pp | "
+            f"{verdict_sentence(item.confirmed, cfg.margin_pp, s.residual_pp)} |"
+        )
+    if len(cfg.levels) > 1:
+        out += ["", "## Each level's tuned rule played at the other levels", ""]
+        out.append(
+            "Largest absolute seat effect (pp) of the rule tuned at the row's level, played at "
+            "the column's level on that level's confirmatory seeds; * = fair at every seat."
+        )
+        for ruleset, _ in cfg.study.rulesets:
+            out += ["", f"**{ruleset}**", ""]
+            out.append("| tuned at | " + " | ".join(f"played at {lv}" for lv in cfg.levels) + " |")
+            out.append("|---|" + "---:|" * len(cfg.levels))
+            rows = [*cfg.levels, None]
+            for row in rows:
+                cells = []
+                for col in cfg.levels:
+                    item = _find(result, col, ruleset)
+                    replay = next(r for r in item.replays if r.tuned_at == row)
+                    cells.append(f"{replay.effects.worst_pp:.2f}{' *' if replay.all_fair else ''}")
+                out.append(f"| {row or 'untuned'} | " + " | ".join(cells) + " |")
+    for item in result.tuned:
+        out += _detail(item, result)
+    out += ["", "## Rule sets to paste", "", "```toml", tuned_toml(result).rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+def _find(result: TuneResult, level: str, ruleset: str) -> Tuned:
+    return next(t for t in result.tuned if t.level == level and t.ruleset == ruleset)
+
+
+def _detail(item: Tuned, result: TuneResult) -> list[str]:
+    plan = result.config.plan
+    c = item.confirmed
+    out = [
+        "",
+        f"## {item.ruleset} at level {item.level}",
+        "",
+        f"Confirmation: {c.effects.n_games:,} games on fresh seeds "
+        f"({item.confirm_seeds:,} game seeds, none of the search's {item.search_seeds:,}: "
+        f"{'checked' if item.disjoint else 'NOT disjoint'}); purses {list(c.effects.purses)}: "
+        f"{verdict_sentence(c, result.config.margin_pp, item.search.residual_pp)}.",
+        "",
+        "| seat | purse | effect (pp) | interval | TOST p | fair |",
+        "|---:|---:|---:|---|---:|---|",
+    ]
+    for v, purse in zip(c.verdicts, c.effects.purses, strict=True):
+        out.append(
+            f"| {v.seat} | {purse} | {_pp(v.effect_pp)} | [{_pp(v.lo_pp)}, {_pp(v.hi_pp)}] | "
+            f"{v.p_equivalence:.3g} | {'yes' if v.fair else 'no'} |"
+        )
+    out += [
+        "",
+        "Search path (each step on its own seeds; the purse vectors of a step share them):",
+        "",
+        "| step | kind | games each | purses tried | effect per seat, pp [interval] |",
+        "|---:|---|---:|---|---|",
+    ]
+    for i, step in enumerate(item.search.steps, 1):
+        for point in step.points:
+            out.append(
+                f"| {i} | {step.kind} | {step.games:,} | {list(point.purses)} | "
+                f"{_effects(point, plan.level)} |"
+            )
+    return out
+
+
+def result_dict(result: TuneResult) -> dict[str, Any]:
+    """The result as JSON-friendly data (tune.json)."""
+    return {
+        "name": result.config.name,
+        "margin_pp": result.config.margin_pp,
+        "plan": dataclasses.asdict(result.config.plan),
+        "games": result.games,
+        "tuned": [dataclasses.asdict(t) for t in result.tuned],
+    }
+
+
+def write_tune_report(result: TuneResult) -> Path:
+    """Write tune.md, tuned.toml and tune.json into the tune's folder; the report's path."""
+    out = result.out_dir
+    (out / TOML_FILE).write_text(tuned_toml(result))
+    (out / RESULT_FILE).write_text(json.dumps(result_dict(result), indent=1, default=str))
+    (out / REPORT_FILE).write_text(tune_markdown(result))
+    return out / REPORT_FILE

@@ -1,0 +1,374 @@
+"""`marrakech tune`: the seat compensation of each rule set at each skill level, confirmed.
+
+A tune config is a study config without a schedule, plus a ``[tune]`` table::
+
+    name = "tune-seats"
+    seed = 20261204
+    [rulesets.four]              # each rule set is tuned on its own
+    [rulesets.two]
+    players = 2
+    [strategies.greedy]          # each strategy is a skill level, played in every seat
+    [tune]
+    levels = ["greedy"]          # optional: the strategies to tune at (default: all)
+    margin_pp = 1.0              # a seat is fair within +-margin_pp (the verdict)
+    search_games = 20000         # and the other TunePlan keys (design.tune.TunePlan)
+
+For every (level, rule set) the search (`design.tune.search_purses`) plays self-play games
+of the level through the runner (`run.runner.run_study`, common seeds across the purse
+vectors of a step), then a confirmatory run on fresh seeds plays the tuned purses of every
+level, and the untuned ones, at this level: the diagonal is the confirmation, the rest
+says whether one level's fix over- or under-corrects another.
+
+Every step's effects are kept in the output folder (``steps/LEVEL/RULESET/SEED.json``) as
+soon as it is played, with the games' seeds (``SEED.seeds.npy``); a stopped tune run again
+reuses them and resumes a step's run folder it finds unfinished, so it ends with the same
+result as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from marrakech_sim import runfolder
+from marrakech_sim.design.tune import (
+    CONFIRM,
+    Evaluate,
+    Search,
+    SeatEffects,
+    SeatVerdict,
+    TunePlan,
+    effects_from_blocks,
+    equivalence,
+    search_purses,
+    seed_for,
+)
+from marrakech_sim.errors import ConfigError, RunFolderError
+from marrakech_sim.files import read_text
+from marrakech_sim.rules.options import Rules
+from marrakech_sim.run.config import Study, study_from_dict
+from marrakech_sim.run.runner import resume_run, run_study
+from marrakech_sim.runfolder.load import load_run
+from marrakech_sim.stats.seats import seat_block_totals
+
+TOP_KEYS = (
+    "name",
+    "description",
+    "seed",
+    "chunk_games",
+    "decision_seconds",
+    "worker_memory_mb",
+    "rulesets",
+    "strategies",
+    "tune",
+)
+PLAN_KEYS = tuple(f.name for f in dataclasses.fields(TunePlan))
+TUNE_KEYS = ("levels", "margin_pp", *PLAN_KEYS)
+DEFAULT_MARGIN_PP = 1.0
+CONFIG_FILE = "tune-config.json"
+
+#: messages for the command line while a tune runs
+Say = Callable[[str], None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TuneConfig:
+    """A validated tune config."""
+
+    study: Study  # its rule sets, strategies, seed and run options
+    levels: tuple[str, ...]
+    margin_pp: float
+    plan: TunePlan
+    raw: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.study.name
+
+    def with_options(self, level: str | None = None, margin_pp: float | None = None) -> TuneConfig:
+        """The config restricted to one level (--level) and with another margin (--margin)."""
+        levels = self.levels
+        if level is not None:
+            if level not in self.levels:
+                raise ConfigError(
+                    f"--level {level!r}: allowed are the config's levels: {', '.join(self.levels)}"
+                )
+            levels = (level,)
+        margin = self.margin_pp if margin_pp is None else _margin("--margin", margin_pp)
+        return dataclasses.replace(self, levels=levels, margin_pp=margin)
+
+
+def load_tune_config(path: str | Path) -> TuneConfig:
+    """Read and validate a tune config file (TOML)."""
+    import tomllib
+
+    text = read_text(path, "tune config", ConfigError)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{str(path)!r} is not valid TOML: {exc}") from exc
+    return tune_config_from_dict(data, default_name=Path(path).stem)
+
+
+def tune_config_from_dict(data: dict[str, Any], default_name: str = "tune") -> TuneConfig:
+    """Validate a tune config (as parsed TOML); every error names its key."""
+    unknown = sorted(set(data) - set(TOP_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"unknown key {unknown[0]!r} in a tune config; allowed are: {', '.join(TOP_KEYS)}"
+        )
+    raw_tune = data.get("tune", {})
+    if not isinstance(raw_tune, dict):
+        raise ConfigError(f"tune = {raw_tune!r}: expected a table [tune]")
+    unknown = sorted(set(raw_tune) - set(TUNE_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown key tune.{unknown[0]}; allowed are: {', '.join(TUNE_KEYS)}")
+    study_data = {k: v for k, v in data.items() if k != "tune"}
+    study_data["schedule"] = {"kind": "self_play"}
+    study = study_from_dict(study_data, default_name=default_name)
+    for name, rules in study.rulesets:
+        if getattr(rules, "seat_dirhams", None) is not None:
+            raise ConfigError(
+                f"rulesets.{name}.seat_dirhams = {list(rules.seat_dirhams)!r}: a tuned rule "
+                "set gives every seat its starting_dirhams; remove seat_dirhams"
+            )
+    levels = raw_tune.get("levels", list(study.strategy_names))
+    if (
+        not isinstance(levels, list)
+        or not levels
+        or any(v not in study.strategy_names for v in levels)
+        or len(set(levels)) != len(levels)
+    ):
+        raise ConfigError(
+            f"tune.levels = {levels!r}: allowed is a list of distinct strategy names of the "
+            f"config: {', '.join(study.strategy_names)}"
+        )
+    margin = _margin("tune.margin_pp", raw_tune.get("margin_pp", DEFAULT_MARGIN_PP))
+    plan = TunePlan(**{k: raw_tune[k] for k in PLAN_KEYS if k in raw_tune})
+    return TuneConfig(study, tuple(levels), margin, plan, data)
+
+
+def _margin(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 50:
+        raise ConfigError(f"{key} = {value!r}: allowed is a number of pp above 0, at most 50")
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Replay:
+    """One rule (tuned at `tuned_at`, or None: untuned) played at a level on its fresh seeds."""
+
+    tuned_at: str | None
+    effects: SeatEffects
+    verdicts: tuple[SeatVerdict, ...]
+
+    @property
+    def all_fair(self) -> bool:
+        return all(v.fair for v in self.verdicts)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tuned:
+    """The tune of one rule set at one level: its search, and the confirmatory replays."""
+
+    level: str
+    ruleset: str
+    search: Search
+    confirm_seed: int
+    replays: tuple[Replay, ...]  # the level's own tuned rule first, then others, untuned last
+    search_seeds: int  # distinct game seeds the search played
+    confirm_seeds: int  # distinct game seeds of the confirmatory run
+    disjoint: bool  # no confirmatory game seed was played by any search of the tune
+
+    @property
+    def confirmed(self) -> Replay:
+        return self.replays[0]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TuneResult:
+    """Every (level, rule set) tune of a config, where its files are, the games played."""
+
+    config: TuneConfig
+    out_dir: Path
+    tuned: tuple[Tuned, ...]
+    games: int
+
+
+def run_tune(
+    config: TuneConfig,
+    out_dir: str | Path,
+    *,
+    workers: int | None = None,
+    say: Say | None = None,
+) -> TuneResult:
+    """Tune every rule set at every level of `config` into `out_dir` (resumes a stopped one)."""
+    out = Path(out_dir)
+    tell = say or (lambda _message: None)
+    _claim(out, config)
+    searches: dict[tuple[str, str], Search] = {}
+    games = 0
+    for level in config.levels:
+        for ruleset, rules in config.study.rulesets:
+            tell(f"searching {ruleset} at level {level}")
+            evaluate = _evaluator(config, out / "steps" / level / ruleset, level, rules, workers)
+            search = search_purses(
+                evaluate, _base(rules), config.plan, _pair_seed(config, level, ruleset)
+            )
+            searches[(level, ruleset)] = search
+            games += search.games
+            tell(f"  {ruleset} at {level}: purses {list(search.purses)} ({search.games:,} games)")
+    search_seeds = _seeds_of(out / "steps")
+    tuned = []
+    for level in config.levels:
+        for ruleset, rules in config.study.rulesets:
+            tell(f"confirming {ruleset} at level {level} on fresh seeds")
+            rules_of = [(lv, searches[(lv, ruleset)].purses) for lv in config.levels]
+            rules_of.sort(key=lambda item: item[0] != level)  # the level's own first
+            purses = list(dict.fromkeys([p for _, p in rules_of] + [_base(rules)]))
+            seed = seed_for(_pair_seed(config, level, ruleset), CONFIRM, 0)
+            folder = out / "confirm" / level / ruleset
+            effects = _evaluator(config, folder, level, rules, workers)(
+                purses, seed, config.plan.confirm_games
+            )
+            games += len(purses) * config.plan.confirm_games
+            by_purses = dict(zip(purses, effects, strict=True))
+            replays = [_replay(lv, by_purses[p], config) for lv, p in rules_of] + [
+                _replay(None, by_purses[_base(rules)], config)
+            ]
+            confirm = _seeds_of(folder)
+            tuned.append(
+                Tuned(
+                    level,
+                    ruleset,
+                    searches[(level, ruleset)],
+                    seed,
+                    tuple(replays),
+                    len(search_seeds),
+                    len(confirm),
+                    not np.intersect1d(confirm, search_seeds).size,
+                )
+            )
+    return TuneResult(config, out, tuple(tuned), games)
+
+
+def _replay(level: str | None, effects: SeatEffects, config: TuneConfig) -> Replay:
+    verdicts = equivalence(effects, config.margin_pp, config.plan.alpha, config.plan.level)
+    return Replay(level, effects, tuple(verdicts))
+
+
+def _base(rules: Rules) -> tuple[int, ...]:
+    return (rules.starting_dirhams,) * rules.players
+
+
+def _pair_seed(config: TuneConfig, level: str, ruleset: str) -> int:
+    """The seed of one (level, rule set) tune: from the config's seed and the two names."""
+    words = [config.study.seed, zlib.crc32(level.encode()), zlib.crc32(ruleset.encode())]
+    return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _claim(out: Path, config: TuneConfig) -> None:
+    """Write the config into `out`, or check that the tune already there has the same one
+    (the margin and the levels may differ: they choose, they do not change the games)."""
+    mine = {k: v for k, v in config.raw.items() if k != "tune"}
+    mine["tune"] = {k: v for k, v in config.raw.get("tune", {}).items() if k in PLAN_KEYS}
+    path = out / CONFIG_FILE
+    if path.exists():
+        if json.loads(path.read_text()) != json.loads(json.dumps(mine, sort_keys=True)):
+            raise RunFolderError(
+                f"{str(out)!r} holds a tune of a different config; give another --out or remove it"
+            )
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{CONFIG_FILE}.tmp"
+    tmp.write_text(json.dumps(mine, sort_keys=True, indent=1))
+    tmp.replace(path)
+
+
+def _evaluator(
+    config: TuneConfig, folder: Path, level: str, rules: Rules, workers: int | None
+) -> Evaluate:
+    """evaluate(purses, seed, games) playing self-play games of `level` through the runner.
+
+    One study per call, one rule set per purse vector, common seeds; its effects are kept
+    in folder/SEED.json (and the games' seeds in SEED.seeds.npy) and reused when asked
+    again; the run folder is removed once they are written.
+    """
+
+    def evaluate(purses: Sequence[tuple[int, ...]], seed: int, games: int) -> list[SeatEffects]:
+        kept = folder / f"{seed}.json"
+        if kept.exists():
+            data = json.loads(kept.read_text())
+            effects = [SeatEffects.from_dict(d) for d in data["effects"]]
+            if [list(e.purses) for e in effects] == [list(p) for p in purses] and data[
+                "games"
+            ] == games:
+                return effects
+        study = _step_study(config, level, rules, purses, seed, games)
+        run_dir = folder / f"{seed}.run"
+        if (run_dir / runfolder.MANIFEST).exists():
+            if runfolder.read_manifest(run_dir).get("status") not in runfolder.FINISHED:
+                resume_run(run_dir, workers=workers)
+        else:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            run_study(study, run_dir, workers=workers)
+        run = load_run(run_dir)
+        totals = seat_block_totals(run.games, run.seats)
+        effects = []
+        for i, p in enumerate(purses):
+            y, n = totals[(rules.players, f"p{i}")]
+            effects.append(effects_from_blocks(tuple(p), y, n))
+        seeds = np.unique(run.games["seed"].to_numpy(dtype=np.uint64))
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / f".{seed}.seeds.npy", seeds)
+        (folder / f".{seed}.seeds.npy").replace(folder / f"{seed}.seeds.npy")
+        tmp = folder / f".{seed}.json.tmp"
+        tmp.write_text(
+            json.dumps({"games": games, "effects": [e.to_dict() for e in effects]}, indent=1)
+        )
+        tmp.replace(kept)
+        shutil.rmtree(run_dir)
+        return effects
+
+    return evaluate
+
+
+def _step_study(
+    config: TuneConfig,
+    level: str,
+    rules: Rules,
+    purses: Sequence[tuple[int, ...]],
+    seed: int,
+    games: int,
+) -> Study:
+    """The study of one step: `level` in every seat, one rule set p0, p1, ... per purse
+    vector, all on the block seeds of `seed` (common seeds)."""
+    spec = config.study.to_dict()["strategies"][level]
+    options = rules.to_dict()
+    data = {
+        "name": f"{config.name}-{level}-{seed}",
+        "seed": seed,
+        "games_per_lineup": games,
+        "chunk_games": config.study.chunk_games,
+        "decision_seconds": config.study.decision_seconds,
+        "common_seeds": True,
+        "rulesets": {f"p{i}": {**options, "seat_dirhams": list(p)} for i, p in enumerate(purses)},
+        "strategies": {level: spec},
+        "schedule": {"kind": "self_play"},
+    }
+    if config.study.worker_memory_mb is not None:
+        data["worker_memory_mb"] = config.study.worker_memory_mb
+    return study_from_dict(data)
+
+
+def _seeds_of(folder: Path) -> np.ndarray:
+    """Every game seed kept under `folder` (its steps' SEED.seeds.npy files)."""
+    found = [np.load(p) for p in sorted(folder.rglob("*.seeds.npy")) if not p.name.startswith(".")]
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, np.uint64)
