@@ -134,7 +134,7 @@ def tune_config_from_dict(data: dict[str, Any], default_name: str = "tune") -> T
     study_data["schedule"] = {"kind": "self_play"}
     study = study_from_dict(study_data, default_name=default_name)
     for name, rules in study.rulesets:
-        if getattr(rules, "seat_dirhams", None) is not None:
+        if rules.seat_dirhams is not None:
             raise ConfigError(
                 f"rulesets.{name}.seat_dirhams = {list(rules.seat_dirhams)!r}: a tuned rule "
                 "set gives every seat its starting_dirhams; remove seat_dirhams"

@@ -1,0 +1,124 @@
+"""A real tune: games played through the runner, fresh confirmatory seeds, resume after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from marrakech_sim.design.tune_report import RESULT_FILE, TOML_FILE, write_tune_report
+from marrakech_sim.design.tuning import TuneResult, load_tune_config, run_tune
+from marrakech_sim.run.config import study_from_dict
+
+MARRAKECH = Path(sys.executable).parent / "marrakech"
+CONFIG = """
+name = "tiny"
+seed = 4
+chunk_games = 512
+[rulesets.two]
+players = 2
+[strategies.greedy]
+[strategies.random]
+[tune]
+newton_steps = 1
+refine_steps = 1
+step_dirhams = 3
+search_games = 1024
+refine_games = 1024
+confirm_games = 1024
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> TuneResult:
+    """The tiny tune (2 players, greedy and random), played once in this process."""
+    folder = tmp_path_factory.mktemp("tune")
+    (folder / "tiny.toml").write_text(CONFIG)
+    result = run_tune(load_tune_config(folder / "tiny.toml"), folder / "out", workers=0)
+    write_tune_report(result)
+    return result
+
+
+def test_the_confirmation_plays_seeds_no_search_step_played(tiny: TuneResult) -> None:
+    """The game seeds of every confirmatory run (read from its games) are disjoint from
+    every game seed of every search step of the tune; a step's purse vectors share theirs."""
+    out = tiny.out_dir
+    search = [np.load(p) for p in (out / "steps").rglob("*.seeds.npy")]
+    confirm = [np.load(p) for p in (out / "confirm").rglob("*.seeds.npy")]
+    assert len(search) == 2 * 2 and len(confirm) == 2  # 2 levels x (newton + refine); 2 levels
+    for seeds in search:
+        assert len(seeds) == 1024  # one seed per block, shared by the step's rule sets
+    played = np.concatenate(search)
+    for seeds in confirm:
+        assert len(seeds) == 1024
+        assert not np.intersect1d(seeds, played).size
+    assert all(t.disjoint for t in tiny.tuned)
+
+
+def test_the_report_and_the_toml_of_a_real_tune(tiny: TuneResult) -> None:
+    """tuned.toml holds one rule set per (rule set, level) that a study config accepts,
+    with its tuned purses; tune.md lists each search's path and the replay table."""
+    toml = tomllib.loads((tiny.out_dir / TOML_FILE).read_text())
+    names = {f"two_{lv}_tuned" for lv in ("greedy", "random")}
+    assert set(toml["rulesets"]) == names
+    study = study_from_dict(
+        {**toml, "strategies": {"greedy": {}}, "schedule": {"kind": "self_play"}}
+    )
+    for item in tiny.tuned:
+        rules = study.rules(f"two_{item.level}_tuned")
+        assert rules.seat_dirhams == item.search.purses
+        assert item.search.purses[0] == 30
+    text = (tiny.out_dir / "tune.md").read_text()
+    assert "Each level's tuned rule played at the other levels" in text
+    assert text.count("Search path") == 2
+    for item in tiny.tuned:
+        assert len(item.replays) == 3  # its own rule, the other level's, untuned
+        for step in item.search.steps:
+            for point in step.points:
+                assert f"| {list(point.purses)} |" in text
+
+
+def test_a_tune_is_the_same_for_any_number_of_workers(tiny: TuneResult, tmp_path: Path) -> None:
+    """The same config played with 2 worker processes gives the same steps and result."""
+    again = run_tune(tiny.config, tmp_path / "out", workers=2)
+    assert again.tuned == tiny.tuned
+
+
+def test_a_killed_tune_resumes_from_its_last_finished_step(
+    tiny: TuneResult, tmp_path: Path
+) -> None:
+    """`marrakech tune` killed with SIGKILL after its first step, then run again, finishes
+    with the result of an uninterrupted tune, without replaying the finished step."""
+    (tmp_path / "tiny.toml").write_text(CONFIG)
+    out = tmp_path / "out"
+    cmd = [str(MARRAKECH), "tune", str(tmp_path / "tiny.toml"), "--out", str(out)]
+    proc = subprocess.Popen(
+        [*cmd, "--workers", "1"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while not list((out / "steps").glob("*/*/*.json")):  # a step's effects are kept
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = next((out / "steps").glob("*/*/*.json"))
+    stamp = first.stat().st_mtime_ns
+    assert not (out / RESULT_FILE).exists()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert first.stat().st_mtime_ns == stamp  # kept, not played again
+    resumed = json.loads((out / RESULT_FILE).read_text())
+    original = json.loads((tiny.out_dir / RESULT_FILE).read_text())
+    assert resumed["tuned"] == original["tuned"]
+    assert "[rulesets.two_greedy_tuned]" in done.stdout
