@@ -224,12 +224,10 @@ def search_purses(evaluate: Evaluate, base: tuple[int, ...], plan: TunePlan, see
     best = min(range(len(last)), key=lambda c: last[c].worst_pp)
     root_pooled, se_pooled = _pooled(steps, plan)
     z = float(sps.norm.ppf(0.5 + plan.level / 2))
-    nearest_point = last[nearest]
+    # what integers cannot fix: the fitted line's largest |effect| at the best integer
+    # purses around the pooled root (0 when the root is a whole number of dirhams)
     residual = min(
-        _fitted_worst(
-            nearest_point, jac, np.array(p.purses[1:]) - np.array(nearest_point.purses[1:])
-        )
-        for p in last
+        _fitted_worst(jac, np.array(c) - root_pooled) for c in _corners(root_pooled, low, high)
     )
     return Search(
         base=base,
@@ -308,9 +306,10 @@ def _corners(root: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[tuple[
     return [tuple(c) for c in itertools.product(*choices)]
 
 
-def _fitted_worst(at: SeatEffects, jac: np.ndarray, shift: np.ndarray) -> float:
-    """The linear model's largest |seat effect| at `at`'s offsets + shift (seat 1 implied)."""
-    rest = np.array(at.effect_pp[1:]) + jac @ shift
+def _fitted_worst(jac: np.ndarray, shift: np.ndarray) -> float:
+    """The linear model's largest |seat effect| `shift` away from its root (seat 1 implied:
+    the effects sum to zero)."""
+    rest = jac @ shift
     return float(max(np.abs(rest).max(), abs(rest.sum())))
 
 
