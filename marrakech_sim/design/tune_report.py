@@ -61,8 +61,8 @@ def verdict_sentence(replay: Replay, margin: float, residual: float) -> str:
     seats = ", ".join(f"seat {v.seat} {_pp(v.effect_pp)} pp" for v in unfair)
     text = f"not shown fair within +-{margin:g} pp ({seats})"
     if residual > margin:
-        text += f"; integer purses cannot get closer than about {residual:.2f} pp (fitted)"
-    return text
+        return text + f"; integer purses cannot get closer than about {residual:.2f} pp (fitted)"
+    return text + f"; the best integer purses leave about {residual:.2f} pp (fitted)"
 
 
 def tune_markdown(result: TuneResult) -> str:
