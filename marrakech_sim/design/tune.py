@@ -16,11 +16,14 @@ Method (a noisy Newton search, then a refinement at the integers, then confirmat
    c + h e_j share their dice and rug piles and mostly their winner).
 2. **Refinement.** The integer points around the root (each offset rounded down and up: the
    corners of the unit cell holding r, 2^(k-1) points) are played on fresh common seeds
-   with more games; the candidate whose largest absolute seat effect is smallest is the
-   tuned purse vector. The root's interval is r's delta-method interval
-   J^-1 Cov(e) J^-T at the corner nearest r (the slope J taken as known: its error
-   multiplies |x - r| < 1 dirham).
-3. **Confirmation** (:func:`equivalence`, called by the caller on seeds disjoint from all of
+   with more games (again around the new root, while it leaves the cell); the candidate
+   whose largest absolute seat effect is smallest is the tuned purse vector, its effects
+   taken as measured less their common level, which the steps' pooled root sets (common
+   seeds make the differences between candidates precise, not the level they share).
+   The root is the inverse-variance mean of the roots of the steps near it, each with
+   its delta-method variance J^-1 Cov(e) J^-T (the slope J taken as known: its error
+   multiplies |x - r|, under a dirham near the root).
+3. **Confirmation** (:func:`confirm_purses`, on seeds disjoint from all of
    the above): each seat's effect under the tuned purses with a two one-sided tests
    (TOST) equivalence verdict against +-margin.
 
@@ -221,8 +224,12 @@ def search_purses(evaluate: Evaluate, base: tuple[int, ...], plan: TunePlan, see
         ):
             break
     last = steps[-1].points
-    best = min(range(len(last)), key=lambda c: last[c].worst_pp)
     root_pooled, se_pooled = _pooled(steps, plan)
+    # the candidates' differences come from common seeds and are precise; their common
+    # level is as noisy as one point's effect. So the level is set by the pooled root of
+    # every step (the fitted effects at the nearest corner), the differences kept
+    shift = jac @ (np.array(corners[nearest]) - root_pooled) - np.array(last[nearest].effect_pp[1:])
+    best = min(range(len(last)), key=lambda c: _worst(np.array(last[c].effect_pp[1:]) + shift))
     z = float(sps.norm.ppf(0.5 + plan.level / 2))
     # what integers cannot fix: the fitted line's largest |effect| at the best integer
     # purses around the pooled root (0 when the root is a whole number of dirhams)
@@ -307,10 +314,26 @@ def _corners(root: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[tuple[
 
 
 def _fitted_worst(jac: np.ndarray, shift: np.ndarray) -> float:
-    """The linear model's largest |seat effect| `shift` away from its root (seat 1 implied:
-    the effects sum to zero)."""
-    rest = jac @ shift
+    """The linear model's largest |seat effect| `shift` away from its root."""
+    return _worst(jac @ shift)
+
+
+def _worst(rest: np.ndarray) -> float:
+    """The largest |effect| of all seats from those of seats 2..k (they sum to zero)."""
     return float(max(np.abs(rest).max(), abs(rest.sum())))
+
+
+def confirm_purses(
+    evaluate: Evaluate,
+    purses: Sequence[tuple[int, ...]],
+    seed: int,
+    plan: TunePlan,
+    margin_pp: float,
+) -> list[tuple[SeatEffects, list[SeatVerdict]]]:
+    """Play `purses` on the confirmatory seeds of the tune seeded `seed` (never a search's:
+    seed_for(seed, CONFIRM, 0)) and give each its effects and per-seat verdicts."""
+    effects = evaluate(purses, seed_for(seed, CONFIRM, 0), plan.confirm_games)
+    return [(e, equivalence(e, margin_pp, plan.alpha, plan.level)) for e in effects]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -45,8 +45,8 @@ from marrakech_sim.design.tune import (
     SeatEffects,
     SeatVerdict,
     TunePlan,
+    confirm_purses,
     effects_from_blocks,
-    equivalence,
     search_purses,
     seed_for,
 )
@@ -218,7 +218,8 @@ def run_tune(
     for level in config.levels:
         for ruleset, rules in config.study.rulesets:
             tell(f"searching {ruleset} at level {level}")
-            evaluate = _evaluator(config, out / "steps" / level / ruleset, level, rules, workers)
+            folder = out / "steps" / level / ruleset
+            evaluate = _evaluator(config, folder, level, rules, workers, tell)
             search = search_purses(
                 evaluate, _base(rules), config.plan, _pair_seed(config, level, ruleset)
             )
@@ -233,23 +234,21 @@ def run_tune(
             rules_of = [(lv, searches[(lv, ruleset)].purses) for lv in config.levels]
             rules_of.sort(key=lambda item: item[0] != level)  # the level's own first
             purses = list(dict.fromkeys([p for _, p in rules_of] + [_base(rules)]))
-            seed = seed_for(_pair_seed(config, level, ruleset), CONFIRM, 0)
+            pair = _pair_seed(config, level, ruleset)
             folder = out / "confirm" / level / ruleset
-            effects = _evaluator(config, folder, level, rules, workers)(
-                purses, seed, config.plan.confirm_games
-            )
+            evaluate = _evaluator(config, folder, level, rules, workers, tell)
+            played = confirm_purses(evaluate, purses, pair, config.plan, config.margin_pp)
             games += len(purses) * config.plan.confirm_games
-            by_purses = dict(zip(purses, effects, strict=True))
-            replays = [_replay(lv, by_purses[p], config) for lv, p in rules_of] + [
-                _replay(None, by_purses[_base(rules)], config)
-            ]
+            by_purses = dict(zip(purses, played, strict=True))
+            replays = [_replay(lv, *by_purses[p]) for lv, p in rules_of]
+            replays.append(_replay(None, *by_purses[_base(rules)]))
             confirm = _seeds_of(folder)
             tuned.append(
                 Tuned(
                     level,
                     ruleset,
                     searches[(level, ruleset)],
-                    seed,
+                    seed_for(pair, CONFIRM, 0),
                     tuple(replays),
                     len(search_seeds),
                     len(confirm),
@@ -259,8 +258,7 @@ def run_tune(
     return TuneResult(config, out, tuple(tuned), games)
 
 
-def _replay(level: str | None, effects: SeatEffects, config: TuneConfig) -> Replay:
-    verdicts = equivalence(effects, config.margin_pp, config.plan.alpha, config.plan.level)
+def _replay(level: str | None, effects: SeatEffects, verdicts: list[SeatVerdict]) -> Replay:
     return Replay(level, effects, tuple(verdicts))
 
 
@@ -293,7 +291,7 @@ def _claim(out: Path, config: TuneConfig) -> None:
 
 
 def _evaluator(
-    config: TuneConfig, folder: Path, level: str, rules: Rules, workers: int | None
+    config: TuneConfig, folder: Path, level: str, rules: Rules, workers: int | None, tell: Say
 ) -> Evaluate:
     """evaluate(purses, seed, games) playing self-play games of `level` through the runner.
 
@@ -310,7 +308,9 @@ def _evaluator(
             if [list(e.purses) for e in effects] == [list(p) for p in purses] and data[
                 "games"
             ] == games:
+                tell(f"  {len(purses)} purse vector(s) x {games:,} games: kept from before")
                 return effects
+        tell(f"  {len(purses)} purse vector(s) x {games:,} games: {_few(purses)}")
         study = _step_study(config, level, rules, purses, seed, games)
         run_dir = folder / f"{seed}.run"
         if (run_dir / runfolder.MANIFEST).exists():
@@ -366,6 +366,11 @@ def _step_study(
     if config.study.worker_memory_mb is not None:
         data["worker_memory_mb"] = config.study.worker_memory_mb
     return study_from_dict(data)
+
+
+def _few(purses: Sequence[tuple[int, ...]]) -> str:
+    shown = " ".join(str(list(p)) for p in purses[:4])
+    return shown + (f" and {len(purses) - 4} more" if len(purses) > 4 else "")
 
 
 def _seeds_of(folder: Path) -> np.ndarray:
