@@ -34,6 +34,10 @@ def test_a_good_config_takes_its_defaults() -> None:
         ({"tune": {"alpha": 2}}, "tune.alpha = 2: allowed is a number between 0 and 1"),
         ({"tune": 3}, "tune = 3: expected a table [tune]"),
         ({"rulesets": {"two": {"players": 1}}}, "players"),
+        (
+            {"rulesets": {"two": {"players": 2, "seat_dirhams": [30, 31]}}},
+            "rulesets.two.seat_dirhams = [30, 31]: a tuned rule set gives every seat",
+        ),
     ],
 )
 def test_a_bad_tune_config_is_one_line_naming_the_key(
