@@ -44,9 +44,11 @@ def tune_command(
     try:
         with run_logging(folder, console_level=logging.WARNING):
             result = run_tune(tune, folder, workers=workers, say=lambda m: click.echo(m, err=True))
-    except RunInterrupted as exc:
+    except (RunInterrupted, KeyboardInterrupt):
+        # (the runner's message names the step's run folder; the tune resumes as a whole)
+        click.echo("", err=True)
         click.echo(
-            f"{exc}; the same command resumes the tune from its last finished step", err=True
+            "tune stopped; the same command resumes it from its last finished step", err=True
         )
         sys.exit(130)
     report = write_tune_report(result)

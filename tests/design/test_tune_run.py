@@ -122,3 +122,25 @@ def test_a_killed_tune_resumes_from_its_last_finished_step(
     original = json.loads((tiny.out_dir / RESULT_FILE).read_text())
     assert resumed["tuned"] == original["tuned"]
     assert "[rulesets.two_greedy_tuned]" in done.stdout
+
+
+def test_ctrl_c_stops_a_tune_with_one_line_saying_how_to_resume(tmp_path: Path) -> None:
+    """SIGINT while a step plays ends `marrakech tune` with exit code 130, no traceback, and
+    a line saying that the same command resumes it."""
+    (tmp_path / "tiny.toml").write_text(CONFIG)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [str(MARRAKECH), "tune", str(tmp_path / "tiny.toml"), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while not list((out / "steps").glob("*/*/*.run/run.json")):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "tune stopped; the same command resumes it from its last finished step" in err
