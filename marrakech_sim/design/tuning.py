@@ -359,6 +359,7 @@ def _step_study(
         "chunk_games": config.study.chunk_games,
         "decision_seconds": config.study.decision_seconds,
         "common_seeds": True,
+        "keep_moves": 0.0,  # a step reads games and seats only, then removes its run
         "rulesets": {f"p{i}": {**options, "seat_dirhams": list(p)} for i, p in enumerate(purses)},
         "strategies": {level: spec},
         "schedule": {"kind": "self_play"},
