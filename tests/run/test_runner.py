@@ -179,6 +179,33 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert verify_run(out).ok
 
 
+def test_a_sweep_resumes_after_kill_9_to_the_uninterrupted_tables(tmp_path: Path) -> None:
+    """A sweep (issue 27) is a run like any other: kill -9 mid-way, resume, same tables."""
+    config = tmp_path / "sweep.toml"
+    config.write_text(
+        _slow_config(tmp_path)
+        .read_text()
+        .replace("games_per_lineup = 1200", "games_per_lineup = 300")
+        + "[sweep]\nstarting_dirhams = [10, 20, 30]\n"
+    )
+    out = tmp_path / "killed"
+    proc = _start(config, out)
+    _wait_for_parts(out, proc, 3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    manifest = runfolder.read_manifest(out)
+    assert manifest["status"] == "interrupted"
+    assert len(runfolder.chunks_done(out)) < manifest["chunks"]
+    result = resume_run(out, workers=2)
+    assert result.status == "complete" and result.games_played == 900
+    reference = tmp_path / "reference"
+    from marrakech_sim.run.config import load_study
+
+    run_study(load_study(config), reference, workers=0)
+    assert_same_tables(reference, out)
+    assert verify_run(out).ok
+
+
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     """SIGINT ends the run with status 'interrupted' and a resume hint; resume finishes it."""
     out = tmp_path / "interrupted"
