@@ -110,7 +110,7 @@ def k_replay(init, seeds, first, counts, rec, out, result, seats):
                     action = k.pack_placement(row[t.M_X1], row[t.M_Y1], row[t.M_X2], row[t.M_Y2])
             if action == t.NULL:
                 break  # an unfinished record (a game that ended in a fault)
-            if t._record(s, action, buf) < 0:
+            if t.record_turn(s, action, buf) < 0:
                 status |= ILLEGAL
                 break
             if phase == k.PHASE_DRAW:

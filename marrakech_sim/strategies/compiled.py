@@ -31,7 +31,7 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
     memory[seat]: each seat's memory of the game (zero at its start).
 
-    One call of turns._record for every phase, so the rules (inlined into it) are
+    One call of turns.record_turn for every phase, so the rules (inlined into it) are
     compiled into this loop once.
     """
     while True:
@@ -53,7 +53,7 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
             action = options[chosen]
         else:
             return 0
-        err = t._record(s, action, moves)
+        err = t.record_turn(s, action, moves)
         if err < 0:
             return err  # a twin chose an illegal action: a bug, reported by play_batch
 
