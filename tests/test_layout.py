@@ -238,3 +238,53 @@ def test_the_package_exports_the_notebook_api() -> None:
     from marrakech_sim.run.runner import run_study
 
     assert marrakech_sim.run_study is run_study
+
+
+def test_the_lazy_exports_are_typed() -> None:
+    """The package face's TYPE_CHECKING imports name each lazy export from the module that
+    defines it, so a type checker sees their types (not Any)."""
+    import marrakech_sim
+
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    typed = {
+        alias.asname or alias.name: node.module
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == marrakech_sim._LAZY
+
+
+def _compiled_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes inside functions compiled by numba (@njit, @overload, ...)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(
+            "jit" in ast.unparse(d) or "overload" in ast.unparse(d) for d in node.decorator_list
+        ):
+            inside.update(id(sub) for sub in ast.walk(node))
+    return inside
+
+
+def test_the_packed_layout_stays_in_rules() -> None:
+    """Outside rules/, Python code reads a packed state through rules.state's named
+    accessors: only compiled kernels index it by the core's offsets (k.SEAT_, k.COLOUR_AT)."""
+    wrong = []
+    for module, path in MODULES.items():
+        if module.startswith("marrakech_sim.rules"):
+            continue
+        tree = ast.parse(path.read_text())
+        compiled = _compiled_nodes(tree)
+        wrong += [
+            f"{path.relative_to(ROOT)}:{node.lineno} reads k.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "k"
+            and node.attr.isupper()
+            and node.attr.endswith(("_", "_AT"))
+            and id(node) not in compiled
+        ]
+    assert not wrong, "\n".join(wrong)

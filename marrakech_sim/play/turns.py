@@ -22,6 +22,7 @@ from numba import njit
 
 from marrakech_sim.play.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, rng_below, seed_of
 from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import Rules
 
 NULL = -32768
 
@@ -70,7 +71,7 @@ def visible_after_col(seat: int, players: int) -> int:
     return MOVE_COLUMNS + players + seat
 
 
-def max_turns(rules) -> int:
+def max_turns(rules: Rules) -> int:
     """An upper bound on the turns of a game: one per rug, plus one bankrupt turn per seat."""
     return rules.colours * rules.rugs_per_colour + rules.players
 
