@@ -14,7 +14,7 @@ Names after the rules load on first use (the run and report layers import numba 
 pandas, DuckDB and matplotlib), so `import marrakech_sim` stays fast.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from marrakech_sim import kernel_cache
 
@@ -34,6 +34,17 @@ from marrakech_sim.errors import (  # noqa: E402
 from marrakech_sim.rules import EndReason, GameState, Outcome, Rules, perft, perft_divide  # noqa: E402
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what `_LAZY` gives, as a type checker should see it
+    from marrakech_sim.play.conformance import check_strategy
+    from marrakech_sim.play.game import play_game
+    from marrakech_sim.play.strategy import BaseStrategy, StrategySpec
+    from marrakech_sim.report.build import build_report
+    from marrakech_sim.run.config import Study, load_study
+    from marrakech_sim.run.runner import resume_run, run_study
+    from marrakech_sim.run.verify import verify_run
+    from marrakech_sim.runfolder.load import load_run, load_runs
+    from marrakech_sim.study import run_and_report
 
 # name -> the module that defines it, imported on first use
 _LAZY = {

@@ -109,7 +109,8 @@ def _fit(text: Text, room: float) -> bool:
 
 def _nonneg(parts: list[np.ndarray]) -> np.ndarray:
     """Error-bar lengths (2, n); rounding can put an estimate a hair outside its interval."""
-    return np.maximum(np.vstack(parts), 0.0)
+    lengths: np.ndarray = np.maximum(np.vstack(parts), 0.0)
+    return lengths
 
 
 def _count(n: float) -> str:
@@ -121,7 +122,8 @@ def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _col(table: pd.DataFrame, name: str, scale: float = 1.0) -> np.ndarray:
-    return scale * table[name].to_numpy(dtype=float)
+    values: np.ndarray = scale * table[name].to_numpy(dtype=float)
+    return values
 
 
 def player_label(seat: int) -> str:

@@ -33,10 +33,8 @@ from marrakech_sim.errors import MarrakechError, RecordError
 from marrakech_sim.files import read_text
 from marrakech_sim.play import turns as loop
 from marrakech_sim.play.game import GameRecord
-from marrakech_sim.rules import COLOUR_LETTERS, GameState, Rules
-
-Action = Any  # a colour letter, a rotation (-1, 0, 1), a die value or a placement
-Placement = tuple[tuple[int, int], tuple[int, int]]
+from marrakech_sim.rules import COLOUR_LETTERS, GameState, Placement, Rules
+from marrakech_sim.rules import Action as GameAction
 
 TAG_ORDER = ("Event", "Game", "Date", "Rules", "Seats", "Seed", "Start", "Result", "Final")
 REQUIRED_TAGS = ("Event", "Game", "Rules", "Seats", "Result", "Final")
@@ -106,7 +104,7 @@ def rules_tag(rules: Rules) -> str:
     return json.dumps(diff, separators=(", ", ": "))
 
 
-def action_token(action: Action) -> str:
+def action_token(action: object) -> str:
     """An action as a record token (`y`, `L`/`S`/`R`, `3`, `3,4-3,5`)."""
     if isinstance(action, str):
         return action
@@ -160,6 +158,10 @@ class Roll:
     value: int
 
 
+# an action in a record's turn: the rules' action, with rotations and rolls tagged
+Action = str | Rotation | Roll | Placement
+
+
 def _token(action: Action) -> str:
     if isinstance(action, Rotation):
         return ROTATION_TOKENS[action.value]
@@ -168,7 +170,7 @@ def _token(action: Action) -> str:
     return action_token(action)
 
 
-def _api_action(action: Action) -> Action:
+def _api_action(action: Action) -> GameAction:
     """The form GameState.apply takes."""
     if isinstance(action, (Rotation, Roll)):
         return action.value
@@ -315,9 +317,11 @@ def replay(record: Record, *, check: bool = True) -> Replay:
             except MarrakechError as exc:
                 raise RecordError(f"{_where(record, i, j)}: illegal action: {exc}") from exc
             if phase == "orient":
+                assert isinstance(action, Rotation)  # _kind(action) is the phase
                 key = "end_rotation" if record.rules.orient_at_end else "rotation"
                 info[key] = action.value
             elif phase == "roll":
+                assert isinstance(action, Roll)
                 info["roll"] = action.value
                 info["assam"] = state.assam
                 info["after_roll"] = state.dirhams
@@ -634,32 +638,22 @@ def records_from_run(
             columns=["game_id", "seat", "strategy"], filter=flt
         )
         moves = runfolder.open_dataset(run_dir, "moves").to_table(
-            columns=[
-                "game_id",
-                "turn",
-                "colour",
-                "rotation",
-                "roll",
-                "bankrupt",
-                "x1",
-                "y1",
-                "x2",
-                "y2",
-                "end_rotation",
-            ],
-            filter=flt,
+            columns=["game_id", "turn", *_ACTION_COLUMNS], filter=flt
         )
         names: dict[int, list[tuple[int, str]]] = {}
         for row in seats.to_pylist():
             names.setdefault(row["game_id"], []).append((row["seat"], row["strategy"]))
-        by_game: dict[int, list[dict[str, Any]]] = {}
-        for row in moves.sort_by([("game_id", "ascending"), ("turn", "ascending")]).to_pylist():
-            by_game.setdefault(row["game_id"], []).append(row)
+        moves = moves.sort_by([("game_id", "ascending"), ("turn", "ascending")])
+        rows = runfolder.move_rows(moves, 0, loop.MOVE_COLUMNS)
+        assert rows is not None  # no list columns read
+        by_game: dict[int, list[list[int]]] = {}
+        for game_id, row in zip(moves.column("game_id").to_pylist(), rows.tolist(), strict=True):
+            by_game.setdefault(game_id, []).append(row)
         for g in batch:
             rules = rulesets.get(g["ruleset"])
             if rules is None:
                 raise RecordError(f"game {g['game_id']}: unknown rule set {g['ruleset']!r}")
-            turns = [turn_actions(_row(m), rules) for m in by_game.get(g["game_id"], [])]
+            turns = [turn_actions(row, rules) for row in by_game.get(g["game_id"], [])]
             yield record_from_actions(
                 rules,
                 [name for _, name in sorted(names.get(g["game_id"], []))],
@@ -671,21 +665,8 @@ def records_from_run(
             )
 
 
-def _row(m: dict[str, Any]) -> list[int]:
-    """A moves table row as an API move row (M_* order, loop.NULL for null)."""
-    row = [loop.NULL] * 15
-
-    def val(v: Any) -> int:
-        return loop.NULL if v is None else int(v)
-
-    row[loop.M_COLOUR] = COLOUR_LETTERS.index(m["colour"])
-    row[loop.M_ROTATION] = val(m["rotation"])
-    row[loop.M_ROLL] = val(m["roll"])
-    row[loop.M_BANKRUPT] = int(bool(m["bankrupt"]))
-    row[loop.M_X1], row[loop.M_Y1] = val(m["x1"]), val(m["y1"])
-    row[loop.M_X2], row[loop.M_Y2] = val(m["x2"]), val(m["y2"])
-    row[loop.M_END_ROTATION] = val(m["end_rotation"])
-    return row
+#: the moves columns turn_actions reads
+_ACTION_COLUMNS = ("colour", "rotation", "roll", "bankrupt", "x1", "y1", "x2", "y2", "end_rotation")
 
 
 def games_where(run_dir: str | Path, where: str) -> list[int]:

@@ -61,6 +61,11 @@ class EndReason(enum.Enum):
     RUGS_EXHAUSTED = "rugs_exhausted"
     ONE_LEFT = "one_left"
 
+    @property
+    def label(self) -> str:
+        """The reason as the games table writes it (as the package's EndReason.label)."""
+        return self.value
+
 
 @dataclass(frozen=True)
 class Outcome:

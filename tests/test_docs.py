@@ -62,3 +62,15 @@ def test_documented_shell_completion_works() -> None:
     env = {**os.environ, "_MARRAKECH_COMPLETE": "bash_source"}
     result = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "complete -o nosort -F" in result.stdout
+
+
+def test_architecture_picture_is_current() -> None:
+    """docs/architecture.md shows the layers tools/architecture.py draws from the code."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "architecture.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"```\n{done.stdout}```" in text, "run: python tools/architecture.py --write"

@@ -37,16 +37,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(path: Path) -> list[tuple[str, str | None, int]]:
-    """(module, imported name or None, line) of each absolute import of the package."""
-    out: list[tuple[str, str | None, int]] = []
+def _imports(path: Path) -> list[tuple[str, str | None, str, int]]:
+    """(module, imported name or None, local name, line) of each absolute import of the package,
+    at any depth (an import inside a function is a dependency too, only a later one)."""
+    out: list[tuple[str, str | None, str, int]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.startswith("marrakech_sim"):
-                out += [(node.module, a.name, node.lineno) for a in node.names]
+                out += [(node.module, a.name, a.asname or a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.Import):
             out += [
-                (a.name, None, node.lineno)
+                (a.name, None, a.asname or a.name, node.lineno)
                 for a in node.names
                 if a.name.startswith("marrakech_sim")
             ]
@@ -72,73 +73,142 @@ def test_imports_flow_from_the_outer_layers_inward() -> None:
     for module, path in MODULES.items():
         if module == "marrakech_sim":
             continue  # the package's face re-exports every layer, lazily
-        for imported, name, line in _imports(path):
+        for imported, name, _, line in _imports(path):
             target = _target(imported, name)
             if target != "marrakech_sim" and _layer(target) > _layer(module):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_import_cycle_between_modules() -> None:
-    """Module-level imports between the package's modules form no cycle."""
+def _packages_run(target: str, importer: str) -> list[str]:
+    """The package __init__ modules that importing `target` runs first, less the importer's own
+    packages (already running) and the lazy package face (`marrakech_sim` itself)."""
+    parts = target.split(".")
+    return [
+        package
+        for i in range(2, len(parts))
+        if (package := ".".join(parts[:i])) in MODULES and not importer.startswith(package + ".")
+    ]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the package modules its imports run, __init__ files included."""
     edges: dict[str, set[str]] = {}
     for module, path in MODULES.items():
-        if path.name == "__init__.py":
-            continue
-        edges[module] = {
-            t
-            for imported, name, _ in _imports(path)
-            if (t := _target(imported, name)) in MODULES
-            and MODULES[t].name != "__init__.py"
-            and t != module
-        }
+        if module == "marrakech_sim":
+            continue  # the package's face re-exports every layer, lazily
+        reached: set[str] = set()
+        for imported, name, _, _ in _imports(path):
+            target = _target(imported, name)
+            reached.update(_packages_run(target, module))
+            if target in MODULES and target != "marrakech_sim":
+                reached.add(target)
+        reached.discard(module)
+        edges[module] = reached
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles a depth-first walk of `edges` meets (each back edge once)."""
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
     def visit(node: str, stack: list[str]) -> None:
         state[node] = 1
-        for nxt in edges.get(node, ()):
+        for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
                 cycles.append([*stack[stack.index(nxt) :], nxt])
             elif nxt not in state:
                 visit(nxt, [*stack, nxt])
         state[node] = 2
 
-    for node in edges:
+    for node in sorted(edges):
         if node not in state:
             visit(node, [node])
+    return cycles
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """The imports between the package's modules, package __init__ files included (and the
+    imports inside functions), form no cycle."""
+    cycles = _cycles(_import_graph())
     assert not cycles, " / ".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_sees_init_files_and_function_imports() -> None:
+    """The cycle walk finds a cycle that passes through a package __init__."""
+    edges = {
+        "marrakech_sim.report": {"marrakech_sim.report.build"},
+        "marrakech_sim.report.build": {"marrakech_sim.report.compute"},
+        "marrakech_sim.report.compute": {"marrakech_sim.report"},
+    }
+    assert _cycles(edges) == [
+        [
+            "marrakech_sim.report",
+            "marrakech_sim.report.build",
+            "marrakech_sim.report.compute",
+            "marrakech_sim.report",
+        ]
+    ]
+    assert _packages_run("marrakech_sim.report.build", "marrakech_sim.cli.report") == [
+        "marrakech_sim.report"
+    ]
+    assert _packages_run("marrakech_sim.report.build", "marrakech_sim.report.compute") == []
+
+
+def _private_uses(module: str, path: Path) -> list[str]:
+    """Where `path` (module `module`) imports or reads another module's `_name`."""
+    wrong = []
+    package = module.rsplit(".", 1)[0]
+    aliases: dict[str, str] = {}  # local name -> the module it is bound to
+    for imported, name, local, line in _imports(path):
+        target = _target(imported, name)
+        private_module = any(p.startswith("_") for p in target.split(".")[1:])
+        if private_module and not target.startswith(package + ".") and target != module:
+            wrong.append(f"{path.name}:{line} imports {target}")
+        if name and name.startswith("_") and not name.startswith("__") and target == imported:
+            wrong.append(f"{path.name}:{line} imports {imported}.{name}")
+        if name is None and local != imported:
+            aliases[local] = imported  # import marrakech_sim.a.b as m
+        elif name and target != imported:
+            aliases[local] = target  # from marrakech_sim.a import b [as m]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and aliases[node.value.id] != module
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            wrong.append(f"{path.name}:{node.lineno} reads {aliases[node.value.id]}.{node.attr}")
+    return wrong
 
 
 def test_private_names_stay_in_their_module() -> None:
     """A `_name` is imported or read as an attribute only in its own module (or package, for a
-    private module such as runfolder._parquet)."""
+    private module such as runfolder._parquet), under its own name or an alias."""
     wrong = []
     for module, path in MODULES.items():
-        package = module.rsplit(".", 1)[0]
-        aliases: dict[str, str] = {}
-        for imported, name, line in _imports(path):
-            target = _target(imported, name)
-            private_module = any(p.startswith("_") for p in target.split(".")[1:])
-            if private_module and not target.startswith(package + ".") and target != module:
-                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
-            if name and name.startswith("_") and not name.startswith("__") and target == imported:
-                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {imported}.{name}")
-            if name and target != imported:
-                aliases[name] = target
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in aliases
-                and node.attr.startswith("_")
-                and not node.attr.startswith("__")
-            ):
-                wrong.append(
-                    f"{path.relative_to(ROOT)}:{node.lineno} reads "
-                    f"{aliases[node.value.id]}.{node.attr}"
-                )
+        wrong += [f"{path.parent.relative_to(ROOT)}/{w}" for w in _private_uses(module, path)]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_private_name_check_sees_aliases(tmp_path: Path) -> None:
+    """`from pkg import mod as m; m._x` and `import pkg.mod as m; m._x` are both caught."""
+    source = tmp_path / "user.py"
+    source.write_text(
+        "from marrakech_sim.play import turns as t\n"
+        "import marrakech_sim.rules.core as k\n"
+        "from marrakech_sim.play.turns import _hidden as visible\n"
+        "t._record()\n"
+        "k._private\n"
+    )
+    assert sorted(_private_uses("marrakech_sim.run.user", source)) == [
+        "user.py:3 imports marrakech_sim.play.turns._hidden",
+        "user.py:4 reads marrakech_sim.play.turns._record",
+        "user.py:5 reads marrakech_sim.rules.core._private",
+    ]
 
 
 def _tool(*args: str) -> subprocess.CompletedProcess[str]:
@@ -168,3 +238,53 @@ def test_the_package_exports_the_notebook_api() -> None:
     from marrakech_sim.run.runner import run_study
 
     assert marrakech_sim.run_study is run_study
+
+
+def test_the_lazy_exports_are_typed() -> None:
+    """The package face's TYPE_CHECKING imports name each lazy export from the module that
+    defines it, so a type checker sees their types (not Any)."""
+    import marrakech_sim
+
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    typed = {
+        alias.asname or alias.name: node.module
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == marrakech_sim._LAZY
+
+
+def _compiled_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes inside functions compiled by numba (@njit, @overload, ...)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(
+            "jit" in ast.unparse(d) or "overload" in ast.unparse(d) for d in node.decorator_list
+        ):
+            inside.update(id(sub) for sub in ast.walk(node))
+    return inside
+
+
+def test_the_packed_layout_stays_in_rules() -> None:
+    """Outside rules/, Python code reads a packed state through rules.state's named
+    accessors: only compiled kernels index it by the core's offsets (k.SEAT_, k.COLOUR_AT)."""
+    wrong = []
+    for module, path in MODULES.items():
+        if module.startswith("marrakech_sim.rules"):
+            continue
+        tree = ast.parse(path.read_text())
+        compiled = _compiled_nodes(tree)
+        wrong += [
+            f"{path.relative_to(ROOT)}:{node.lineno} reads k.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "k"
+            and node.attr.isupper()
+            and node.attr.endswith(("_", "_AT"))
+            and id(node) not in compiled
+        ]
+    assert not wrong, "\n".join(wrong)

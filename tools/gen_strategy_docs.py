@@ -52,7 +52,10 @@ def reference() -> str:
         "seat": "the seat this view belongs to",
         "rng": "this seat's own seeded random stream, a `random.Random` (`below(n)` too)",
     }
-    for name, member in sorted(vars(view.GameView).items()):
+    members = {}  # the class's own and inherited members (GameState shares a few)
+    for cls in reversed(view.GameView.__mro__[:-1]):
+        members.update(vars(cls))
+    for name, member in sorted(members.items()):
         if name.startswith("_"):
             continue
         text = attributes.get(name) or _summary(member) or "-"

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.cli.common import library_errors, rule_options, rules_from_cli
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.files import write_atomic
 from marrakech_sim.play.strategy import StrategySpec
@@ -26,7 +26,7 @@ from marrakech_sim.rules import Rules
 from marrakech_sim.run.config import check_name
 
 
-@main.command("export")
+@click.command("export")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--game",
@@ -68,7 +68,7 @@ def export_command(
     click.echo(f"wrote {len(records)} records{where_to} ({elapsed:.2f} s)", err=True)
 
 
-@main.command("import")
+@click.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @library_errors
 def import_command(file: str) -> None:
@@ -119,7 +119,7 @@ def _read_key() -> str:
     return line.strip() or "n"
 
 
-@main.command("replay")
+@click.command("replay")
 @click.argument("source", type=click.Path(exists=True))
 @click.argument("game", required=False, metavar="[GAME_ID]")
 @click.option("--index", type=int, help="In a file of several records: the N-th (from 1).")
@@ -201,7 +201,7 @@ def replay_command(
     terminal.step_through(done, _read_key, show, colour=use_colour)
 
 
-@main.command("play")
+@click.command("play")
 @click.option(
     "--vs",
     default="greedy,random,random",
@@ -384,3 +384,6 @@ def _play_web(
         click.echo("stopped" + ("" if game.record else ": the game was not finished"))
     finally:
         server.server_close()
+
+
+COMMANDS = (export_command, import_command, replay_command, play_command)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.cli.common import library_errors, rule_options, rules_from_cli
 from marrakech_sim.rules import GameState, Rules, perft, perft_divide
 from marrakech_sim.rules.perft import MAX_DEPTH
 from marrakech_sim.rules.render import render
@@ -20,7 +20,7 @@ def _state(notation: str | None, rules: Rules | None) -> GameState:
     return GameState.from_notation(notation, rules)
 
 
-@main.group()
+@click.group()
 def position() -> None:
     """Inspect positions written in RULES.md section 9 notation."""
 
@@ -56,7 +56,7 @@ def position_moves(notation: str | None, rules_file: str | None, **rule_options:
         click.echo(f"  {action!r}{odds}")
 
 
-@main.command("perft")
+@click.command("perft")
 @click.argument("notation", required=False)
 @click.option(
     "--depth", "-d", type=click.IntRange(0, MAX_DEPTH), required=True, help="Phases to count."
@@ -80,3 +80,6 @@ def perft_command(
     elapsed = time.perf_counter() - started
     click.echo(f"perft({depth}) = {total}")
     click.echo(f"{elapsed:.3f} s, {total / max(elapsed, 1e-9):,.0f} leaves/s", err=True)
+
+
+COMMANDS = (position, perft_command)

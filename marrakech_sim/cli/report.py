@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from marrakech_sim.cli import library_errors, main
-from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
+from marrakech_sim.cli.common import library_errors
+from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
 
 
-@main.command()
+@click.command()
 @click.argument(
     "run_dirs",
     nargs=-1,
@@ -62,7 +62,7 @@ def report(
     click.echo(str(result.html))
 
 
-@main.command()
+@click.command()
 @click.option(
     "--seats",
     "players",
@@ -133,3 +133,6 @@ def plan(
         f"variants needs {int(v['n_games_per_variant']):,} games per variant "
         f"({int(v['n_games_total']):,} in all)"
     )
+
+
+COMMANDS = (report, plan)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from marrakech_sim.cli import library_errors, main, rule_options, rules_from_cli
+from marrakech_sim.cli.common import library_errors, rule_options, rules_from_cli
 
 if TYPE_CHECKING:
     from marrakech_sim.live import LiveRow, LiveTotals
@@ -290,7 +290,7 @@ def _interval(lo: float, hi: float) -> str:
     return f"{'(one block: no interval)':<18}"
 
 
-@main.command("run")
+@click.command("run")
 @click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", type=click.Path(file_okay=False), help="The run folder (must be new).")
 @click.option(
@@ -401,7 +401,7 @@ def run_command(
         _print_summary(run_dir)
 
 
-@main.command("verify")
+@click.command("verify")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @library_errors
 def verify_command(run_dir: str) -> None:
@@ -418,7 +418,7 @@ def verify_command(run_dir: str) -> None:
         sys.exit(1)
 
 
-@main.command("bench")
+@click.command("bench")
 @click.option(
     "--lineup",
     help="Strategies in seat order, comma-separated (default: 'random' in every seat).",
@@ -491,7 +491,7 @@ def bench_command(
         )
 
 
-@main.command("study")
+@click.command("study")
 @click.argument("config", type=click.Path(exists=True, dir_okay=False))
 @click.option("--run-dir", type=click.Path(file_okay=False), help="Run folder (default runs/NAME).")
 @click.option(
@@ -562,3 +562,6 @@ def study_command(
         )
     _print_summary(result.run_dir)
     click.echo(f"\nreport: {result.report.folder / 'report.html'}")
+
+
+COMMANDS = (run_command, verify_command, bench_command, study_command)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from marrakech_sim.cli import library_errors, main
+from marrakech_sim.cli.common import library_errors
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.play.strategy import describe, registered
 
@@ -27,7 +27,7 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
     return params
 
 
-@main.command("strategies")
+@click.command("strategies")
 @library_errors
 def strategies_command() -> None:
     """List the registered strategies with their descriptions and parameters."""
@@ -39,7 +39,7 @@ def strategies_command() -> None:
             click.echo(f"    {key} = {value!r}")
 
 
-@main.command("check-strategy")
+@click.command("check-strategy")
 @click.argument("ref")
 @click.option(
     "--games",
@@ -81,3 +81,6 @@ def check_strategy_command(
         click.echo(line)
     if not report.ok:
         sys.exit(1)
+
+
+COMMANDS = (strategies_command, check_strategy_command)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from marrakech_sim.cli import library_errors, main
+from marrakech_sim.cli.common import library_errors
 
 
-@main.command("tune")
+@click.command("tune")
 @click.argument("config", type=click.Path(exists=True, dir_okay=False))
 @click.option("--level", help="Tune at this skill level only (a strategy of the config).")
 @click.option(
@@ -60,3 +60,6 @@ def tune_command(
     click.echo(f"{result.games:,} games; report: {report}")
     click.echo("")
     click.echo(tuned_toml(result), nl=False)
+
+
+COMMANDS = (tune_command,)

@@ -22,7 +22,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from marrakech_sim.play.strategy import Strategy, StrategySpec
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import Outcome, Placement
+
+_T = TypeVar("_T")
 
 #: seconds of silence, besides two games at the full time budget, after which a checked
 #: strategy's process is taken to be stuck and is killed
@@ -163,7 +165,7 @@ class _Timed:
         self.inner = inner
         self.report = report
 
-    def _timed(self, func: Any, *args: Any) -> Any:
+    def _timed(self, func: Callable[..., _T], *args: Any) -> _T:
         started = time.perf_counter()
         try:
             return func(*args)

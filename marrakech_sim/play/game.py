@@ -27,19 +27,22 @@ from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import (
     ROTATIONS,
+    EndReason,
     Outcome,
     Placement,
     initial_packed,
     outcome_of,
     placement_codes,
     placements_of,
+    seat_to_move,
     tampering,
+    turn_of,
 )
 
 if TYPE_CHECKING:
     from marrakech_sim.play.strategy import Strategy
 
-END_ERROR = "error"
+END_ERROR = EndReason.ERROR.label
 
 
 # ---------------------------------------------------------------- records
@@ -206,14 +209,14 @@ def _play(
                 break
 
     result = t.k_advance(s, streams, moves, shown) if fault is None else 0
-    seat_index, orient, over = k.SEAT_, k.PHASE_ORIENT, k.PHASE_OVER  # the hot loop's names
+    orient, over = k.PHASE_ORIENT, k.PHASE_OVER  # the hot loop's names
     perf_counter = time.perf_counter
     numbers: Any = clock[2] if clock is not None else None
     while fault is None:
         phase = result & 7
         if phase == over:
             break
-        seat = int(s[seat_index])
+        seat = seat_to_move(s)
         budget = budgets[seat]
         options: tuple[Any, ...] = ROTATIONS if phase == orient else placements_of(n, result >> 3)
         choice: Any
@@ -258,7 +261,7 @@ def _play(
     if fault is None and (tampered := tampering(rules, s)) is not None:
         # the game's own state changed outside the kernels: no record of it is kept
         fault, faulty = f"the game's state was tampered with: {tampered} (game seed {seed})", -1
-    turns = int(s[k.TURN_]) + 1
+    turns = turn_of(s) + 1
     seats = np.zeros((p, t.SEAT_COLUMNS), dtype=np.int32)
     tie_broken = False
     if faulty != -1 or fault is None:  # a tampered state's summary is not read
@@ -283,7 +286,7 @@ def _play(
         seed=seed,
         players=p,
         turns=turns,
-        end_reason=outcome.reason.value,
+        end_reason=outcome.reason.label,
         winners=outcome.winners,
         tie_broken=tie_broken,
         moves=moves[:turns],

@@ -119,7 +119,8 @@ class Rng(random.Random):
         """A uniform integer in [0, n); n must be at least 1."""
         if n < 1:
             raise ValueError(f"below(n) needs n >= 1, got {n!r}")
-        return rng_below(self.state, n)
+        value: int = rng_below(self.state, n)
+        return value
 
     def _randbelow(self, n: int) -> int:
         """random.Random's one source of integers (choice, randrange, shuffle, sample):

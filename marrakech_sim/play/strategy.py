@@ -131,7 +131,8 @@ class StrategySpec:
         """The strategy object (in the worker that plays with it)."""
         cls = self.load_class()
         try:
-            return cls(**dict(self.params))
+            strategy: Strategy = cls(**dict(self.params))
+            return strategy
         except ConfigError:
             raise
         except TypeError as exc:

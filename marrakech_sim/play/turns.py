@@ -22,6 +22,7 @@ from numba import njit
 
 from marrakech_sim.play.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, rng_below, seed_of
 from marrakech_sim.rules import core as k
+from marrakech_sim.rules.options import Rules
 
 NULL = -32768
 
@@ -70,7 +71,7 @@ def visible_after_col(seat: int, players: int) -> int:
     return MOVE_COLUMNS + players + seat
 
 
-def max_turns(rules) -> int:
+def max_turns(rules: Rules) -> int:
     """An upper bound on the turns of a game: one per rug, plus one bankrupt turn per seat."""
     return rules.colours * rules.rugs_per_colour + rules.players
 
@@ -128,8 +129,12 @@ def _write_visible(s, moves, turn):
 
 
 @njit(cache=True, inline="always")
-def _record(s, action, moves):
-    """Apply `action` and record it in its turn's row; return the new phase or ERR_*."""
+def record_turn(s, action, moves):
+    """Apply `action` and record it in its turn's row; return the new phase or ERR_*.
+
+    Inlined into the compiled loops that call it (the whole-game loop, verify's replay);
+    Python code calls `k_record`.
+    """
     phase = s[k.PHASE_]
     turn = s[k.TURN_]
     seat = s[k.SEAT_]
@@ -173,9 +178,9 @@ def _record(s, action, moves):
 
 @njit(cache=True, _nrt=False)
 def k_record(s, action, moves):
-    """_record as an ordinary compiled function: the Python loop's steps call it, so
+    """record_turn as an ordinary compiled function: the Python loop's steps call it, so
     the rules are inlined into as few functions as possible (compile time)."""
-    return _record(s, action, moves)
+    return record_turn(s, action, moves)
 
 
 @njit(cache=True, inline="always")

@@ -25,12 +25,23 @@ from marrakech_sim.rules.queries import (
     k_regions,
 )
 from marrakech_sim.rules.state import (
+    PHASES,
     GameState,
     Placement,
-    assam_of,
-    colour_of,
+    PositionReads,
+    colour_grid,
+    colour_index_at,
+    dirhams_of,
+    is_orient_at_end,
+    is_out,
+    landing_of,
+    phase_of,
     placement_codes,
     read_only,
+    rug_grid,
+    seat_to_move,
+    square_of,
+    turn_of,
 )
 
 
@@ -47,7 +58,7 @@ class PlacementEffect(NamedTuple):
     opponent_region: int  # largest opponent region it covers into (size before placing)
 
 
-class GameView:
+class GameView(PositionReads):
     """What a strategy sees of a running game: read-only, live, with fast rule queries.
 
     Squares are (x, y). Queries call the compiled core; none of them changes the game.
@@ -76,22 +87,22 @@ class GameView:
     @property
     def to_move(self) -> int:
         """The seat whose turn it is."""
-        return int(self._s[k.SEAT_])
+        return seat_to_move(self._s)
 
     @property
     def turn(self) -> int:
         """Index of the current turn (0, 1, ...)."""
-        return int(self._s[k.TURN_])
+        return turn_of(self._s)
 
     @property
     def phase(self) -> str:
         """The phase: 'draw', 'orient', 'roll', 'place' or 'over' (docs/rules.md section 9)."""
-        return ("draw", "orient", "roll", "place", "over")[self._s[k.PHASE_]]
+        return PHASES[phase_of(self._s)]
 
     @property
     def orient_for_next(self) -> bool:
         """True when the rotation asked for sets the next player's walk (the variant)."""
-        return bool(self._s[k.FLAGS_] & k.FLAG_ORIENT_AT_END)
+        return is_orient_at_end(self._s)
 
     @property
     def next_walker(self) -> int | None:
@@ -100,19 +111,9 @@ class GameView:
         seat = int(k_next_walker(self._s))
         return None if seat < 0 else seat
 
-    @property
-    def colour(self) -> str | None:
-        """The letter of the rug to place this turn (None before the draw)."""
-        return colour_of(self._s)
-
-    @property
-    def assam(self) -> tuple[int, int, str]:
-        """Assam's (x, y, facing)."""
-        return assam_of(self._s)
-
     def dirhams(self, seat: int | None = None) -> int:
         """Dirhams of `seat` (default: this view's seat)."""
-        return int(self._s[self._s[k.DIRHAMS_AT] + (self.seat if seat is None else seat)])
+        return dirhams_of(self._s, self.seat if seat is None else seat)
 
     def rugs_left(self, seat: int | None = None) -> int:
         """Unplaced rugs of all of `seat`'s colours (default: this view's seat)."""
@@ -120,7 +121,7 @@ class GameView:
 
     def is_eliminated(self, seat: int) -> bool:
         """Whether `seat` went bankrupt and is out of the game."""
-        return bool(self._s[self._s[k.OUT_AT] + seat])
+        return is_out(self._s, seat)
 
     def visible(self, seat: int | None = None) -> int:
         """Visible squares of `seat`'s colours (RULES.md section 7)."""
@@ -128,15 +129,11 @@ class GameView:
 
     def square(self, x: int, y: int) -> tuple[str, int] | None:
         """The visible rug half at (x, y) as (colour letter, rug number), or None."""
-        n = self.rules.board_size
-        c = int(self._s[self._s[k.COLOUR_AT] + y * n + x])
-        if c < 0:
-            return None
-        return COLOUR_LETTERS[c], int(self._s[self._s[k.RUG_AT] + y * n + x])
+        return square_of(self._s, self.rules.board_size, x, y)
 
     def owner(self, x: int, y: int) -> int | None:
         """The seat owning the visible rug half at (x, y), or None when empty."""
-        c = int(self._s[self._s[k.COLOUR_AT] + y * self.rules.board_size + x])
+        c = colour_index_at(self._s, self.rules.board_size, x, y)
         return None if c < 0 else c % self.rules.players
 
     def board(self) -> np.ndarray:
@@ -144,15 +141,11 @@ class GameView:
 
         The colour index c is COLOUR_LETTERS[c], owned by seat c % players.
         """
-        n = self.rules.board_size
-        o = self._s[k.COLOUR_AT]
-        return self._s[o : o + n * n].reshape(n, n).copy()
+        return colour_grid(self._s, self.rules.board_size)
 
     def rugs(self) -> np.ndarray:
         """Rug number of the visible half per square, (N, N) indexed [y, x]; 0 empty."""
-        n = self.rules.board_size
-        o = self._s[k.RUG_AT]
-        return self._s[o : o + n * n].reshape(n, n).copy()
+        return rug_grid(self._s, self.rules.board_size)
 
     def state(self) -> GameState:
         """An independent GameState copy of the position (for search strategies)."""
@@ -162,9 +155,7 @@ class GameView:
 
     def landing(self, rotation: int, roll: int) -> tuple[int, int, str]:
         """Where Assam stops if turned by `rotation` now and walking `roll` steps."""
-        s = self._s
-        x, y, f = k.walk(s[k.X_], s[k.Y_], (s[k.FACING_] + rotation + 4) % 4, roll, s[k.N_])
-        return int(x), int(y), FACINGS[f]
+        return landing_of(self._s, rotation, roll)
 
     def landings(self, rotation: int) -> np.ndarray:
         """(faces, 3) array: (x, y, facing index) of the stop for each die face, in order."""
@@ -222,7 +213,7 @@ class GameView:
 
     def placement_effect(self, placement: Placement) -> PlacementEffect:
         """What placing this turn's rug on `placement` would change (nothing changes)."""
-        if self._s[k.PHASE_] != k.PHASE_PLACE:
+        if phase_of(self._s) != k.PHASE_PLACE:
             raise IllegalActionError(f"no rug to place in the {self.phase} phase")
         code = self._codes.get(placement)
         (x1, y1), (x2, y2) = placement

@@ -29,10 +29,12 @@ report starts without them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-RATING_GAMES = 300_000  # games in the Plackett-Luce sample (fit ~5 s, ~1 GB)
-MOVES_GAMES = 10_000  # games whose moves are read for per-turn metrics (~0.5 M score rows)
+from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
+
+if TYPE_CHECKING:  # what __getattr__ gives, as a type checker should see it
+    from marrakech_sim.report.build import ReportResult, build_report, plan_study
 
 __all__ = ["MOVES_GAMES", "RATING_GAMES", "ReportResult", "build_report", "plan_study"]
 

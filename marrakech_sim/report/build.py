@@ -16,7 +16,6 @@ import pyarrow as pa
 from marrakech_sim import runfolder, stats
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.files import staged_folder
-from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import RunInfo, connect, open_runs
 from marrakech_sim.report.render import write_csv, write_html, write_markdown
@@ -32,6 +31,7 @@ from marrakech_sim.report.sections.skill import DecidesSection, SkillSection
 from marrakech_sim.report.sections.summary import SummarySection
 from marrakech_sim.report.sections.variants import VariantSection
 from marrakech_sim.report.sections.winrates import WinRateSection
+from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.tables import ReportTables
 
 #: the report's sections in the order it shows them. Each computes what it adds after the

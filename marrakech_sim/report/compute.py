@@ -9,7 +9,6 @@ from contextlib import contextmanager
 import duckdb
 import numpy as np
 
-from marrakech_sim.report import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.pergame import build_per_game, load_games, plan_slices, scan_names
 from marrakech_sim.report.sections.choices import choices_table
@@ -21,6 +20,7 @@ from marrakech_sim.report.sections.seats import SeatTotals, seat_tables
 from marrakech_sim.report.sections.skill import SkillTotals, skill_tables, study_levels
 from marrakech_sim.report.sections.variants import VariantTotals, variant_tables
 from marrakech_sim.report.sections.winrates import WinRateTotals, win_rate_tables
+from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.tables import ReportTables, is_self_play, subset
 from marrakech_sim.run.config import DEFAULT_MATTERS_PP, MARGINS, ReportOptions
 from marrakech_sim.stats.intervals import (

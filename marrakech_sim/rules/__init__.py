@@ -2,15 +2,17 @@
 
 from marrakech_sim.rules.options import COLOUR_LETTERS, DIE_FACES, FACINGS, Rules
 from marrakech_sim.rules.perft import perft, perft_divide
-from marrakech_sim.rules.state import EndReason, GameState, Outcome
+from marrakech_sim.rules.state import Action, EndReason, GameState, Outcome, Placement
 
 __all__ = [
     "COLOUR_LETTERS",
     "DIE_FACES",
     "FACINGS",
+    "Action",
     "EndReason",
     "GameState",
     "Outcome",
+    "Placement",
     "Rules",
     "perft",
     "perft_divide",

@@ -396,7 +396,8 @@ def _candidate_delta(i: int) -> int:
     x1, y1 = dx.py_func(d1), dy.py_func(d1)  # the kernels' own direction steps
     x2, y2 = x1 + dx.py_func(d2), y1 + dy.py_func(d2)
     # a sum, not pack_placement's `|`: the differences may be negative
-    return x1 + (y1 << COORD_BITS) + (x2 << 2 * COORD_BITS) + (y2 << 3 * COORD_BITS)
+    code: int = x1 + (y1 << COORD_BITS) + (x2 << 2 * COORD_BITS) + (y2 << 3 * COORD_BITS)
+    return code
 
 
 CANDIDATE_DELTA = np.array([_candidate_delta(i) for i in range(16)], dtype=np.int64)

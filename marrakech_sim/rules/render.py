@@ -89,7 +89,7 @@ def render(state: GameState, colour: bool = False) -> str:
         assert outcome is not None
         winners = ", ".join(f"seat {w}" for w in outcome.winners)
         lines.append(
-            f"Game over ({outcome.reason.value}): won by {winners}; scores {list(outcome.scores)}"
+            f"Game over ({outcome.reason.label}): won by {winners}; scores {list(outcome.scores)}"
         )
     else:
         drawn = (

@@ -6,7 +6,6 @@ import dataclasses
 import enum
 import numbers
 from collections import Counter
-from collections.abc import Hashable
 from functools import cache, lru_cache
 from typing import Any
 
@@ -19,7 +18,12 @@ from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS, Rules
 
 Square = tuple[int, int]
 Placement = tuple[Square, Square]
-Action = Hashable  # a colour letter, a rotation, a die value or a placement
+# the action of each phase, as legal_actions gives it and apply takes it
+DrawAction = str  # draw: the colour letter of the rug drawn
+OrientAction = int  # orient: a rotation, -1 (left), 0 or 1 (right)
+RollAction = int  # roll: a die face
+PlaceAction = Placement  # place: the rug's two squares
+Action = DrawAction | OrientAction | RollAction | PlaceAction
 
 PHASES = ("draw", "orient", "roll", "place", "over")
 _k_step = k.k_step  # module-level bindings: the API's hot path is a few microseconds
@@ -27,11 +31,27 @@ _new = object.__new__
 ROTATIONS = (-1, 0, 1)
 
 
-class EndReason(enum.Enum):
-    """Why a game ended (RULES.md section 7)."""
+class EndReason(enum.IntEnum):
+    """Why a game ended (RULES.md section 7), by the kernel's END_* code; `label` is the
+    reason as the games table's end_reason column writes it (LOG_FORMAT.md)."""
 
-    RUGS_EXHAUSTED = "rugs_exhausted"
-    ONE_LEFT = "one_left"
+    NONE = k.END_NONE  # the game has not ended
+    RUGS_EXHAUSTED = k.END_RUGS_EXHAUSTED
+    ONE_LEFT = k.END_ONE_LEFT
+    ERROR = 3  # the game loop ended the game on a strategy's fault (no rule does)
+
+    @property
+    def label(self) -> str:
+        """'none', 'rugs_exhausted', 'one_left' or 'error'."""
+        return self.name.lower()
+
+    @classmethod
+    def from_label(cls, label: str) -> EndReason:
+        """The reason whose `label` is `label`."""
+        return _END_OF_LABEL[label]
+
+
+_END_OF_LABEL = {reason.label: reason for reason in EndReason}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -59,7 +79,7 @@ def outcome_of(s: np.ndarray) -> Outcome | None:
     winners = tuple(i for i in range(p) if res[3 * p + i])
     share = 1 / len(winners)
     return Outcome(
-        reason=EndReason.ONE_LEFT if s[k.END_] == k.END_ONE_LEFT else EndReason.RUGS_EXHAUSTED,
+        reason=end_reason_of(s),
         dirhams=tuple(s[s[k.DIRHAMS_AT] : s[k.DIRHAMS_AT] + p].tolist()),
         visible=tuple(res[:p]),
         scores=tuple(None if v < 0 else v for v in res[p : 2 * p]),
@@ -189,6 +209,78 @@ def assam_of(packed: np.ndarray) -> tuple[int, int, str]:
     return int(packed[k.X_]), int(packed[k.Y_]), FACINGS[packed[k.FACING_]]
 
 
+# ------------------------------------------------------------ named reads of a packed state
+# The packed layout (rules/core.py) stays inside rules/: Python code elsewhere reads a
+# state through these functions (compiled kernels may index it directly).
+
+
+def phase_of(packed: np.ndarray) -> int:
+    """The phase's code: PHASES[phase_of(packed)] is its name."""
+    return int(packed[k.PHASE_])
+
+
+def seat_to_move(packed: np.ndarray) -> int:
+    """The seat to move (after the end: RULES.md section 9's seat)."""
+    return int(packed[k.SEAT_])
+
+
+def turn_of(packed: np.ndarray) -> int:
+    """The current turn's index (0, 1, ...)."""
+    return int(packed[k.TURN_])
+
+
+def is_orient_at_end(packed: np.ndarray) -> bool:
+    """Whether the rotation asked for sets the next player's walk (the variant)."""
+    return bool(packed[k.FLAGS_] & k.FLAG_ORIENT_AT_END)
+
+
+def end_reason_of(packed: np.ndarray) -> EndReason:
+    """Why the game ended; EndReason.NONE while it runs."""
+    return EndReason(int(packed[k.END_]))
+
+
+def dirhams_of(packed: np.ndarray, seat: int) -> int:
+    """The dirhams of `seat`."""
+    return int(packed[packed[k.DIRHAMS_AT] + seat])
+
+
+def is_out(packed: np.ndarray, seat: int) -> bool:
+    """Whether `seat` went bankrupt and is out of the game."""
+    return bool(packed[packed[k.OUT_AT] + seat])
+
+
+def colour_index_at(packed: np.ndarray, n: int, x: int, y: int) -> int:
+    """The visible colour index (COLOUR_LETTERS[c]) at (x, y) of an n x n board; -1 empty."""
+    return int(packed[packed[k.COLOUR_AT] + y * n + x])
+
+
+def square_of(packed: np.ndarray, n: int, x: int, y: int) -> tuple[str, int] | None:
+    """The visible rug half at (x, y) of an n x n board as (colour letter, rug number)."""
+    c = colour_index_at(packed, n, x, y)
+    if c < 0:
+        return None
+    return COLOUR_LETTERS[c], int(packed[packed[k.RUG_AT] + y * n + x])
+
+
+def colour_grid(packed: np.ndarray, n: int) -> np.ndarray:
+    """Visible colour index per square, a copy (n, n) indexed [y, x]; -1 empty."""
+    o = packed[k.COLOUR_AT]
+    return packed[o : o + n * n].reshape(n, n).copy()
+
+
+def rug_grid(packed: np.ndarray, n: int) -> np.ndarray:
+    """Rug number of the visible half per square, a copy (n, n) indexed [y, x]; 0 empty."""
+    o = packed[k.RUG_AT]
+    return packed[o : o + n * n].reshape(n, n).copy()
+
+
+def landing_of(packed: np.ndarray, rotation: int, roll: int) -> tuple[int, int, str]:
+    """Where Assam stops if turned by `rotation` now and walking `roll` steps."""
+    s = packed
+    x, y, f = k.walk(s[k.X_], s[k.Y_], (s[k.FACING_] + rotation + 4) % 4, roll, s[k.N_])
+    return int(x), int(y), FACINGS[f]
+
+
 def read_only(packed: np.ndarray) -> np.ndarray:
     """A view of a packed state that cannot be written through (kernels may still read it)."""
     view = packed.view()
@@ -196,7 +288,24 @@ def read_only(packed: np.ndarray) -> np.ndarray:
     return view
 
 
-class GameState:
+class PositionReads:
+    """What a GameState and a strategy's GameView both answer from their packed state."""
+
+    __slots__ = ()
+    _s: np.ndarray
+
+    @property
+    def colour(self) -> str | None:
+        """The letter of the rug to place this turn, None before the draw."""
+        return colour_of(self._s)
+
+    @property
+    def assam(self) -> tuple[int, int, str]:
+        """Assam's (x, y, facing)."""
+        return assam_of(self._s)
+
+
+class GameState(PositionReads):
     """An immutable game position with its rules; `apply` returns a new state."""
 
     __slots__ = ("_mask", "_phase", "_s", "rules")
@@ -263,17 +372,7 @@ class GameState:
     @property
     def seat(self) -> int:
         """The seat to move (after the end: RULES.md section 9's seat)."""
-        return int(self._s[k.SEAT_])
-
-    @property
-    def colour(self) -> str | None:
-        """The letter of the rug to place this turn, None before the draw."""
-        return colour_of(self._s)
-
-    @property
-    def assam(self) -> tuple[int, int, str]:
-        """Assam's (x, y, facing)."""
-        return assam_of(self._s)
+        return seat_to_move(self._s)
 
     @property
     def dirhams(self) -> tuple[int, ...]:
@@ -293,15 +392,11 @@ class GameState:
 
     def square(self, x: int, y: int) -> tuple[str, int] | None:
         """The visible rug half at (x, y) as (colour letter, rug number), or None."""
-        n = self.rules.board_size
-        c = int(self._s[self._s[k.COLOUR_AT] + y * n + x])
-        if c < 0:
-            return None
-        return COLOUR_LETTERS[c], int(self._s[self._s[k.RUG_AT] + y * n + x])
+        return square_of(self._s, self.rules.board_size, x, y)
 
     # ------------------------------------------------------------ actions
 
-    def legal_actions(self) -> tuple[Any, ...]:
+    def legal_actions(self) -> tuple[Action, ...]:
         """The choices of the current phase (see the README for each phase's form)."""
         phase = self._phase
         if phase == k.PHASE_PLACE:
@@ -314,7 +409,7 @@ class GameState:
             return tuple(letter for letter, _ in self.chance_outcomes())
         return ()
 
-    def chance_outcomes(self) -> list[tuple[Any, float]]:
+    def chance_outcomes(self) -> list[tuple[Action, float]]:
         """Draw and roll phases: [(action, probability), ...]; empty in the others."""
         phase = self._phase
         if phase == k.PHASE_ROLL:
@@ -332,13 +427,14 @@ class GameState:
             return [(letter, count / total) for letter, count in left.items()]
         return []
 
-    def action_code(self, action: Any) -> int:
+    def action_code(self, action: object) -> int:
         """The kernel's integer code for an action of the current phase."""
         phase = self._phase
         code: int | None = None
         if phase == k.PHASE_PLACE:
             try:
-                code = placement_codes(self.rules.board_size).get(action)
+                if isinstance(action, tuple):
+                    code = placement_codes(self.rules.board_size).get(action)
             except TypeError:  # unhashable
                 code = None
         elif phase == k.PHASE_ROLL and type(action) is int:  # the common case, fast
@@ -356,7 +452,7 @@ class GameState:
             raise IllegalActionError(self._illegal(action, None))
         return code
 
-    def apply(self, action: Any) -> GameState:
+    def apply(self, action: Action) -> GameState:
         """The state after `action`; raises IllegalActionError if it is not legal."""
         code = self.action_code(action)
         s = self._s.copy()

@@ -25,6 +25,7 @@ from marrakech_sim.play.game import GameRecord, PassThrough, decision_watchdog, 
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.state import EndReason
 from marrakech_sim.run.config import StoppingRule, Study
 from marrakech_sim.run.plan import ChunkGames, Plan
 from marrakech_sim.runfolder.columns import columns_into
@@ -377,12 +378,13 @@ def _keep(
     # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
     done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
     moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
-    end = runfolder.END_ERROR_CODE if rec.error is not None else int(_END_CODES[rec.end_reason])
+    end = (
+        runfolder.END_ERROR_CODE
+        if rec.error is not None
+        else int(EndReason.from_label(rec.end_reason))
+    )
     games[i] = (done, end, int(rec.tie_broken))
     seats[i] = rec.seats
-
-
-_END_CODES = {"rugs_exhausted": k.END_RUGS_EXHAUSTED, "one_left": k.END_ONE_LEFT}
 
 
 def group_parts(

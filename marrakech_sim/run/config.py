@@ -505,16 +505,27 @@ def lineups_of(study: Study) -> dict[str, list[tuple[str, ...]]]:
     return out
 
 
+# what the tables [rulesets.NAME] and [strategies.NAME] hold, as errors say it
+_RULESETS_HOLD = "of rule options (an empty table is the standard rules)"
+_STRATEGIES_HOLD = (
+    "with ref = 'registered name', 'module:Class' or 'path/file.py:Class' and optional params"
+)
+
+
+def _named_tables(key: str, raw: Any, tables: str, table: str) -> Mapping[str, Any]:
+    """`raw` as the tables [key.NAME]: at least one, each a table; ConfigError otherwise,
+    saying what the tables hold (`tables`) or what one holds (`table`)."""
+    if not isinstance(raw, Mapping) or not raw:
+        raise ConfigError(f"{key} = {raw!r}: expected tables [{key}.NAME] {tables}")
+    for name, value in raw.items():
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}.{name} = {value!r}: expected a table {table}")
+    return raw
+
+
 def _rulesets(raw: Any) -> dict[str, Rules]:
     """Rule sets, each from RULES.md defaults or from its `base`, resolved after merging."""
-    if not isinstance(raw, Mapping) or not raw:
-        raise ConfigError(
-            f"rulesets = {raw!r}: expected tables [rulesets.NAME] of rule options "
-            "(an empty table is the standard rules)"
-        )
-    for name, table in raw.items():
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"rulesets.{name} = {table!r}: expected a table of rule options")
+    raw = _named_tables("rulesets", raw, _RULESETS_HOLD, "of rule options")
 
     def merged(name: str, seen: tuple[str, ...]) -> dict[str, Any]:
         table = dict(raw[name])
@@ -557,16 +568,10 @@ def _swept_schedule(raw: Any, sweep: Sweep) -> Any:
 
 def _strategies(raw: Any) -> dict[str, StrategySpec]:
     """Strategies by display name; each reference must load and accept its parameters."""
-    if not isinstance(raw, Mapping) or not raw:
-        raise ConfigError(
-            f"strategies = {raw!r}: expected tables [strategies.NAME] with ref = "
-            "'registered name', 'module:Class' or 'path/file.py:Class' and optional params"
-        )
+    raw = _named_tables("strategies", raw, _STRATEGIES_HOLD, "(ref, params)")
     out = {}
     for name, table in raw.items():
         check_name("strategies", name)
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"strategies.{name} = {table!r}: expected a table (ref, params)")
         _known(f"strategies.{name}", table, _STRATEGY_KEYS)
         ref = table.get("ref", name)
         if not isinstance(ref, str) or not ref:

@@ -195,7 +195,8 @@ class Plan:
 
     @cached_property
     def chunk_first_game(self) -> np.ndarray:
-        return self.block_first[self.chunk_first_block]
+        first: np.ndarray = self.block_first[self.chunk_first_block]
+        return first
 
     def chunk_games(self, chunk: int) -> ChunkGames:
         """The games of chunk `chunk`."""

@@ -70,7 +70,7 @@ class Stopper:
             res = estimators.sequential_test(
                 y, n, rule.p0, rule.p1, rule.alpha, rule.beta, self.sums, allowed=allowed
             )
-            index = res["index"]
+            index: int | None = res["index"]
             at = index if index is not None else len(y) - 1
             self.sums = res["sums"]  # through the stopping block, or the last one
             extra = {"llr": res["llr"], "lower": res["lower"], "upper": res["upper"]}

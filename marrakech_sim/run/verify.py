@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numba import njit
 
@@ -25,7 +24,7 @@ from marrakech_sim.errors import MarrakechError
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.rng import STREAM_DICE, STREAM_PILE, seed_of
 from marrakech_sim.rules import core as k
-from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS
+from marrakech_sim.rules.options import COLOUR_LETTERS
 from marrakech_sim.run.plan import Plan
 
 MAX_EXAMPLES = 10
@@ -110,7 +109,7 @@ def k_replay(init, seeds, first, counts, rec, out, result, seats):
                     action = k.pack_placement(row[t.M_X1], row[t.M_Y1], row[t.M_X2], row[t.M_Y2])
             if action == t.NULL:
                 break  # an unfinished record (a game that ended in a fault)
-            if t._record(s, action, buf) < 0:
+            if t.record_turn(s, action, buf) < 0:
                 status |= ILLEGAL
                 break
             if phase == k.PHASE_DRAW:
@@ -126,25 +125,6 @@ def k_replay(init, seeds, first, counts, rec, out, result, seats):
         result[g, 2] = t.k_summary(s, seats[g])
         result[g, 3] = status
     return 0
-
-
-def _ints(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """An integer column as int32 with nulls as turns.NULL."""
-    return pc.fill_null(column.cast(pa.int32()), t.NULL).to_numpy().astype(np.int32)
-
-
-def _codes(column: pa.ChunkedArray, letters: str) -> np.ndarray:
-    found = pc.index_in(column, value_set=pa.array(list(letters)))
-    return pc.fill_null(found, -1).to_numpy().astype(np.int32)
-
-
-def _list_matrix(column: pa.ChunkedArray, width: int) -> np.ndarray | None:
-    """A list column of fixed length `width` as a (rows, width) matrix; None if ragged."""
-    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
-    if len(lengths) and not (lengths == width).all():
-        return None
-    values = pc.list_flatten(column).to_numpy(zero_copy_only=False)
-    return values.astype(np.int32).reshape(-1, width)
 
 
 def _ranges(numbers: list[int], most: int = 8) -> str:
@@ -294,7 +274,7 @@ def _verify_chunk(
             continue
         p = r.rules.players
         rows = np.flatnonzero(np.isin(mg, gid[in_rs]))
-        rec = _recorded_rows(moves.take(pa.array(rows)), p, r.columns)
+        rec = runfolder.move_rows(moves.take(pa.array(rows)), p, r.columns)
         if rec is None:
             report._mismatch(1, f"{name}: a dirhams_after/visible_after list has not {p} entries")
             continue
@@ -393,7 +373,7 @@ def _verify_seats(
         ("received", t.S_RECEIVED, None),
     ]
     for column, index, null in checks:
-        recorded = _ints(sub.column(column))
+        recorded = runfolder.int_column(sub.column(column))
         if null is not None:
             recorded = np.where(recorded == t.NULL, null, recorded)
         _compare(report, name, "seats", column, game, recorded, flat[:, index])
@@ -434,55 +414,8 @@ def _verify_seats(
     )
 
 
-def _recorded_rows(moves: pa.Table, players: int, columns: int) -> np.ndarray | None:
-    """The moves table back as compiled-core rows (int32, turns.NULL for nulls)."""
-    rec = np.full((moves.num_rows, columns), t.NULL, np.int32)
-    for name, index in (
-        ("seat", t.M_SEAT),
-        ("rotation", t.M_ROTATION),
-        ("roll", t.M_ROLL),
-        ("assam_x", t.M_ASSAM_X),
-        ("assam_y", t.M_ASSAM_Y),
-        ("payment", t.M_PAYMENT),
-        ("paid_to", t.M_PAID_TO),
-        ("x1", t.M_X1),
-        ("y1", t.M_Y1),
-        ("x2", t.M_X2),
-        ("y2", t.M_Y2),
-        ("end_rotation", t.M_END_ROTATION),
-    ):
-        rec[:, index] = _ints(moves.column(name))
-    rec[:, t.M_COLOUR] = _codes(moves.column("colour"), COLOUR_LETTERS)
-    rec[:, t.M_FACING] = _codes(moves.column("facing"), FACINGS)
-    rec[:, t.M_BANKRUPT] = _ints(moves.column("bankrupt").cast(pa.int8()))
-    for i, column in enumerate(("dirhams_after", "visible_after")):
-        if column in moves.column_names:
-            values = _list_matrix(moves.column(column), players)
-            if values is None:
-                return None
-            at = t.MOVE_COLUMNS + i * players
-            rec[:, at : at + players] = values
-    return rec
-
-
 def _move_column_names(players: int, width: int) -> list[str]:
-    names = [
-        "seat",
-        "colour",
-        "rotation",
-        "roll",
-        "assam_x",
-        "assam_y",
-        "facing",
-        "payment",
-        "paid_to",
-        "bankrupt",
-        "x1",
-        "y1",
-        "x2",
-        "y2",
-        "end_rotation",
-    ]
+    names = list(runfolder.MOVE_ROW_NAMES)
     names += [f"dirhams_after[{i}]" for i in range(players)]
     names += [f"visible_after[{i}]" for i in range(players)]
     return names[:width]

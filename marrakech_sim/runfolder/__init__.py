@@ -50,7 +50,14 @@ from marrakech_sim.runfolder.parts import (
     moves_part,
     seats_part,
 )
-from marrakech_sim.runfolder.read import iter_parts, open_dataset, read_manifest, read_table
+from marrakech_sim.runfolder.read import (
+    int_column,
+    iter_parts,
+    move_rows,
+    open_dataset,
+    read_manifest,
+    read_table,
+)
 from marrakech_sim.runfolder.schema import (
     END_ERROR_CODE,
     END_REASONS,
@@ -58,6 +65,7 @@ from marrakech_sim.runfolder.schema import (
     GAMES_SCHEMA,
     LOG_FILE,
     MANIFEST,
+    MOVE_ROW_NAMES,
     SCHEMAS,
     SEATS_SCHEMA,
     TABLES,
@@ -74,6 +82,7 @@ __all__ = [
     "LOCK_FILE",
     "LOG_FILE",
     "MANIFEST",
+    "MOVE_ROW_NAMES",
     "SCHEMAS",
     "SEATS_SCHEMA",
     "TABLES",
@@ -95,9 +104,11 @@ __all__ = [
     "games_part",
     "has_visible_after",
     "holds_a_run",
+    "int_column",
     "iter_parts",
     "locked",
     "manifest_digest",
+    "move_rows",
     "moves_part",
     "moves_schema",
     "one_line",

@@ -355,7 +355,8 @@ def _value(kind: str, value: Any) -> bytes:
     if kind == "list":
         item_kind, items = value
         return _list(item_kind, [_value(item_kind, x) for x in items])
-    return value  # "struct": already encoded
+    encoded: bytes = value  # "struct": already encoded
+    return encoded
 
 
 def _list(item_kind: str, encoded: Sequence[bytes]) -> bytes:

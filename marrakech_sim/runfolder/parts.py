@@ -66,7 +66,8 @@ class Part:
         return len(self.columns[0]) if self.columns else 0
 
     def column(self, name: str) -> Column:
-        return self.columns[self.schema.get_field_index(name)]
+        column: Column = self.columns[self.schema.get_field_index(name)]
+        return column
 
     def take(self, rows: np.ndarray) -> Part:
         """The part's rows `rows`, in that order."""

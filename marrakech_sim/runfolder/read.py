@@ -8,15 +8,21 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from marrakech_sim.errors import RunFolderError
+from marrakech_sim.play import turns as t
+from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS
 from marrakech_sim.runfolder.folder import chunk_of, is_part_name
 from marrakech_sim.runfolder.lock import is_locked
 from marrakech_sim.runfolder.schema import (
     FORMAT_VERSION,
     GAMES_SCHEMA,
+    INT_MOVE_COLUMNS,
     MANIFEST,
     SEATS_SCHEMA,
     TABLES,
@@ -32,7 +38,7 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     """
     path = Path(run_dir) / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
+        manifest: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError as exc:
         raise RunFolderError(f"{str(run_dir)!r} is not a run folder: no {MANIFEST}") from exc
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
@@ -78,3 +84,54 @@ def iter_parts(run_dir: str | Path, table: str) -> Iterator[tuple[int, Path]]:
     for name in names:
         if is_part_name(name):
             yield chunk_of(name), folder / name
+
+
+def move_rows(moves: pa.Table, players: int, width: int) -> np.ndarray | None:
+    """A moves table back as the game loop's move rows: int32, (rows, width), the
+    turns.M_* columns then dirhams_after and visible_after per seat, turns.NULL for null.
+
+    Columns the table does not have stay NULL; None when a dirhams_after or visible_after
+    list does not have `players` entries.
+    """
+    rows = np.full((moves.num_rows, width), t.NULL, np.int32)
+    names = set(moves.column_names)
+    for name, index, _ in INT_MOVE_COLUMNS:
+        if name in names:
+            rows[:, index] = int_column(moves.column(name))
+    if "colour" in names:
+        rows[:, t.M_COLOUR] = _codes(moves.column("colour"), COLOUR_LETTERS)
+    if "facing" in names:
+        rows[:, t.M_FACING] = _codes(moves.column("facing"), FACINGS)
+    if "bankrupt" in names:
+        rows[:, t.M_BANKRUPT] = int_column(moves.column("bankrupt").cast(pa.int8()))
+    for i, column in enumerate(("dirhams_after", "visible_after")):
+        if column in names:
+            values = _list_matrix(moves.column(column), players)
+            if values is None:
+                return None
+            at = t.MOVE_COLUMNS + i * players
+            rows[:, at : at + players] = values
+    return rows
+
+
+def int_column(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """An integer column as int32 with nulls as turns.NULL."""
+    ints: np.ndarray = pc.fill_null(column.cast(pa.int32()), t.NULL).to_numpy().astype(np.int32)
+    return ints
+
+
+def _codes(column: pa.ChunkedArray, letters: str) -> np.ndarray:
+    """A one-letter column as each letter's index in `letters` (-1 for null)."""
+    found = pc.index_in(column, value_set=pa.array(list(letters)))
+    codes: np.ndarray = pc.fill_null(found, -1).to_numpy().astype(np.int32)
+    return codes
+
+
+def _list_matrix(column: pa.ChunkedArray, width: int) -> np.ndarray | None:
+    """A list column of fixed length `width` as a (rows, width) matrix; None if ragged."""
+    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+    if len(lengths) and not (lengths == width).all():
+        return None
+    values = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+    matrix: np.ndarray = values.astype(np.int32).reshape(-1, width)
+    return matrix

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from marrakech_sim.play import turns as t
+from marrakech_sim.rules.state import EndReason
 
 FORMAT_VERSION = 1
 
@@ -19,10 +20,10 @@ LOG_FILE = "run.log"
 TABLES = ("games", "seats", "moves")
 
 
-END_REASONS = ("none", "rugs_exhausted", "one_left", "error")  # by end code
+END_REASONS = tuple(reason.label for reason in EndReason)  # by end code
 
 
-END_ERROR_CODE = 3
+END_ERROR_CODE = int(EndReason.ERROR)
 
 
 COMPRESSION = "zstd"
@@ -107,6 +108,16 @@ INT_MOVE_COLUMNS = (
     ("x2", t.M_X2, np.int8),
     ("y2", t.M_Y2, np.int8),
     ("end_rotation", t.M_END_ROTATION, np.int8),
+)
+
+
+#: the moves table's column for each turns.M_* index of a move row, in index order
+MOVE_ROW_NAMES = tuple(
+    name
+    for _, name in sorted(
+        [(index, name) for name, index, _ in INT_MOVE_COLUMNS]
+        + [(t.M_COLOUR, "colour"), (t.M_FACING, "facing"), (t.M_BANKRUPT, "bankrupt")]
+    )
 )
 
 

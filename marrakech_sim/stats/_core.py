@@ -66,7 +66,8 @@ def balance_seats(
 
 def to_float(column: pd.Series) -> np.ndarray:
     """Return a float64 array with NaN for missing values (nullable dtypes included)."""
-    return column.to_numpy(dtype="float64", na_value=np.nan)
+    values: np.ndarray = column.to_numpy(dtype="float64", na_value=np.nan)
+    return values
 
 
 def cluster_ratio_table(

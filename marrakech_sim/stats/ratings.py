@@ -90,7 +90,8 @@ def to_elo(rating: np.ndarray | pd.Series | float, base: float = ELO_BASE) -> np
     """Convert a log-strength rating (logit scale) to Elo points around ``base``."""
     if np.ndim(rating) == 0:
         return float(base + ELO_PER_LOGIT * float(rating))
-    return base + ELO_PER_LOGIT * np.asarray(rating, dtype="float64")
+    elo: np.ndarray = base + ELO_PER_LOGIT * np.asarray(rating, dtype="float64")
+    return elo
 
 
 @dataclass(frozen=True, slots=True)

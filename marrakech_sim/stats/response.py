@@ -97,4 +97,5 @@ def fit_response(
 
 
 def _expit(v: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-v))
+    p: np.ndarray = 1.0 / (1.0 + np.exp(-v))
+    return p

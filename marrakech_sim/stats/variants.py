@@ -220,7 +220,7 @@ def _decided_turn(
     behind = played & ~ahead
     # the last turn the winner was not strictly ahead (-1: ahead throughout)
     last_behind = np.where(behind.any(axis=1), turns - 1 - np.argmax(behind[:, ::-1], axis=1), -1)
-    decided = np.minimum(last_behind + 2, last_turn + 1).astype("float64")
+    decided: np.ndarray = np.minimum(last_behind + 2, last_turn + 1).astype("float64")
     decided[shared | (last_turn < 0)] = np.nan
     return decided
 

@@ -31,7 +31,7 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
     memory[seat]: each seat's memory of the game (zero at its start).
 
-    One call of turns._record for every phase, so the rules (inlined into it) are
+    One call of turns.record_turn for every phase, so the rules (inlined into it) are
     compiled into this loop once.
     """
     while True:
@@ -53,12 +53,20 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
             action = options[chosen]
         else:
             return 0
-        err = t._record(s, action, moves)
+        err = t.record_turn(s, action, moves)
         if err < 0:
             return err  # a twin chose an illegal action: a bug, reported by play_batch
 
 
-def play_batch(init, seeds, codes, params, moves, games, seats):
+def play_batch(
+    init: np.ndarray,
+    seeds: np.ndarray,
+    codes: np.ndarray,
+    params: np.ndarray,
+    moves: np.ndarray,
+    games: np.ndarray,
+    seats: np.ndarray,
+) -> int:
     """Play len(seeds) games from `init`; game g seats twins codes[g] with params[g].
 
     moves: (len(seeds) * max_turns, turns.move_columns(P)); game g's turns are written at
@@ -71,7 +79,8 @@ def play_batch(init, seeds, codes, params, moves, games, seats):
     without, for batches that seat none, so a study without the expert never compiles
     its search (minutes on a fresh installation; twins.SEARCHING).
     """
-    return _play_batch(init, seeds, codes, params, moves, games, seats, searches(codes))
+    err: int = _play_batch(init, seeds, codes, params, moves, games, seats, searches(codes))
+    return err
 
 
 @njit(cache=True)

@@ -97,7 +97,14 @@ def forget(memory):
 SEARCHING = frozenset({EXPERT, ROTATION_ONLY, PLACEMENT_ONLY})
 
 
-def choose_rotation(code, params, s, rng, memory, searching):
+def choose_rotation(
+    code: int,
+    params: np.ndarray,
+    s: np.ndarray,
+    rng: np.ndarray,
+    memory: np.ndarray,
+    searching: bool,
+) -> int:
     """The rotation (-1, 0 or 1) the twin `code` chooses in state `s`; memory: the seat's
     memory of the game (expert.memory_size, zero at its start; the expert's).
 
@@ -108,7 +115,16 @@ def choose_rotation(code, params, s, rng, memory, searching):
     raise NotImplementedError("compiled code only (numba overload)")
 
 
-def choose_placement(code, params, s, rng, options, count, memory, searching):
+def choose_placement(
+    code: int,
+    params: np.ndarray,
+    s: np.ndarray,
+    rng: np.ndarray,
+    options: np.ndarray,
+    count: int,
+    memory: np.ndarray,
+    searching: bool,
+) -> int:
     """The index into options[:count] (legal_placements order) the twin chooses; memory
     and searching as in choose_rotation."""
     raise NotImplementedError("compiled code only (numba overload)")

@@ -125,7 +125,7 @@ def assert_same_outcome(eng, ref) -> None:
     if r is None:
         return
     where = ref.to_notation()
-    assert e.reason.value == r.reason.value, where
+    assert e.reason.label == r.reason.label, where
     assert tuple(e.dirhams) == r.dirhams, where
     assert tuple(e.visible) == r.visible, where
     assert tuple(e.scores) == r.scores, where

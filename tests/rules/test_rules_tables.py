@@ -447,7 +447,7 @@ def test_orient_at_end_no_orientation_after_last_rug(api):
     p12 = board(". . . . . . .", ". . . p12 . . .", ". . . p12 . . .", *[". . . . . . ."] * 4)
     assert after.to_notation() == position(p12, "33N", "r:30:0,b:30:0,y:30:0,p:30:0", "0x")
     assert after.phase == "over"
-    assert after.outcome().reason.value == "rugs_exhausted"
+    assert after.outcome().reason.label == "rugs_exhausted"
 
 
 def test_orient_at_end_after_own_last_rug(api):
@@ -584,7 +584,7 @@ def test_end_when_rugs_exhausted(api):
     assert fields(after.to_notation())["to_move"] == "1x"  # seat 0 is out, so seat 1
     assert after.phase == "over"
     assert len(after.legal_actions()) == 0
-    assert after.outcome().reason.value == "rugs_exhausted"
+    assert after.outcome().reason.label == "rugs_exhausted"
 
 
 def test_end_when_one_left(api):
@@ -593,7 +593,7 @@ def test_end_when_one_left(api):
     after = state.apply(2)
     assert after.to_notation() == position(REGION4_2P, "31N", "ry:0:0+0:out,bp:33:10+11", "1x")
     outcome = after.outcome()
-    assert outcome.reason.value == "one_left"
+    assert outcome.reason.label == "one_left"
     assert tuple(outcome.winners) == (1,)
     assert tuple(outcome.ranks) == (2, 1)
     # seat 1: 33 dirhams + visible b (3,0)(4,0)(2,1)(3,1) + p (4,1)(5,1) = 39
@@ -625,7 +625,7 @@ def test_both_end_conditions_at_once(api, end_when_one_left, reason):
     )
     after = state.apply(1)
     assert after.to_notation() == position(RED_REGION4, "32N", "r:32:0,b:0:0:out,y:0:0:out", "0x")
-    assert after.outcome().reason.value == reason
+    assert after.outcome().reason.label == reason
 
 
 def test_survivor_places_the_rest_when_option_off(api):
@@ -648,14 +648,14 @@ def test_survivor_alone_ends_game_when_option_on(api):
     state = make(api, position(RED_REGION4, "33N", "r:30:5,b:0:0:out,y:2:1", "2r"), players=3)
     after = state.apply(1)
     assert fields(after.to_notation())["to_move"] == "0x"
-    assert after.outcome().reason.value == "one_left"
+    assert after.outcome().reason.label == "one_left"
 
 
 def test_outcome_of_parsed_finished_position(api):
     """A finished position read from notation reports its outcome (§7, §9)."""
     text = position(REGION4_2P, "31N", "ry:0:0+0:out,bp:33:10+11", "1x")
     outcome = make(api, text, players=2).outcome()
-    assert outcome.reason.value == "one_left"
+    assert outcome.reason.label == "one_left"
     assert tuple(outcome.winners) == (1,)
     assert tuple(outcome.scores) == (None, 39)
 
@@ -694,7 +694,7 @@ def test_outcome_tie_break(api, board_field, money, tie_break, winners, ranks, s
     state = make(api, text, players=2, colours_per_player=1, tie_break=tie_break)
     assert state.outcome() is None
     outcome = state.apply(((3, 2), (3, 1))).outcome()
-    assert outcome.reason.value == "rugs_exhausted"
+    assert outcome.reason.label == "rugs_exhausted"
     assert tuple(outcome.winners) == winners
     assert tuple(outcome.ranks) == ranks
     assert tuple(outcome.scores) == scores
@@ -740,7 +740,7 @@ def test_later_elimination_ranks_above_earlier(api):
         RED12, "31N", "r:31:11,b:0:0:out,y:0:0:out,p:0:0:out", "0x"
     )
     outcome = state.outcome()
-    assert outcome.reason.value == "one_left"
+    assert outcome.reason.label == "one_left"
     assert tuple(outcome.scores) == (33, None, None, None)
     assert tuple(outcome.ranks) == (1, 4, 3, 2)
     assert tuple(outcome.winners) == (0,)
