@@ -125,21 +125,21 @@ def build_report(
         charts: dict[str, Chart] = {}
         for section in SECTIONS:
             charts.update(section.charts(ctx))
-        rt.facts["seconds"]["charts"] = round(time.perf_counter() - start, 2)
+        rt.facts.seconds["charts"] = round(time.perf_counter() - start, 2)
         for name, (_, png, _) in charts.items():
             (stage / f"{name}.png").write_bytes(png)
         parts = report_parts(ctx, {name: t for name, (t, _, _) in charts.items()})
         created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         subtitle = (
-            f"{rt.facts['n_games']:,} games from {len(runs)} run(s) ({names}); "
+            f"{rt.facts.n_games:,} games from {len(runs)} run(s) ({names}); "
             f"report written {created}."
         )
         write_html(stage / "report.html", title, subtitle, parts, charts)
         write_markdown(stage / "report.md", title, subtitle, parts)
-    csv_paths = [out / f"{name}.csv" for name in rt.tables]
+    csv_paths = [out / f"{name}.csv" for name in rt.tables.names()]
     chart_paths = [out / f"{name}.png" for name in charts]
     return ReportResult(
-        out / "report.html", out / "report.md", out, csv_paths, chart_paths, dict(rt.facts)
+        out / "report.html", out / "report.md", out, csv_paths, chart_paths, rt.facts.as_dict()
     )
 
 

@@ -111,17 +111,17 @@ def compute_tables(
         kept_share = any(r.manifest.get("config", {}).get("keep_moves", 1) < 1 for r in runs)
         variant_tables(con, out, moves_games, level, variants, paired, kept_share)
     with clock("choices"):  # replays a sample of the mixed games: after self_play_matches
-        out.tables["choices"] = choices_table(con, runs, level=level, moves_kept_share=kept_share)
+        out.tables.choices = choices_table(con, runs, level=level, moves_kept_share=kept_share)
     with clock("ratings"):
         rating_tables(con, out, rating_games, level)
     with clock("skill"):  # after the ratings: a skill level's strength is its Elo
         skill_tables(out, level, skill, *study_levels([r.manifest for r in runs]))
     with clock("response"):  # a sweep's response curves (none without a sweep)
         response_tables(con, out, runs, level)
-    out.facts["report_options"] = report_options(runs)
-    out.tables["power"] = power_table(out)
-    out.facts["seconds"] = {name: round(v, 2) for name, v in seconds.items()}
-    out.facts["slices"] = len(slices)
+    out.facts.report_options = report_options(runs)
+    out.tables.power = power_table(out)
+    out.facts.seconds = {name: round(v, 2) for name, v in seconds.items()}
+    out.facts.slices = len(slices)
     return out
 
 

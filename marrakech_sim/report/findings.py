@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from marrakech_sim.report.fmt import count, interval, pct, pp
-from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.report.tables import ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import estimators, verdicts
 from marrakech_sim.stats.winrates import LINEUP_SEP
@@ -218,15 +218,15 @@ def _group_words(ruleset: str, players: int) -> str:
     return f"{players}-player games under {title(ruleset)}"
 
 
-def mixed_model(t: dict[str, pd.DataFrame], ruleset: str) -> str:
+def mixed_model(t: Tables, ruleset: str) -> str:
     """The player model of a rule set's mixed games: the strategies that played them."""
-    lineups = t.get("lineup_win_rates", pd.DataFrame())
+    lineups = t.lineup_win_rates
     names: set[str] = set()
     if len(lineups) and "lineup" in lineups.columns:
         for x in lineups.loc[lineups["ruleset"].astype(str) == ruleset, "lineup"]:
             names |= set(str(x).split(LINEUP_SEP))
     if not names:
-        wr = t.get("win_rates", pd.DataFrame())
+        wr = t.win_rates
         names = {str(s) for s in wr.get("strategy", [])}
     return "the study's mix of " + ", ".join(sorted(names)) if names else "the study's players"
 
@@ -282,11 +282,11 @@ def _seat_tests(
         )
 
 
-def _step_tests(t: dict[str, pd.DataFrame], options: ReportOptions) -> Iterator[Test]:
+def _step_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
     """The skill findings of each (players, rule set, seat): the lines on strength that
     fit, and where none fits, each step between neighbouring levels."""
-    lines = t.get("skill_trends", pd.DataFrame())
-    steps = t.get("skill_steps", pd.DataFrame())
+    lines = t.skill_trends
+    steps = t.skill_steps
     fitted: set[tuple[int, str, int]] = set()
     for r in lines.itertuples():
         if r.lack_of_fit_p < LACK_OF_FIT_ALPHA:
@@ -410,9 +410,9 @@ def _variant_tests(
         )
 
 
-def _order_tests(t: dict[str, pd.DataFrame], options: ReportOptions) -> Iterator[Test]:
+def _order_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
     """Per (rule set, players) with ratings: the top strategy's Elo gap over the second."""
-    ratings = t.get("ratings", pd.DataFrame())
+    ratings = or_empty(t.ratings)
     if ratings.empty or "gap_se_elo" not in ratings.columns:
         return
     for (ruleset, players), part in ratings.groupby(["ruleset", "players"], sort=True):
@@ -458,18 +458,18 @@ def family(rt: ReportTables) -> list[Test]:
     """Every member of the report's family of tests, in the summary's order: the study's
     mixed games (their own tables), then each self-play player model and skill level."""
     t = rt.tables
-    options = rt.facts.get("report_options") or ReportOptions()
-    rulesets = t.get("rulesets", pd.DataFrame())
+    options = rt.facts.report_options
+    rulesets = t.rulesets
     players_of_rs = (
         dict(zip(rulesets["ruleset"].astype(str), rulesets["players"], strict=True))
         if len(rulesets)
         else {}
     )
-    shares = t.get("seat_shares", pd.DataFrame())
+    shares = t.seat_shares
     if len(shares):
         shares = shares.sort_values(["players", "ruleset", "seat"], ascending=[False, True, True])
     tests = list(_seat_tests(shares, lambda r: mixed_model(t, str(r.ruleset)), options))
-    comp = t.get("variant_comparison", pd.DataFrame())
+    comp = t.variant_comparison
     if len(comp):
         tests += _variant_tests(
             comp,
@@ -477,11 +477,11 @@ def family(rt: ReportTables) -> list[Test]:
             lambda r: mixed_model(t, str(r.ruleset)),
             lambda r: int(players_of_rs.get(str(r.ruleset), 0)),
         )
-    alone = t.get("skill_seats", pd.DataFrame())
+    alone = t.skill_seats
     if len(alone):
         tests += _seat_tests(alone, lambda r: level_model(str(r.level)), options)
         tests += _step_tests(t, options)
-    per_level = t.get("skill_variants", pd.DataFrame())
+    per_level = t.skill_variants
     if len(per_level):
         rows = per_level.assign(
             metric=[f"seat_{s}_share" for s in per_level["seat"]],
@@ -491,7 +491,7 @@ def family(rt: ReportTables) -> list[Test]:
         tests += _variant_tests(
             rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
         )
-    metrics = t.get("skill_metric_variants", pd.DataFrame())
+    metrics = t.skill_metric_variants
     if len(metrics):
         rows = metrics.assign(diff=metrics["difference_value"], se=metrics["se_value"])
         tests += _variant_tests(
@@ -574,7 +574,7 @@ def headline_paragraph(findings: pd.DataFrame, most: int = 4) -> str:
 def player_model(rt: ReportTables) -> str:
     """The sentence stating whom the findings hold for."""
     names: list[str] = []
-    wr = rt.tables.get("win_rates", pd.DataFrame())
+    wr = rt.tables.win_rates
     if "strategy" in wr:
         names = sorted(str(s) for s in wr["strategy"].unique())
     who = ", ".join(names) if names else "the study's strategies"

@@ -47,6 +47,7 @@ import pandas as pd
 from marrakech_sim import stats
 from marrakech_sim.errors import StatsInputError
 from marrakech_sim.report.pergame import CHUNK, PerGame
+from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import estimators
 
 TURN_METRICS = stats.LEAD_METRICS  # read from a sample's moves
@@ -56,12 +57,113 @@ GAME_METRICS = tuple(m for m in stats.VARIANT_METRICS if m not in TURN_METRICS)
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame()
+
+
+@dataclass
+class Tables:
+    """Every table of the report, one field per CSV it writes (``<field>.csv``, documented
+    in docs/report-tables.md), in the order they are computed and written.
+
+    A table every report has starts empty and is set by its section; one a report may not
+    have (no moves, nothing to rate, a single rating group) is None until then, and no CSV
+    is written for it.
+    """
+
+    # the data (sections.data)
+    runs: pd.DataFrame = field(default_factory=_frame)
+    rulesets: pd.DataFrame = field(default_factory=_frame)
+    lineups: pd.DataFrame = field(default_factory=_frame)
+    faults: pd.DataFrame = field(default_factory=_frame)
+    fault_kinds: pd.DataFrame = field(default_factory=_frame)
+    # win rates (sections.winrates)
+    win_rates: pd.DataFrame = field(default_factory=_frame)
+    lineup_win_rates: pd.DataFrame = field(default_factory=_frame)
+    head_to_head: pd.DataFrame = field(default_factory=_frame)
+    # seat advantage (sections.seats)
+    seat_shares: pd.DataFrame = field(default_factory=_frame)
+    seat_tests: pd.DataFrame = field(default_factory=_frame)
+    ties: pd.DataFrame = field(default_factory=_frame)
+    # distributions and variants (sections.distributions, sections.variants)
+    histograms: pd.DataFrame = field(default_factory=_frame)
+    distributions: pd.DataFrame = field(default_factory=_frame)
+    score_over_turns: pd.DataFrame | None = None  # a run with moves only
+    variant_summary: pd.DataFrame = field(default_factory=_frame)
+    variant_comparison: pd.DataFrame = field(default_factory=_frame)
+    choices: pd.DataFrame = field(default_factory=_frame)
+    # ratings (sections.ratings): absent when nothing can be rated
+    ratings: pd.DataFrame | None = None
+    seat_effects: pd.DataFrame | None = None
+    rating_pooling: pd.DataFrame | None = None  # two rating groups or more
+    ratings_pooled: pd.DataFrame | None = None  # when the pooling test does not reject
+    # skill levels and player models (sections.skill)
+    skill_seats: pd.DataFrame = field(default_factory=_frame)
+    skill_strength: pd.DataFrame = field(default_factory=_frame)
+    skill_steps: pd.DataFrame = field(default_factory=_frame)
+    skill_trends: pd.DataFrame = field(default_factory=_frame)
+    skill_variants: pd.DataFrame = field(default_factory=_frame)
+    skill_metric_variants: pd.DataFrame = field(default_factory=_frame)
+    decides: pd.DataFrame = field(default_factory=_frame)
+    # a sweep's response curves (sections.response): absent without a sweep
+    response_points: pd.DataFrame | None = None
+    response_curves: pd.DataFrame | None = None
+    response_metrics: pd.DataFrame | None = None
+    # power (sections.power)
+    power: pd.DataFrame = field(default_factory=_frame)
+    # computed by the sections once the tables above are in (build.SECTIONS order)
+    findings: pd.DataFrame | None = None  # sections.summary
+    plan: pd.DataFrame | None = None  # sections.power
+    response_verdicts: pd.DataFrame | None = None  # sections.response, a sweep's
+
+    def items(self) -> list[tuple[str, pd.DataFrame]]:
+        """(name, table) of every table the report has, in field order: its CSV files."""
+        got = ((f.name, getattr(self, f.name)) for f in fields(self))
+        return [(name, table) for name, table in got if table is not None]
+
+    def names(self) -> list[str]:
+        """The names of the tables the report has (its CSV files, less ``.csv``)."""
+        return [name for name, _ in self.items()]
+
+
+def or_empty(table: pd.DataFrame | None) -> pd.DataFrame:
+    """``table``, or an empty DataFrame for a table the report does not have (None)."""
+    return pd.DataFrame() if table is None else table
+
+
+@dataclass
+class Facts:
+    """Facts about the data that the sections read (and `marrakech report` prints)."""
+
+    n_games: int = 0  # every game of the runs, error games included
+    n_balance_games: int = 0  # the games that ended normally
+    n_blocks: int = 0
+    #: each rule set's label -> its options (rule-set key -> value), as the manifests hold
+    ruleset_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    moves_games: int = 0  # games of the per-turn sample (0: no moves)
+    moves_sampled: bool | None = None  # the per-turn sample is not every game (None: no moves)
+    rating_games: int = 0  # games of the rating sample
+    rating_sampled: bool = False
+    rating_left_out: int | None = None  # games of strategies no fit could rate
+    rating_note: str | None = None  # why a group was not rated, or was refitted
+    baselines: dict[str, str] = field(default_factory=dict)  # rule set -> its baseline's
+    report_options: ReportOptions = field(default_factory=ReportOptions)
+    seconds: dict[str, float] = field(default_factory=dict)  # per step of the computation
+    slices: int = 0  # slices of whole blocks the games were read in
+
+    def as_dict(self) -> dict[str, Any]:
+        """The facts by name (None ones left out), as `report.build.ReportResult` has them."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
+
+
 @dataclass
 class ReportTables:
-    """Every table of the report (name -> DataFrame) and a few facts about the data."""
+    """Every table of the report and a few facts about the data."""
 
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)
+    tables: Tables = field(default_factory=Tables)
+    facts: Facts = field(default_factory=Facts)
     rating_fit: stats.RatingFit | None = None
 
 

@@ -94,8 +94,8 @@ def _report_seat_shares(run: Path, self_play: bool) -> pd.DataFrame:
     tables = compute_tables(con, runs).tables
     con.close()
     if not self_play:
-        return tables["seat_shares"]
-    tab = tables["skill_seats"].copy()
+        return tables.seat_shares
+    tab = tables.skill_seats.copy()
     fair = 1.0 / tab["players"]
     tab["lo"] = fair + tab["effect_lo_pp"] / 100
     tab["hi"] = fair + tab["effect_hi_pp"] / 100

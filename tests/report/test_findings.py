@@ -34,13 +34,13 @@ def _seat_rows(ruleset: str, players: int, shares: list[float], n_eff: float, n:
 
 def _tables() -> ReportTables:
     rt = ReportTables()
-    rt.tables["seat_shares"] = pd.DataFrame(
+    rt.tables.seat_shares = pd.DataFrame(
         # 4 players: player 1 +5.6 pp on 200,000 effective games (tight), player 2 +0.1
         _seat_rows("standard", 4, [0.306, 0.251, 0.24, 0.203], 200_000, 200_000)
         + _seat_rows("two", 2, [0.501, 0.499], 200_000, 200_000)
         + _seat_rows("three", 3, [0.35, 0.33, 0.32], 900, 900)
     )
-    rt.tables["variant_comparison"] = pd.DataFrame(
+    rt.tables.variant_comparison = pd.DataFrame(
         {
             "metric": ["seat_0_share", "turns"],
             "baseline": ["standard", "standard"],
@@ -51,10 +51,10 @@ def _tables() -> ReportTables:
             "n_games_baseline": [24_000, 24_000],
         }
     )
-    rt.tables["rulesets"] = pd.DataFrame(
+    rt.tables.rulesets = pd.DataFrame(
         {"ruleset": ["standard", "variant", "two", "three"], "players": [4, 4, 2, 3]}
     )
-    rt.tables["win_rates"] = pd.DataFrame({"strategy": ["greedy", "greedy-block"]})
+    rt.tables.win_rates = pd.DataFrame({"strategy": ["greedy", "greedy-block"]})
     return rt
 
 
@@ -134,7 +134,7 @@ def test_undecided_names_prospective_games_beyond_those_played(table: pd.DataFra
 def test_the_margin_comes_from_the_study() -> None:
     """A study that says 5 pp matters judges the same +5.6 pp effect against 5 pp."""
     rt = _tables()
-    rt.facts["report_options"] = ReportOptions(matters_pp=5.0)
+    rt.facts.report_options = ReportOptions(matters_pp=5.0)
     row = _one(findings.find(rt), "seat", "standard", "player 2")
     assert row["margin"] == 5.0 and row["verdict"] == "negligible"
 

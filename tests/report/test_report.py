@@ -118,7 +118,7 @@ def test_seat_tables_equal_stats(report_tables, frames) -> None:
     """Seat shares, tests and ties from DuckDB block totals equal the stats functions."""
     games, seats, _ = frames
     _same(
-        report_tables.tables["seat_shares"],
+        report_tables.tables.seat_shares,
         stats.seat_win_shares(games, seats),
         ["players", "ruleset", "seat"],
         [
@@ -136,13 +136,13 @@ def test_seat_tables_equal_stats(report_tables, frames) -> None:
         ],
     )
     _same(
-        report_tables.tables["seat_tests"],
+        report_tables.tables.seat_tests,
         stats.seat_tests(games, seats),
         ["players", "ruleset"],
         ["n_games", "chi2_block", "p_block", "chi2_pearson", "trend_pp", "trend_lo_pp", "trend_p"],
     )
     _same(
-        report_tables.tables["ties"],
+        report_tables.tables.ties,
         stats.tie_summary(games, seats),
         ["players", "ruleset"],
         ["n_games", "shared_wins", "shared_lo", "tie_broken", "tie_broken_hi"],
@@ -153,25 +153,25 @@ def test_win_rate_tables_equal_stats(report_tables, frames) -> None:
     """Win rates overall, per line-up and head to head equal the stats functions."""
     games, seats, _ = frames
     _same(
-        report_tables.tables["win_rates"],
+        report_tables.tables.win_rates,
         stats.win_rates(games, seats, by=("ruleset",)),
         ["ruleset", "strategy"],
         ["n_games", "n_seat_games", "n_blocks", "wins", "rate", "lo", "hi", "fair_share"],
     )
     _same(
-        report_tables.tables["lineup_win_rates"],
+        report_tables.tables.lineup_win_rates,
         stats.lineup_win_rates(games, seats),
         ["ruleset", "lineup", "strategy"],
         ["n_games", "wins", "rate", "lo", "hi"],
     )
     _same(
-        report_tables.tables["head_to_head"],
+        report_tables.tables.head_to_head,
         stats.head_to_head(games, seats, by=("ruleset",)),
         ["ruleset", "strategy", "opponent"],
         ["n_games", "n_blocks", "n_pairs", "tied_pairs", "rate", "lo", "hi"],
     )
     want = stats.fault_counts(games, seats)
-    _same(report_tables.tables["faults"], want, ["strategy"], ["n_games", "n_errors", "lo", "hi"])
+    _same(report_tables.tables.faults, want, ["strategy"], ["n_games", "n_errors", "lo", "hi"])
 
 
 def test_variant_tables_equal_stats(report_tables, frames) -> None:
@@ -179,7 +179,7 @@ def test_variant_tables_equal_stats(report_tables, frames) -> None:
     games, seats, turn_scores = frames
     metrics = stats.game_metrics(games, seats, turn_scores)
     _same(
-        report_tables.tables["variant_summary"],
+        report_tables.tables.variant_summary,
         stats.variant_summary(metrics),
         ["ruleset", "metric"],
         ["n_games", "n_blocks", "mean", "se", "lo", "hi"],
@@ -187,12 +187,12 @@ def test_variant_tables_equal_stats(report_tables, frames) -> None:
     four = metrics.loc[metrics["players"] == 4]
     want = stats.compare_variants(four, "standard")
     _same(
-        report_tables.tables["variant_comparison"],
+        report_tables.tables.variant_comparison,
         want,
         ["metric", "ruleset"],
         ["diff", "se", "lo", "hi", "p_value", "p_holm", "n_games", "n_blocks"],
     )
-    got = report_tables.tables["distributions"]
+    got = report_tables.tables.distributions
     for metric, fn in (("margin", stats.margin_summary), ("turns", stats.length_summary)):
         _same(
             got.loc[got["metric"] == metric],
@@ -201,7 +201,7 @@ def test_variant_tables_equal_stats(report_tables, frames) -> None:
             ["n", "n_blocks", "mean", "sd", "min", "q5", "q50", "q95", "max"],
         )
     _same(
-        report_tables.tables["score_over_turns"],
+        report_tables.tables.score_over_turns,
         stats.score_over_turns(turn_scores, games),
         ["ruleset", "players", "seat", "turn"],
         ["n_games", "mean", "lo", "hi"],
@@ -230,24 +230,24 @@ def test_chunked_passes_give_the_same_tables(
     con = connect(runs)
     chunked = compute_tables(con, runs)
     con.close()
-    assert chunked.tables.keys() == report_tables.tables.keys()
+    assert chunked.tables.names() == report_tables.tables.names()
     for name, want in report_tables.tables.items():
-        pd.testing.assert_frame_equal(chunked.tables[name], want, rtol=1e-12, obj=name)
+        pd.testing.assert_frame_equal(getattr(chunked.tables, name), want, rtol=1e-12, obj=name)
 
 
 def test_ratings_and_power_present(report_tables) -> None:
     """Ratings per rule set come with P(stronger than next) and a pooling test; every
     headline claim is flagged."""
-    ratings = report_tables.tables["ratings"]
+    ratings = report_tables.tables.ratings
     assert set(ratings["strategy"]) == set(STRATEGIES)
     for _, part in ratings.groupby(["ruleset", "players"]):
         part = part.sort_values("order")
         assert part["p_above_next"].iloc[:-1].between(0, 1).all()
         assert part["p_above_next"].iloc[-1:].isna().all()
     assert set(ratings["ruleset"]) == set(RULESETS)
-    pooling = report_tables.tables["rating_pooling"].iloc[0]
+    pooling = report_tables.tables.rating_pooling.iloc[0]
     assert pooling["groups"] == 3 and pooling["df"] > 0 and 0 <= pooling["p_value"] <= 1
-    power = report_tables.tables["power"]
+    power = report_tables.tables.power
     assert {"seat advantage", "win rates", "variants"} <= set(power["section"])
     assert power["underpowered"].dtype == bool
 
@@ -306,7 +306,7 @@ def test_at_a_glance_equals_the_tables(built, report_tables) -> None:
         "winner leads for good from turn",
         "choices per turn (replayed games)",
     ]
-    means = report_tables.tables["variant_summary"].set_index(["ruleset", "metric"])
+    means = report_tables.tables.variant_summary.set_index(["ruleset", "metric"])
     seats = pd.read_csv(built.folder / "findings.csv").query("question == 'seat'")
     assert len(rows) == seats.groupby(["ruleset", "model"]).ngroups == 3
     for row in rows:
@@ -412,11 +412,11 @@ def test_samples_are_whole_blocks(run_dir: Path) -> None:
         "SELECT count(*) FROM games JOIN (SELECT DISTINCT block FROM rating_sample) USING (block)"
     ).fetchone()
     con.close()
-    assert rt.facts["rating_sampled"] and rt.facts["moves_sampled"]
-    assert 200 <= rt.facts["rating_games"] < 260
-    assert sampled == (rt.facts["rating_games"],)  # every game of a sampled block
-    assert rt.tables["ratings"]["n_games"].max() <= rt.facts["rating_games"]
-    assert rt.tables["score_over_turns"]["n_games"].max() <= rt.facts["moves_games"]
+    assert rt.facts.rating_sampled and rt.facts.moves_sampled
+    assert 200 <= rt.facts.rating_games < 260
+    assert sampled == (rt.facts.rating_games,)  # every game of a sampled block
+    assert rt.tables.ratings["n_games"].max() <= rt.facts.rating_games
+    assert rt.tables.score_over_turns["n_games"].max() <= rt.facts.moves_games
     ratings = next(p for p in report_parts(Context(rt, runs), {}) if p.title.endswith("Ratings"))
     assert "a sample of" in " ".join(ratings.paragraphs)
 
@@ -471,13 +471,13 @@ def test_repeated_strategies_in_a_game(tmp_path: Path) -> None:
     games = games[games["game_id"].isin(mixed)]
     seats = seats[seats["game_id"].isin(mixed)]
     _same(
-        rt.tables["head_to_head"],
+        rt.tables.head_to_head,
         stats.head_to_head(games, seats, by=("ruleset",)),
         ["ruleset", "strategy", "opponent"],
         ["n_games", "n_pairs", "tied_pairs", "rate", "lo", "hi"],
     )
     _same(
-        rt.tables["win_rates"],
+        rt.tables.win_rates,
         stats.win_rates(games, seats, by=("ruleset",)),
         ["ruleset", "strategy"],
         ["n_games", "n_seat_games", "rate", "lo", "hi"],
@@ -507,7 +507,7 @@ def test_cli_plan_states_its_design_effect() -> None:
 
 def test_power_table_is_prospective(report_tables) -> None:
     """Each claim has its 80%-power detectable effect and games for its stated effect (1e-12)."""
-    power = report_tables.tables["power"]
+    power = report_tables.tables.power
     assert {"mde", "target_effect", "n_for_power", "detectable"} <= set(power.columns)
     ok = power["se"].notna() & power["target_effect"].notna()
     assert ok.all()
@@ -536,7 +536,7 @@ def test_paired_variant_comparison_equals_stats(tmp_path: Path) -> None:
     rt, games, seats = _tables_and_frames(run)
     metrics = stats.game_metrics(games, seats)
     want = stats.compare_variants(metrics, "standard", cluster="seed")
-    got = rt.tables["variant_comparison"]
+    got = rt.tables.variant_comparison
     _same(
         got,
         want,
@@ -599,11 +599,11 @@ def test_sliced_report_equals_one_pass(
     monkeypatch.setattr(pergame, "SLICE_GAMES", 1)
     sliced = compute_tables(con, runs)
     con.close()
-    assert whole.facts["slices"] == 1
-    assert sliced.facts["slices"] == 3
-    assert sliced.tables.keys() == whole.tables.keys()
+    assert whole.facts.slices == 1
+    assert sliced.facts.slices == 3
+    assert sliced.tables.names() == whole.tables.names()
     for name, want in whole.tables.items():
-        pd.testing.assert_frame_equal(sliced.tables[name], want, rtol=1e-9, obj=name)
+        pd.testing.assert_frame_equal(getattr(sliced.tables, name), want, rtol=1e-9, obj=name)
 
 
 def test_seats_of_another_part_are_refused(block_parts_dir: Path) -> None:
@@ -658,7 +658,7 @@ def test_plan_refuses_values_outside_their_range(args: list[str], named: str) ->
 def test_head_to_head_is_per_rule_set(report_tables, frames) -> None:
     """No head-to-head row pools rule sets (nor so player counts): each rule set has its
     own pairs, with the games of that rule set alone (issue: it pooled all of them)."""
-    h2h = report_tables.tables["head_to_head"]
+    h2h = report_tables.tables.head_to_head
     games, seats = frames[0], frames[1]
     assert set(h2h["ruleset"]) == set(RULESETS)
     for ruleset, part in h2h.groupby("ruleset"):

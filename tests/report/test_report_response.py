@@ -183,7 +183,7 @@ def test_fairness_verdict_follows_the_intervals() -> None:
                     }
                 )
         rt = ReportTables()
-        rt.tables["response_points"] = pd.DataFrame(rows)
+        rt.tables.response_points = pd.DataFrame(rows)
         return rt
 
     sure = curve_verdicts(tables(0.5), 1.0).iloc[0]

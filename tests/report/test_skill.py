@@ -148,9 +148,9 @@ def _strength(names: list[str], elo: list[float]) -> pd.DataFrame:
 
 def _family(seats: pd.DataFrame, strength: pd.DataFrame) -> pd.DataFrame:
     rt = ReportTables()
-    rt.tables["skill_seats"] = seats
-    rt.tables["skill_steps"] = _steps(seats, 0.95)
-    rt.tables["skill_trends"] = _lines(seats, strength, {"random"})
+    rt.tables.skill_seats = seats
+    rt.tables.skill_steps = _steps(seats, 0.95)
+    rt.tables.skill_trends = _lines(seats, strength, {"random"})
     return findings.find(rt)
 
 
@@ -306,6 +306,6 @@ def test_a_rate_constant_in_every_block_has_no_interval() -> None:
     )
     out = ReportTables()
     _finish_win_rates(out, "win_rates", ["strategy"], tab)
-    got = out.tables["win_rates"]
+    got = out.tables.win_rates
     assert got["constant"].tolist() == [True, False]
     assert np.isnan(got.loc[0, "lo"]) and got.loc[1, "lo"] == 0.6

@@ -113,8 +113,8 @@ def test_the_report_counts_the_games_its_turn_metrics_come_from(
     kept = set(pq.read_table(runs[0.25] / "moves").column("game_id").to_pylist())
     want = games[games.match_id.isin(mixed) & games.game_id.isin(kept)]
     assert 0 < len(want) < len(kept)
-    assert rt.facts["moves_games"] == len(want)
-    assert rt.tables["score_over_turns"]["n_games"].max() <= len(want)
+    assert rt.facts.moves_games == len(want)
+    assert rt.tables.score_over_turns["n_games"].max() <= len(want)
 
 
 @pytest.mark.parametrize("value", [1.5, -0.1, True, "all", None])

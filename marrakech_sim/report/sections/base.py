@@ -20,7 +20,7 @@ import pandas as pd
 
 from marrakech_sim import plots
 from marrakech_sim.report.load import RunInfo
-from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.report.tables import ReportTables, Tables
 
 Chart = tuple[str, bytes, str]  # title, PNG bytes, inline SVG text
 Figures = dict[str, tuple[str, Any]]  # chart name -> (title, matplotlib Figure)
@@ -121,14 +121,14 @@ def panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[An
     return fig, axes[:n]
 
 
-def players_of(t: dict[str, pd.DataFrame]) -> dict[str, int]:
+def players_of(t: Tables) -> dict[str, int]:
     """Each rule set's player count."""
-    return dict(zip(t["rulesets"]["ruleset"], t["rulesets"]["players"], strict=True))
+    return dict(zip(t.rulesets["ruleset"], t.rulesets["players"], strict=True))
 
 
-def pooled_levels(t: dict[str, pd.DataFrame]) -> str:
+def pooled_levels(t: Tables) -> str:
     """A study with self-play games: say that this section leaves them out."""
-    if t.get("skill_seats", pd.DataFrame()).empty:
+    if t.skill_seats.empty:
         return ""
     return (
         " The self-play games (one strategy in every seat) are not in this section: each "

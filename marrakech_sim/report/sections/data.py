@@ -243,7 +243,7 @@ def data_tables(
                 },
             }
         )
-    out.tables["runs"] = pd.DataFrame(rows)
+    out.tables.runs = pd.DataFrame(rows)
 
     per_rs = pd.DataFrame(
         {
@@ -270,10 +270,10 @@ def data_tables(
             for r in per_rs["ruleset"]
         ],
     )
-    out.tables["rulesets"] = per_rs[
+    out.tables.rulesets = per_rs[
         ["ruleset", "players", "n_games", "error_games", "n_blocks", "runs", "differences"]
     ]
-    out.facts["ruleset_options"] = options
+    out.facts.ruleset_options = options
 
     # Matches: counts from the sums, the line-up from the seats of each match's first game.
     match = totals.match
@@ -313,7 +313,7 @@ def data_tables(
     con.execute("CREATE OR REPLACE TEMP TABLE match_blocks AS SELECT * FROM match_block_arrow")
     con.unregister("match_block_arrow")
     del pairs
-    out.tables["lineups"] = con.execute(
+    out.tables.lineups = con.execute(
         """SELECT ruleset, players, lineup, count(*) AS matches, sum(n_games_all) AS n_games_all,
                   sum(n_games) AS n_games, sum(n_blocks) AS n_blocks
            FROM match_info GROUP BY ALL ORDER BY ruleset, lineup"""
@@ -341,16 +341,16 @@ def data_tables(
     n = tab["n_games"].to_numpy(dtype="float64")
     tab["error_rate"] = np.where(n > 0, tab["n_errors"] / np.maximum(n, 1), np.nan)
     tab["lo"], tab["hi"] = stats.wilson_interval(tab["n_errors"].to_numpy(dtype="float64"), n)
-    out.tables["faults"] = tab.sort_values("strategy", ignore_index=True)
+    out.tables.faults = tab.sort_values("strategy", ignore_index=True)
     kinds = con.execute(
         """SELECT coalesce(regexp_extract(error, '\\):\\s*([A-Za-z_][A-Za-z0-9_.]*)', 1), '')
                   AS kind, count(*) AS n_games
            FROM games WHERE end_reason = 'error' GROUP BY kind ORDER BY n_games DESC"""
     ).df()
-    out.tables["fault_kinds"] = kinds
-    out.facts.update(
-        n_games=totals.n_games, n_balance_games=totals.n_balance, n_blocks=totals.n_blocks
-    )
+    out.tables.fault_kinds = kinds
+    out.facts.n_games = totals.n_games
+    out.facts.n_balance_games = totals.n_balance
+    out.facts.n_blocks = totals.n_blocks
 
 
 # ---------------------------------------------------------------- words and charts
@@ -366,11 +366,11 @@ class DataSection(BaseSection):
         rt = ctx.rt
         t, f = rt.tables, rt.facts
         s = Part(self.headings[0], numbered=False)
-        runs = t["runs"]
+        runs = t.runs
         s.paragraphs.append(
-            f"{count(f['n_games'])} games in {count(f['n_blocks'])} blocks from {len(runs)} "
+            f"{count(f.n_games)} games in {count(f.n_blocks)} blocks from {len(runs)} "
             "run(s); "
-            f"{count(f['n_games'] - f['n_balance_games'])} ended in an error and are left out "
+            f"{count(f.n_games - f.n_balance_games)} ended in an error and are left out "
             "of every "
             "balance statistic. Blocks are games that share dice and differ only in seating; "
             "every "
@@ -416,7 +416,7 @@ class DataSection(BaseSection):
             (
                 "Rule sets (options that differ from the standard rules)",
                 *rows(
-                    t["rulesets"],
+                    t.rulesets,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("players", lambda r: str(r.players)),
@@ -432,7 +432,7 @@ class DataSection(BaseSection):
             (
                 "Line-ups",
                 *rows(
-                    t["lineups"],
+                    t.lineups,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
@@ -446,7 +446,7 @@ class DataSection(BaseSection):
             (
                 "Faults per strategy (games ended by the strategy's error)",
                 *rows(
-                    t["faults"],
+                    t.faults,
                     [
                         ("strategy", lambda r: str(r.strategy)),
                         ("games", lambda r: count(r.n_games)),
@@ -462,12 +462,12 @@ class DataSection(BaseSection):
                 ),
             )
         )
-        if not t["fault_kinds"].empty:
+        if not t.fault_kinds.empty:
             s.tables.append(
                 (
                     "Faults by kind",
                     *rows(
-                        t["fault_kinds"],
+                        t.fault_kinds,
                         [
                             ("kind", lambda r: str(r.kind) or "(unknown)"),
                             ("games", lambda r: count(r.n_games)),

@@ -175,10 +175,10 @@ def distribution_tables(
     out: ReportTables, dists: dict[str, Distribution], rulesets: list[str]
 ) -> None:
     """Margins and lengths: exact histograms, and summaries like stats.summarize."""
-    out.tables["histograms"] = pd.concat(
+    out.tables.histograms = pd.concat(
         [d.histogram(rulesets, m) for m, d in dists.items()], ignore_index=True
     )
-    out.tables["distributions"] = pd.concat(
+    out.tables.distributions = pd.concat(
         [d.summaries(rulesets, m) for m, d in dists.items()], ignore_index=True
     )
 
@@ -230,9 +230,9 @@ class DistributionSection(BaseSection):
         def add(name: str, title: str, fig: Any) -> None:
             charts[name] = (title, fig)
 
-        ruleset_colour = palette.ruleset_colours(t["rulesets"]["ruleset"].astype(str))
+        ruleset_colour = palette.ruleset_colours(t.rulesets["ruleset"].astype(str))
         players_of = base.players_of(t)
-        hist, dist = t["histograms"], t["distributions"]
+        hist, dist = t.histograms, t.distributions
         order = sorted(hist["ruleset"].unique(), key=lambda r: (-players_of.get(r, 0), r))
         margins = hist.loc[hist["metric"] == "margin"]
         if not margins.empty:
@@ -275,8 +275,8 @@ class DistributionSection(BaseSection):
                 turns, fig.add_subplot(), "turns played", title, log=True, colours=ruleset_colour
             )
             add("dist_turns", title, fig)
-        if "score_over_turns" in t:
-            sot = t["score_over_turns"]
+        if t.score_over_turns is not None:
+            sot = t.score_over_turns
             groups = list(sot.groupby(["ruleset", "players"], sort=True))
             fig, axes = panels(len(groups), 2, 5.5, 3.8)
             for ax, ((ruleset, players), part) in zip(axes, groups, strict=True):
@@ -286,7 +286,7 @@ class DistributionSection(BaseSection):
                 plots.plot_score_over_turns(
                     reached, ax, score_finding(reached, ruleset, int(players)), band=("lo", "hi")
                 )
-            n = rt.facts.get("moves_games", 0)
+            n = rt.facts.moves_games
             fig.suptitle(
                 f"Mean score after each turn with its 95% interval, over the turns 90% of games "
                 f"reach (n={count(n)} games)"
@@ -318,7 +318,7 @@ class DistributionSection(BaseSection):
             (
                 "Summaries",
                 *rows(
-                    t["distributions"],
+                    t.distributions,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("metric", lambda r: str(r.metric)),

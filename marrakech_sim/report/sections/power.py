@@ -45,7 +45,7 @@ def _target(unit: str, metric: str | None = None) -> float:
 def power_table(out: ReportTables) -> pd.DataFrame:
     """Each headline claim with its interval, flagged by ``stats.flag_underpowered``."""
     claims = []
-    for r in out.tables["seat_shares"].itertuples():
+    for r in out.tables.seat_shares.itertuples():
         if r.seat == 0:
             claims.append(
                 {
@@ -59,7 +59,7 @@ def power_table(out: ReportTables) -> pd.DataFrame:
                     "target_effect": _target("pp"),
                 }
             )
-    for r in out.tables["seat_tests"].itertuples():
+    for r in out.tables.seat_tests.itertuples():
         claims.append(
             {
                 "section": "seat advantage",
@@ -73,7 +73,7 @@ def power_table(out: ReportTables) -> pd.DataFrame:
                 "target_effect": _target("pp per seat"),
             }
         )
-    for r in out.tables["win_rates"].itertuples():
+    for r in out.tables.win_rates.itertuples():
         if getattr(r, "constant", False):
             continue  # a constant (a strategy in every seat) is no claim to power
         claims.append(
@@ -88,7 +88,7 @@ def power_table(out: ReportTables) -> pd.DataFrame:
                 "target_effect": _target("pp"),
             }
         )
-    for r in out.tables.get("variant_comparison", pd.DataFrame()).itertuples():
+    for r in out.tables.variant_comparison.itertuples():
         claims.append(
             {
                 "section": "variants",
@@ -125,7 +125,7 @@ def plan_from_data(rt: ReportTables) -> pd.DataFrame:
     it would undersize that study (about 2.5 times in the default study). The observed one is
     kept in ``design_effect_observed``.
     """
-    shares = rt.tables["seat_shares"]
+    shares = rt.tables.seat_shares
     rows = []
     for players, part in shares.loc[shares["seat"] == 0].groupby("players"):
         observed = (
@@ -147,7 +147,7 @@ class PowerSection(BaseSection):
     headings = ("Power",)
 
     def compute(self, ctx: Context) -> None:
-        ctx.rt.tables["plan"] = plan_from_data(ctx.rt)
+        ctx.rt.tables.plan = plan_from_data(ctx.rt)
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         rt = ctx.rt
@@ -160,7 +160,7 @@ class PowerSection(BaseSection):
             "for a trend, in the claim's own unit otherwise). `marrakech plan` sizes a study "
             "before it is run."
         )
-        power = t["power"]
+        power = t.power
         if not power.empty:
             short = int((~power["detectable"].astype(bool)).sum())
             s.paragraphs.append(
@@ -195,12 +195,12 @@ class PowerSection(BaseSection):
                     ),
                 )
             )
-        if "plan" in t:
+        if t.plan is not None:
             s.tables.append(
                 (
                     "Games needed to detect a 1 pp seat-0 advantage (alpha 0.05, power 0.8)",
                     *rows(
-                        t["plan"],
+                        t.plan,
                         [
                             ("players", lambda r: str(r.players)),
                             ("design effect assumed", lambda r: num(r.design_effect, 3)),

@@ -38,7 +38,7 @@ from marrakech_sim.report.sections.base import (
     rows,
 )
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
-from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.stats.ratings import RatingFit, pooling_test
 
 POOLING_ALPHA = 0.05
@@ -56,13 +56,13 @@ def rating_tables(
     con: duckdb.DuckDBPyConnection, out: ReportTables, max_games: int, level: float
 ) -> None:
     """Ratings per (rule set, players) on a whole-block sample, and the pooling test."""
-    n = make_sample(con, "rating_sample", max_games, out.facts["n_games"])
-    out.facts["rating_games"] = n
-    out.facts["rating_sampled"] = n < out.facts["n_games"]
+    n = make_sample(con, "rating_sample", max_games, out.facts.n_games)
+    out.facts.rating_games = n
+    out.facts.rating_sampled = n < out.facts.n_games
     games, seats = sample_frames(con, "rating_sample")
     ok = games.loc[games["end_reason"] != "error"]
     if ok.empty or seats["strategy"].nunique() < 2:
-        out.facts["rating_note"] = "fewer than two strategies or no games: nothing to rate"
+        out.facts.rating_note = "fewer than two strategies or no games: nothing to rate"
         return
     fits: list[RatingFit] = []
     ratings, effects = [], []
@@ -101,19 +101,20 @@ def rating_tables(
         keys = {"ruleset": str(ruleset), "players": int(players)}
         ratings.append(fit.ratings.assign(**keys))
         effects.append(fit.seat_effects.assign(**keys))
-    out.facts["rating_left_out"] = left_out
+    out.facts.rating_left_out = left_out
     if notes:
-        out.facts["rating_note"] = "; ".join(notes)
+        out.facts.rating_note = "; ".join(notes)
     if not fits:
-        out.facts.setdefault("rating_note", "no rule set with two strategies: nothing to rate")
+        if out.facts.rating_note is None:
+            out.facts.rating_note = "no rule set with two strategies: nothing to rate"
         return
     first = ["ruleset", "players"]
 
     def front(t: pd.DataFrame) -> pd.DataFrame:
         return t[[*first, *(c for c in t.columns if c not in first)]]
 
-    out.tables["ratings"] = front(pd.concat(ratings, ignore_index=True))
-    out.tables["seat_effects"] = front(pd.concat(effects, ignore_index=True))
+    out.tables.ratings = front(pd.concat(ratings, ignore_index=True))
+    out.tables.seat_effects = front(pd.concat(effects, ignore_index=True))
     out.rating_fit = fits[0] if len(fits) == 1 else None
     if len(fits) < 2:
         return
@@ -125,7 +126,7 @@ def rating_tables(
     test = pooling_test(fits, pooled)
     rejected = bool(test["p_value"] < POOLING_ALPHA)
     groups = len(fits)
-    out.tables["rating_pooling"] = pd.DataFrame(
+    out.tables.rating_pooling = pd.DataFrame(
         [
             {
                 "groups": groups,
@@ -138,7 +139,7 @@ def rating_tables(
         ]
     )
     if not rejected:
-        out.tables["ratings_pooled"] = pooled.ratings
+        out.tables.ratings_pooled = pooled.ratings
         out.rating_fit = pooled
 
 
@@ -172,9 +173,9 @@ class RatingSection(BaseSection):
         def add(name: str, title: str, fig: Any) -> None:
             charts[name] = (title, fig)
 
-        names = set(t["win_rates"]["strategy"].astype(str)) if "win_rates" in t else set()
+        names = set(t.win_rates["strategy"].astype(str)) if "strategy" in t.win_rates else set()
         strategy_colour = palette.strategy_colours(names)
-        ratings = t.get("ratings", pd.DataFrame())
+        ratings = or_empty(t.ratings)
         if not ratings.empty:
             groups = list(ratings.groupby(["players", "ruleset"], sort=True))[::-1]
             per = ratings.groupby(["players", "ruleset"]).size().max()
@@ -192,16 +193,16 @@ class RatingSection(BaseSection):
         t, f = rt.tables, rt.facts
         ch = list(chart_titles)
         s = Part(self.headings[0])
-        if "ratings" in t:
+        if t.ratings is not None:
             sample = (
-                f"a sample of {count(f['rating_games'])} games (whole blocks, every match in "
-                f"proportion) of the {count(f['n_games'])}"
-                if f.get("rating_sampled")
-                else f"all {count(f['n_games'])} games"
+                f"a sample of {count(f.rating_games)} games (whole blocks, every match in "
+                f"proportion) of the {count(f.n_games)}"
+                if f.rating_sampled
+                else f"all {count(f.n_games)} games"
             )
-            if f.get("rating_left_out"):
+            if f.rating_left_out:
                 sample += (
-                    f", less the {count(f['rating_left_out'])} games of strategies that no fit "
+                    f", less the {count(f.rating_left_out)} games of strategies that no fit "
                     "can compare (see the note)"
                 )
             s.paragraphs.append(
@@ -213,8 +214,8 @@ class RatingSection(BaseSection):
                 "strategy "
                 "is stronger than the one listed below it."
             )
-            if "rating_pooling" in t:
-                r = t["rating_pooling"].iloc[0]
+            if t.rating_pooling is not None:
+                r = t.rating_pooling.iloc[0]
                 verdict = (
                     "rejects pooling, so no pooled ranking is given"
                     if bool(r.rejected)
@@ -227,8 +228,8 @@ class RatingSection(BaseSection):
                     "dice, "
                     "so the test is approximate.)"
                 )
-            if f.get("rating_note"):
-                s.paragraphs.append("Note: " + f["rating_note"] + ".")
+            if f.rating_note:
+                s.paragraphs.append("Note: " + f.rating_note + ".")
             s.charts += [(n, chart_titles[n]) for n in ("ratings",) if n in ch]
             rating_columns: list[Column] = [
                 ("rule set", lambda r: str(r.ruleset)),
@@ -242,20 +243,20 @@ class RatingSection(BaseSection):
                 ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
             ]
             s.tables.append(
-                ("Ratings per player count and rule set", *rows(t["ratings"], rating_columns))
+                ("Ratings per player count and rule set", *rows(t.ratings, rating_columns))
             )
-            if "ratings_pooled" in t:
+            if t.ratings_pooled is not None:
                 s.tables.append(
                     (
                         "Pooled ratings (pooling not rejected)",
-                        *rows(t["ratings_pooled"], rating_columns[2:]),
+                        *rows(t.ratings_pooled, rating_columns[2:]),
                     )
                 )
             s.tables.append(
                 (
                     "Seat effects per rule set (log-strength over seat 0)",
                     *rows(
-                        t["seat_effects"],
+                        t.seat_effects,
                         [
                             ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
                             ("players", lambda r: str(r.players)),
@@ -272,5 +273,5 @@ class RatingSection(BaseSection):
                 )
             )
         else:
-            s.paragraphs.append("No ratings: " + f.get("rating_note", "nothing to rate") + ".")
+            s.paragraphs.append("No ratings: " + (f.rating_note or "nothing to rate") + ".")
         return [s]

@@ -33,7 +33,7 @@ from marrakech_sim.report.load import RunInfo, has_moves
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
 from marrakech_sim.report.sections.samples import sample_frames
 from marrakech_sim.report.sections.variants import turn_scores_sql
-from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import add_mean_interval, add_rate_interval
 from marrakech_sim.stats.response import fit_response
@@ -163,10 +163,10 @@ def response_tables(
         info[col] = info[col].astype("category")
     seat_blocks = seat_blocks.merge(info, on="cell")
     game_blocks = game_blocks.merge(info[["cell", "ruleset", "level"]], on="cell")
-    out.tables["response_points"] = _seat_points(seat_blocks, level)
-    out.tables["response_curves"] = _curves(seat_blocks, level)
+    out.tables.response_points = _seat_points(seat_blocks, level)
+    out.tables.response_curves = _curves(seat_blocks, level)
     decided = _decided_blocks(con) if has_moves(con) else pd.DataFrame()
-    out.tables["response_metrics"] = _metrics(game_blocks, decided, points, level)
+    out.tables.response_metrics = _metrics(game_blocks, decided, points, level)
 
 
 def _seat_points(blocks: pd.DataFrame, level: float) -> pd.DataFrame:
@@ -304,11 +304,11 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
     """One row per curve: where the seats are fairest, whether some value makes every
     seat fair within +-matters_pp, and the game at the value nearest to it."""
     t = rt.tables
-    pts = t.get("response_points", pd.DataFrame())
+    pts = or_empty(t.response_points)
     if pts.empty:
         return pd.DataFrame()
-    curves = t.get("response_curves", pd.DataFrame())
-    metrics = t.get("response_metrics", pd.DataFrame())
+    curves = or_empty(t.response_curves)
+    metrics = or_empty(t.response_metrics)
     rows = []
     for (base, lv, series), part in pts.groupby(["base", "level", "series"], sort=True):
         curve = (
@@ -467,10 +467,10 @@ class ResponseSection(BaseSection):
     headings = ("Response curves",)
 
     def compute(self, ctx: Context) -> None:
-        matters_pp = ctx.rt.facts["report_options"].matters_pp
+        matters_pp = ctx.rt.facts.report_options.matters_pp
         verdicts = curve_verdicts(ctx.rt, matters_pp)
         if not verdicts.empty:
-            ctx.rt.tables["response_verdicts"] = verdicts
+            ctx.rt.tables.response_verdicts = verdicts
 
     def figures(self, rt: ReportTables) -> Figures:
         return _figures(rt)
@@ -498,12 +498,12 @@ def _chart_title(r: Any, pts: pd.DataFrame) -> str:
 def _figures(rt: ReportTables) -> Figures:
     """One chart per curve: the seat effects, and the four measures beside them."""
     t = rt.tables
-    verdicts = t.get("response_verdicts", pd.DataFrame())
+    verdicts = or_empty(t.response_verdicts)
     if verdicts.empty:
         return {}
-    pts = t["response_points"]
-    curves = t.get("response_curves", pd.DataFrame())
-    metrics = t.get("response_metrics", pd.DataFrame())
+    pts = or_empty(t.response_points)
+    curves = or_empty(t.response_curves)
+    metrics = or_empty(t.response_metrics)
     matters_pp = float(verdicts["matters_pp"].iloc[0])
     out: Figures = {}
     for i, r in enumerate(verdicts.itertuples(index=False)):
@@ -538,11 +538,11 @@ def _figures(rt: ReportTables) -> Figures:
 def _parts(rt: ReportTables, chart_titles: dict[str, str]) -> list[Part]:
     """The "Response curves" part: the method, one sentence per curve, charts, tables."""
     t = rt.tables
-    verdicts = t.get("response_verdicts", pd.DataFrame())
+    verdicts = or_empty(t.response_verdicts)
     if verdicts.empty:
         return []
-    pts = t["response_points"]
-    metrics = t.get("response_metrics", pd.DataFrame())
+    pts = or_empty(t.response_points)
+    metrics = or_empty(t.response_metrics)
     matters_pp = float(verdicts["matters_pp"].iloc[0])
     s = Part("Response curves")
     s.paragraphs.append(

@@ -136,14 +136,14 @@ def seat_tables(out: ReportTables, level: float, totals: SeatTotals) -> None:
     """Win share per seat, equal-share / trend tests, ties; per (players, ruleset)."""
     keys = ["players", "ruleset", "seat"]
     if not totals.shares:
-        out.tables["seat_shares"] = pd.DataFrame(columns=[*keys, *SEAT_SHARE_COLUMNS])
-        out.tables["seat_tests"] = pd.DataFrame(columns=["players", "ruleset", *SEAT_TEST_COLUMNS])
-        out.tables["ties"] = pd.DataFrame(columns=["players", "ruleset", *TIE_COLUMNS])
+        out.tables.seat_shares = pd.DataFrame(columns=[*keys, *SEAT_SHARE_COLUMNS])
+        out.tables.seat_tests = pd.DataFrame(columns=["players", "ruleset", *SEAT_TEST_COLUMNS])
+        out.tables.ties = pd.DataFrame(columns=["players", "ruleset", *TIE_COLUMNS])
         return
     fast = totals.tables()
     tab = add_rate_interval(fast["shares"], level)
     tab = tab.rename(columns={"total": "wins", "n": "n_games", "estimate": "share"})
-    out.tables["seat_shares"] = finish_seat_shares(tab, keys)
+    out.tables.seat_shares = finish_seat_shares(tab, keys)
 
     # Tests from the sums of the block-by-seat matrix, one group at a time.
     records = [
@@ -155,10 +155,10 @@ def seat_tables(out: ReportTables, level: float, totals: SeatTotals) -> None:
         for (players, ruleset), sums in sorted(fast["tests"].items())
     ]
     cols = ["players", "ruleset", *SEAT_TEST_COLUMNS]
-    out.tables["seat_tests"] = pd.DataFrame.from_records(records, columns=cols)
+    out.tables.seat_tests = pd.DataFrame.from_records(records, columns=cols)
 
     # Ties: shared wins and tie-break-decided games, per game.
-    out.tables["ties"] = tie_table(fast["ties"]["shared"], fast["ties"]["broken"], level)
+    out.tables.ties = tie_table(fast["ties"]["shared"], fast["ties"]["broken"], level)
 
 
 # ---------------------------------------------------------------- words and charts
@@ -191,11 +191,11 @@ class SeatSection(BaseSection):
         def add(name: str, title: str, fig: Any) -> None:
             charts[name] = (title, fig)
 
-        if not t["seat_shares"].empty:
-            title = seat_finding(t["seat_shares"])
-            n = t["seat_shares"].groupby(["players", "ruleset"]).ngroups
+        if not t.seat_shares.empty:
+            title = seat_finding(t.seat_shares)
+            n = t.seat_shares.groupby(["players", "ruleset"]).ngroups
             fig = plots.new_figure(max(7, 2.0 * n), 4.2)
-            plots.plot_seat_effects(t["seat_shares"], fig.add_subplot(), title)
+            plots.plot_seat_effects(t.seat_shares, fig.add_subplot(), title)
             add("seat_advantage", title, fig)
         return charts
 
@@ -219,7 +219,7 @@ class SeatSection(BaseSection):
             (
                 "Win share per seat",
                 *rows(
-                    t["seat_shares"],
+                    t.seat_shares,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("players", lambda r: str(r.players)),
@@ -248,7 +248,7 @@ class SeatSection(BaseSection):
             (
                 "Tests of equal shares and of a trend over seats",
                 *rows(
-                    t["seat_tests"],
+                    t.seat_tests,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("players", lambda r: str(r.players)),
@@ -281,7 +281,7 @@ class SeatSection(BaseSection):
             (
                 "Shared wins and tie-break decisions",
                 *rows(
-                    t["ties"],
+                    t.ties,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("players", lambda r: str(r.players)),

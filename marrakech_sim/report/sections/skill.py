@@ -41,7 +41,7 @@ from marrakech_sim.report.findings import title as ruleset_title
 from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, charted
-from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, sums_frame
+from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, or_empty, sums_frame
 from marrakech_sim.stats import estimators, trends
 from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
@@ -178,24 +178,24 @@ def skill_tables(
     else:
         seats = pd.DataFrame(columns=[*SKILL_KEYS, "kind", "n_games", "effect_pp", "se_pp"])
     seats = seats.sort_values(SKILL_KEYS, ignore_index=True)
-    out.tables["skill_seats"] = seats
+    out.tables.skill_seats = seats
     leveled = seats.loc[seats["kind"] == "skill level"] if len(seats) else seats
     strength = _strengths(out, leveled, randoms, level)
-    out.tables["skill_strength"] = strength
-    out.tables["skill_steps"] = _steps(leveled, level)
-    out.tables["skill_trends"] = _lines(leveled, strength, randoms)
-    base_of = out.facts.get("baselines", {})
-    out.tables["skill_variants"] = _differences(
+    out.tables.skill_strength = strength
+    out.tables.skill_steps = _steps(leveled, level)
+    out.tables.skill_trends = _lines(leveled, strength, randoms)
+    base_of = out.facts.baselines
+    out.tables.skill_variants = _differences(
         seats, base_of, level, "seat", "effect_pp", "se_pp", "_pp"
     ).sort_values(["players", "ruleset", "level_index", "seat"], ignore_index=True)
     metrics = frames(totals.metrics, "metric")
     means = pd.concat(metrics, ignore_index=True) if metrics else pd.DataFrame()
     if len(means):
         means = means.assign(se_value=np.sqrt(means["var"]), n_games=means["n"].astype("int64"))
-    out.tables["skill_metric_variants"] = _differences(
+    out.tables.skill_metric_variants = _differences(
         means, base_of, level, "metric", "estimate", "se_value", "_value"
     )
-    out.tables["decides"] = _decides(out, totals, declared, level)
+    out.tables.decides = _decides(out, totals, declared, level)
 
 
 def _strengths(
@@ -206,9 +206,9 @@ def _strengths(
     that never won (or never lost) a game against the others it met has no finite
     strength ('never won': the ratings' finite value there is the ridge's, not the data's).
     `separated` says whether its Elo interval clears the previous level's."""
-    ratings = out.tables.get("ratings", pd.DataFrame())
-    lineups = out.tables.get("lineup_win_rates", pd.DataFrame())
-    base_of = out.facts.get("baselines", {})
+    ratings = or_empty(out.tables.ratings)
+    lineups = out.tables.lineup_win_rates
+    base_of = out.facts.baselines
     cols = ["players", "ruleset", "level_index", "level", "elo", "elo_lo", "elo_hi"]
     cols += ["measured_under", "status", "separated"]
     rows: list[dict[str, Any]] = []
@@ -426,7 +426,7 @@ def _decides(
 ) -> pd.DataFrame:
     """The restricted-play measures: one row each, with its interval and count."""
     rows: list[dict[str, object]] = []
-    lineups = out.tables.get("lineup_win_rates", pd.DataFrame())
+    lineups = out.tables.lineup_win_rates
     if codes and len(lineups):
         strongest = totals.names[codes[-1]]
         for r in lineups.itertuples():
@@ -484,8 +484,8 @@ class SkillSection(BaseSection):
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
-        seats = t.get("skill_seats", pd.DataFrame())
-        strength = t.get("skill_strength", pd.DataFrame())
+        seats = t.skill_seats
+        strength = t.skill_strength
         charts: Figures = {}
         if not len(seats):
             return charts
@@ -511,8 +511,8 @@ class SkillSection(BaseSection):
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         t = ctx.rt.tables
-        seats = t.get("skill_seats", pd.DataFrame())
-        findings = t.get("findings", pd.DataFrame())
+        seats = t.skill_seats
+        findings = or_empty(t.findings)
         if not len(seats):
             return []
         leveled = seats.loc[seats["kind"] == "skill level"]
@@ -538,7 +538,7 @@ class SkillSection(BaseSection):
                 + ", ".join(sorted(set(models["level"])))
                 + ". They are shown side by side; no trend runs through them."
             )
-        strength = t.get("skill_strength", pd.DataFrame())
+        strength = t.skill_strength
         if len(strength):
             s.tables.append(
                 (
@@ -577,7 +577,7 @@ class SkillSection(BaseSection):
             for r in seats.itertuples()
         ]
         s.tables.append(("Win share minus the fair share per seat and level", header, body))
-        variants = t.get("skill_variants", pd.DataFrame())
+        variants = t.skill_variants
         if len(variants):
             s.paragraphs.append(
                 "Each variant against its base at each level (seat effect under the variant "
@@ -614,7 +614,7 @@ class SkillSection(BaseSection):
                     ],
                 )
             )
-        metrics = t.get("skill_metric_variants", pd.DataFrame())
+        metrics = t.skill_metric_variants
         if len(metrics):
             s.tables.append(
                 (
@@ -642,7 +642,7 @@ class DecidesSection(BaseSection):
     headings = ("What decides games",)
 
     def figures(self, rt: ReportTables) -> Figures:
-        decides = rt.tables.get("decides", pd.DataFrame())
+        decides = rt.tables.decides
         if not len(decides):
             return {}
         title = "What decides games (95% intervals)"
@@ -651,7 +651,7 @@ class DecidesSection(BaseSection):
         return {"decides": (title, fig)}
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        decides = ctx.rt.tables.get("decides", pd.DataFrame())
+        decides = ctx.rt.tables.decides
         if not len(decides):
             return []
         s = Part(self.headings[0])

@@ -11,7 +11,7 @@ import pandas as pd
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, pp
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
-from marrakech_sim.report.tables import ReportTables
+from marrakech_sim.report.tables import ReportTables, or_empty
 
 
 class SummarySection(BaseSection):
@@ -21,11 +21,11 @@ class SummarySection(BaseSection):
     headings = ("Summary", "Every finding")
 
     def compute(self, ctx: Context) -> None:
-        ctx.rt.tables["findings"] = findings.find(ctx.rt)
+        ctx.rt.tables.findings = findings.find(ctx.rt)
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         rt = ctx.rt
-        table = rt.tables.get("findings")
+        table = rt.tables.findings
         summary = Part(self.headings[0], numbered=False)
         every = Part(self.headings[1], numbered=False)
         if table is not None and len(table):
@@ -61,8 +61,8 @@ def at_a_glance(rt: ReportTables) -> Table | None:
     the winning margin, the turn from which the winner leads for good (from the moves'
     sample) and the legal choices per turn (from replayed games), with 95% intervals."""
     t = rt.tables
-    table = t.get("findings", pd.DataFrame())
-    means = t.get("variant_summary", pd.DataFrame())
+    table = or_empty(t.findings)
+    means = t.variant_summary
     seats = table.loc[table["question"] == "seat"] if len(table) else table
     if seats.empty:
         return None
@@ -93,7 +93,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
                 metric("bankrupt", "%", 100.0),
                 metric("margin", ""),
                 metric("decided_turn", ""),
-                choices_per_turn(t.get("choices", pd.DataFrame()), ruleset),
+                choices_per_turn(t.choices, ruleset),
             ]
         )
     header = [

@@ -186,9 +186,9 @@ def variant_tables(
     distribution_tables(out, sums.distributions, sums.rulesets)
 
     # Per-turn metrics from a sample's moves.
-    out.facts["moves_games"] = 0
+    out.facts.moves_games = 0
     if has_moves(con):
-        n = make_sample(con, "moves_sample", moves_games, out.facts["n_games"])
+        n = make_sample(con, "moves_sample", moves_games, out.facts.n_games)
         if moves_kept_share:  # the moves view holds the kept games only: it is small
             con.execute(
                 "DELETE FROM moves_sample WHERE turns > 0 AND game_id NOT IN "
@@ -202,9 +202,9 @@ def variant_tables(
         )
         turn_scores = con.execute("SELECT * FROM turn_scores").df()
         if len(turn_scores):
-            out.facts["moves_games"] = n
-            out.facts["moves_sampled"] = n < out.facts["n_games"]
-            out.tables["score_over_turns"] = score_over_turns(con, level)
+            out.facts.moves_games = n
+            out.facts.moves_sampled = n < out.facts.n_games
+            out.tables.score_over_turns = score_over_turns(con, level)
             lead = stats.lead_metrics(turn_scores, games, seats).reset_index()
             info = games[["game_id", "block", "ruleset", "players"]]
             lead = lead.merge(info, on="game_id", how="inner")
@@ -250,10 +250,10 @@ def variant_tables(
     summary = summary.sort_values(
         ["ruleset", "metric"], key=lambda c: c.map(order) if c.name == "metric" else c
     )
-    out.tables["variant_summary"] = summary[
+    out.tables.variant_summary = summary[
         ["ruleset", "metric", "players", "n_games", "n_blocks", "mean", "se", "lo", "hi"]
     ].reset_index(drop=True)
-    out.tables["variant_comparison"] = compare_rulesets(
+    out.tables.variant_comparison = compare_rulesets(
         totals, out, level, keyed_blocks(con, paired_runs or [])
     )
 
@@ -340,8 +340,8 @@ def compare_rulesets(
     each block alone), so the blocks of a rule set and its baseline that share a seed
     (``common_seeds``) pair.
     """
-    base_of = baselines(out.tables["rulesets"], out.facts.get("ruleset_options", {}))
-    out.facts["baselines"] = base_of
+    base_of = baselines(out.tables.rulesets, out.facts.ruleset_options)
+    out.facts.baselines = base_of
     metrics = comparison_metrics(sorted({m for _, m in totals.sums}, key=_metric_order))
     records = []
     for other, base in sorted(base_of.items()):
@@ -458,8 +458,8 @@ class VariantSection(BaseSection):
         def add(name: str, title: str, fig: Any) -> None:
             charts[name] = (title, fig)
 
-        ruleset_colour = palette.ruleset_colours(t["rulesets"]["ruleset"].astype(str))
-        comp = t.get("variant_comparison", pd.DataFrame())
+        ruleset_colour = palette.ruleset_colours(t.rulesets["ruleset"].astype(str))
+        comp = t.variant_comparison
         if not comp.empty:
             metrics = list(dict.fromkeys(comp["metric"]))
             per = max(comp.groupby("metric").size().max(), 1)
@@ -496,12 +496,12 @@ class VariantSection(BaseSection):
         t, f = rt.tables, rt.facts
         ch = list(chart_titles)
         s = Part(self.headings[0])
-        comp = t.get("variant_comparison", pd.DataFrame())
+        comp = t.variant_comparison
         moves = (
             " Lead changes, comebacks and the turn decided come from the moves of "
-            f"{count(f.get('moves_games', 0))} games"
-            + (" (a sample of whole blocks)." if f.get("moves_sampled") else ".")
-            if f.get("moves_games")
+            f"{count(f.moves_games)} games"
+            + (" (a sample of whole blocks)." if f.moves_sampled else ".")
+            if f.moves_games
             else " No moves table: no lead changes, comebacks or turn decided."
         )
         s.paragraphs.append(
@@ -559,7 +559,7 @@ class VariantSection(BaseSection):
             (
                 "Means per rule set",
                 *rows(
-                    t["variant_summary"],
+                    t.variant_summary,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("metric", lambda r: str(r.metric)),

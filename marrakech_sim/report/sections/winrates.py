@@ -408,8 +408,8 @@ class WinRateTotals:
         return {"win_rates": win_rates, "lineup_win_rates": lineups, "head_to_head": h2h}
 
 
-def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.DataFrame) -> None:
-    """The win-rate table `name`; a rate that is the fair share in every block (a strategy
+def _finish_win_rates(keys: list[str], tab: pd.DataFrame) -> pd.DataFrame:
+    """A win-rate table; a rate that is the fair share in every block (a strategy
     in every seat of its games: its seats' shares add up to 1) is a constant, with no
     interval (`constant`)."""
     tab = tab.rename(columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"})
@@ -421,7 +421,7 @@ def _finish_win_rates(out: ReportTables, name: str, keys: list[str], tab: pd.Dat
     )
     tab["constant"] = constant
     tab.loc[constant, ["lo", "hi", "n_eff", "design_effect"]] = np.nan
-    out.tables[name] = tab[[*keys, *WIN_RATE_COLUMNS, "constant"]].reset_index(drop=True)
+    return tab[[*keys, *WIN_RATE_COLUMNS, "constant"]].reset_index(drop=True)
 
 
 def win_rate_tables(
@@ -429,10 +429,12 @@ def win_rate_tables(
 ) -> None:
     """Win rate per (rule set, strategy), per (rule set, line-up, strategy), and head to head."""
     fast = totals.tables(con)
+    tabs = []
     for name, by in (("win_rates", ["ruleset"]), ("lineup_win_rates", ["ruleset", "lineup"])):
         keys = [*by, "strategy"]
         tab = _rate_table(fast[name], level).sort_values(keys, ignore_index=True)
-        _finish_win_rates(out, name, keys, tab)
+        tabs.append(_finish_win_rates(keys, tab))
+    out.tables.win_rates, out.tables.lineup_win_rates = tabs
 
     # Head to head: each (A seat, B seat) pair of a game scores 1 / 0.5 / 0 by rank; a game's
     # score is the mean over its pairs, i.e. each pair weighs 1 / (mult_A * mult_B).
@@ -442,7 +444,7 @@ def win_rate_tables(
     tab["n_games"] = np.round(tab["n_games"]).astype("int64")
     for c in ("n_pairs", "tied_pairs"):
         tab[c] = tab[c].astype("int64")
-    out.tables["head_to_head"] = tab[[*keys, *HEAD_TO_HEAD_COLUMNS]].reset_index(drop=True)
+    out.tables.head_to_head = tab[[*keys, *HEAD_TO_HEAD_COLUMNS]].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- words and charts
@@ -505,10 +507,10 @@ class WinRateSection(BaseSection):
         def add(name: str, title: str, fig: Any) -> None:
             charts[name] = (title, fig)
 
-        names = set(t["win_rates"]["strategy"].astype(str)) if "win_rates" in t else set()
+        names = set(t.win_rates["strategy"].astype(str)) if "strategy" in t.win_rates else set()
         strategy_colour = palette.strategy_colours(names)
         players_of = base.players_of(t)
-        lwr = t.get("lineup_win_rates", pd.DataFrame())
+        lwr = t.lineup_win_rates
         if not lwr.empty:
             groups = [
                 (ruleset, _one_side(part) if players_of.get(ruleset) == 2 else part)
@@ -541,10 +543,10 @@ class WinRateSection(BaseSection):
                     colours=strategy_colour,
                     counts=False,
                 )
-            title = win_rate_finding(t["win_rates"])
+            title = win_rate_finding(t.win_rates)
             fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
             add("win_rates", title, fig)
-        h2h = t["head_to_head"]
+        h2h = t.head_to_head
         if not h2h.empty:  # one matrix per rule set: nothing pools rule sets or player counts
             title = h2h_finding(h2h, players_of)
             groups = sorted(h2h.groupby("ruleset"), key=lambda g: (-players_of.get(g[0], 0), g[0]))
@@ -582,7 +584,7 @@ class WinRateSection(BaseSection):
             (
                 "Per strategy",
                 *rows(
-                    t["win_rates"],
+                    t.win_rates,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
@@ -600,7 +602,7 @@ class WinRateSection(BaseSection):
             (
                 "Per line-up",
                 *rows(
-                    t["lineup_win_rates"],
+                    t.lineup_win_rates,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
@@ -615,7 +617,7 @@ class WinRateSection(BaseSection):
             (
                 "Head to head (row strategy finished ahead of the opponent)",
                 *rows(
-                    t["head_to_head"],
+                    t.head_to_head,
                     [
                         ("rule set", lambda r: str(r.ruleset)),
                         ("strategy", lambda r: str(r.strategy)),
