@@ -8,7 +8,8 @@ Modules::
     load     open run folders (LOG_FORMAT.md) as DuckDB views, column-wise; digests
     pergame  the games and their seats in numpy arrays, a slice of whole blocks at a time
     compute  the shared pass over the games: every section's sums, then its tables
-    tables   what the sections share: ReportTables, sums of block totals, block helpers
+    tables   what the sections share: ReportTables (Tables, one field per CSV; Facts),
+             sums of block totals, block helpers
     findings the summary's family of tests: one sentence per question, read from the tables
     render   the HTML (inline SVG) / Markdown / CSV writers
     sections one module per section (sections.base: the Section protocol): its totals,

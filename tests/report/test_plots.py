@@ -294,7 +294,7 @@ def test_panels_that_compare_share_one_x_range(figures: dict[str, Any]) -> None:
 
 def test_each_two_player_pairing_is_drawn_once(figures: dict[str, Any]) -> None:
     """A 2-player line-up is one row (the side that won more), not two mirror-image rows."""
-    lwr = figures["tables"]["lineup_win_rates"]
+    lwr = figures["tables"].lineup_win_rates
     two = lwr.loc[lwr["ruleset"] == "two"]
     panel = next(ax for ax in _panels(figures["win_rates"]) if ax.get_title().startswith("two"))
     rows = [t.get_text() for t in panel.get_yticklabels()]

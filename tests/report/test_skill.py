@@ -304,8 +304,6 @@ def test_a_rate_constant_in_every_block_has_no_interval() -> None:
             "design_effect": [1.0, 0.9],
         }
     )
-    out = ReportTables()
-    _finish_win_rates(out, "win_rates", ["strategy"], tab)
-    got = out.tables.win_rates
+    got = _finish_win_rates(["strategy"], tab)
     assert got["constant"].tolist() == [True, False]
     assert np.isnan(got.loc[0, "lo"]) and got.loc[1, "lo"] == 0.6
