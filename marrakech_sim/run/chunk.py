@@ -141,9 +141,10 @@ class Prepared:
         Two games of the first compiled match go the whole way to encoded parts (in
         memory), and two of the first that seats a searching twin (the expert), if one
         does: the loop without them is compiled apart, in far less time
-        (twins.SEARCHING). One game of built-in players goes through the Python loop per
-        rule set that uses it. So a forked worker (a replacement too) starts with every
-        kernel of its chunks loaded.
+        (twins.SEARCHING). One game goes through the Python loop per rule set that uses
+        it, played by the first such line-up's built-in strategies (greedy for its
+        plug-ins), so their kernels are compiled before any decision is timed. So a
+        forked worker (a replacement too) starts with every kernel of its chunks loaded.
 
         compiling(words): told first when a loop is to be compiled into an empty kernel
         cache (what, and about how long: minutes on a fresh installation, once).
@@ -159,10 +160,22 @@ class Prepared:
         if cold and compiling is not None:
             compiling(COMPILING[max(cold)])  # (the longer, when both are to be compiled)
         runfolder.warm_up_writer()
-        python = {int(self.match_ruleset[m]) for m in np.flatnonzero(~self.match_compiled)}
-        for ri in sorted(python):  # not the study's players: one could crash this process
+        python: dict[int, int] = {}  # rule set -> its first Python-loop match
+        for m in np.flatnonzero(~self.match_compiled).tolist():
+            python.setdefault(int(self.match_ruleset[m]), m)
+        for ri, m in sorted(python.items()):
+            # the match's built-in players (their kernels compile here, untimed: in a game
+            # a first decision that compiles runs past decision_seconds and is a fault),
+            # greedy for a plug-in (one could crash this process)
             rules = self.rulesets[ri].rules
-            play_game(rules, [StrategySpec.of("greedy").build()] * rules.players, 0)
+            specs = [self.specs[self.names.index(x)] for x in self.plan.matches[m].lineup]
+            players = [
+                spec.build()
+                if spec.load_class().__module__.startswith("marrakech_sim.")
+                else StrategySpec.of("greedy").build()
+                for spec in specs
+            ]
+            play_game(rules, players, 0)
         for searching, m in first.items():
             r = self.rulesets[int(self.match_ruleset[m])]
             two = np.ones(2, np.int64)
