@@ -18,7 +18,15 @@ Who writes the part files (`DaskBackend.parts`):
   crosses the network: for clusters whose games outrun one client's network or disk.
 
 A task also returns the log records its chunk made; they are logged here, so worker
-records reach the run's log as with worker processes. `distributed` is imported only
+records reach the run's log as with worker processes.
+
+A study with plug-in strategies (games of the Python loop) plays each chunk in a worker
+process of the Dask worker's own (`run.pool.ChunkPool`, one per Dask worker thread, kept
+for the session): a strategy that calls `os._exit` or segfaults then ends only its game
+under the process backend's replay-then-fault rule, the decision time limit
+(`decision_seconds`, a SIGALRM in that process's main thread) and the worker memory bound
+hold, and a stopped worker is replaced. Compiled line-ups run no strategy code and play
+in the task's thread. `distributed` is imported only
 when a run uses this backend (`pip install 'marrakech_sim[dask]'`).
 """
 
@@ -36,13 +44,20 @@ import time
 import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from marrakech_sim import runfolder
 from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency
 from marrakech_sim.run.chunk import ChunkResult, Prepared, play_chunk, write_chunk
 from marrakech_sim.run.config import Study
-from marrakech_sim.run.pool import log_chunk
+from marrakech_sim.run.pool import (
+    WORKER,
+    ChunkPool,
+    game_limit,
+    log_chunk,
+    worker_chunk,
+    worker_memory_mb,
+)
 from marrakech_sim.run.provenance import code_digest
 
 if TYPE_CHECKING:
@@ -66,6 +81,10 @@ QUIET_CLUSTER = {
     # moving queued tasks between workers: with two tasks per thread in flight and equal
     # workers there is nothing to balance, and it runs every second
     "distributed.scheduler.work-stealing": False,
+    # a daemonic process may not start processes: the workers start the processes that
+    # play plug-in strategies (module docstring); those end with their worker
+    # (run.pool.end_with_parent)
+    "distributed.worker.daemon": False,
 }
 # How a LocalCluster's nannies start their workers. Dask's default, "spawn", has each one
 # import the package, plan the study and load the compiled kernels again (about 3 CPU
@@ -142,13 +161,21 @@ def dask_chunks(
     if backend.scheduler is None and workers < 1:
         raise ConfigError(f"workers {workers}: a LocalCluster needs at least 1 worker")
     study_key = f"{prep.study.name}-{uuid.uuid4().hex[:8]}"  # this session's study
+    # the bounds of the processes that play plug-in strategies (module docstring): a
+    # LocalCluster's workers share this machine; a cluster's workers size their own
+    isolation = _Isolation(
+        game_limit(prep),
+        worker_memory_mb(prep.study, workers)
+        if backend.scheduler is None
+        else prep.study.worker_memory_mb,
+    )
     fork = backend.scheduler is None and FORK_WORKERS
     if fork:  # the workers forked from here start with the kernels loaded and the plan made
         prep.warm_up()
         _INHERITED[study_key] = prep
     try:
         with _client(backend.scheduler, workers, fork) as client:
-            yield from _play(client, prep, study_key, run_dir, todo, backend, writer)
+            yield from _play(client, prep, study_key, run_dir, todo, backend, writer, isolation)
     finally:
         _INHERITED.pop(study_key, None)
 
@@ -264,6 +291,7 @@ def _play(
     todo: list[int],
     backend: DaskBackend,
     writer: str,
+    isolation: _Isolation,
 ) -> Generator[ChunkResult, None, None]:
     from distributed import KilledWorker, as_completed, wait
 
@@ -291,6 +319,7 @@ def _play(
                 writer,
                 level,
                 digest,
+                isolation,
                 key=f"marrakech-chunk-{chunk:06d}-{study_key}",
                 pure=False,
             )
@@ -340,6 +369,14 @@ _LOCAL = threading.local()  # per worker thread: play_chunk reuses its Prepared'
 _INHERITED: dict[str, Prepared] = {}
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Isolation:
+    """The bounds of the processes a Dask worker plays plug-in strategies in."""
+
+    game_seconds: float  # a game past it has its process killed (run.pool.game_limit)
+    memory_mb: int | None  # what such a process may grow by; None: its machine's share
+
+
 def _play_task(
     study: Study,
     study_key: str,
@@ -348,6 +385,7 @@ def _play_task(
     writer: str,
     level: int,
     digest: str,
+    isolation: _Isolation,
 ) -> _Done:
     """One chunk on a worker: play it, write or encode its parts, keep its log records."""
     if code_digest() != digest:  # before anything is written
@@ -361,19 +399,99 @@ def _play_task(
         prep = _INHERITED.pop(study_key, None) or Prepared(study)
         _LOCAL.prepared = prep  # one study at a time per thread
         _LOCAL.study_key = study_key
+        _close_pool()
     with _records(level) as records:
-        result, tables = play_chunk(prep, chunk, reuse_buffers=True)
-        parts = None
-        if run_dir is not None:
-            write_chunk(Path(run_dir), chunk, tables, writer)
+        if not prep.match_compiled.all() and _can_start_processes():
+            result, parts = _play_isolated(prep, study_key, chunk, run_dir, writer, isolation)
         else:
-            parts = (
-                _file(tables[0], writer),
-                _file(tables[1], writer),
-                _file(tables[2], writer),
-            )
-        log_chunk(result)
+            result, parts = _play_here(prep, chunk, run_dir, writer)
+            log_chunk(result)
     return _Done(result, parts, records)
+
+
+def _play_here(
+    prep: Prepared, chunk: int, run_dir: str | None, writer: str
+) -> tuple[ChunkResult, tuple[bytes, bytes, bytes] | None]:
+    """Play a chunk in this thread; write its parts into run_dir, or return their bytes."""
+    result, tables = play_chunk(prep, chunk, reuse_buffers=True)
+    if run_dir is not None:
+        write_chunk(Path(run_dir), chunk, tables, writer)
+        return result, None
+    return result, (_file(tables[0], writer), _file(tables[1], writer), _file(tables[2], writer))
+
+
+def _play_isolated(
+    prep: Prepared,
+    study_key: str,
+    chunk: int,
+    run_dir: str | None,
+    writer: str,
+    isolation: _Isolation,
+) -> tuple[ChunkResult, tuple[bytes, bytes, bytes] | None]:
+    """Play a chunk in this thread's worker process (started on first use, replaced when
+    it dies: `ChunkPool.play`'s replay-then-fault rule), which writes its parts into
+    run_dir or sends their bytes back."""
+    pool = getattr(_LOCAL, "pool", None)
+    if pool is None:
+        method = "fork" if FORK_WORKERS else "spawn"  # a fork inherits the plan and kernels
+        task = worker_chunk if run_dir is not None else _encoded_chunk
+        pool = ChunkPool(
+            prep.study,
+            Path(run_dir) if run_dir is not None else None,
+            1,
+            method,
+            prep,
+            writer,
+            task=task,
+            game_seconds=isolation.game_seconds,
+            memory_mb=isolation.memory_mb,
+        )
+        _LOCAL.pool = pool
+    try:
+        (reply,) = list(pool.play([chunk]))
+    except BaseException:
+        _close_pool(terminate=True)  # a fresh one for the next chunk
+        raise
+    if run_dir is not None:
+        return reply, None
+    result, parts = cast(tuple[ChunkResult, tuple[bytes, bytes, bytes]], reply)
+    return result, parts
+
+
+def _encoded_chunk(chunk: int, lost: dict[int, str] | None = None) -> Any:
+    """`ChunkPool`'s task for parts="client": play a chunk (its `lost` games recorded as
+    faults) and return its result with its parts' bytes."""
+    prep = WORKER["prep"]
+    result, tables = play_chunk(prep, chunk, reuse_buffers=True, lost=lost)
+    log_chunk(result)
+    writer = WORKER["writer"]
+    return result, (_file(tables[0], writer), _file(tables[1], writer), _file(tables[2], writer))
+
+
+def _close_pool(*, terminate: bool = False) -> None:
+    """End this thread's worker process, if it has one (a new study, or a failed chunk)."""
+    pool = getattr(_LOCAL, "pool", None)
+    _LOCAL.pool = None
+    if pool is not None:
+        pool.close(terminate=terminate)
+
+
+def _can_start_processes() -> bool:
+    """Whether this process may start worker processes: a daemonic one may not (a Dask
+    worker started with `distributed.worker.daemon` true, the default of `dask worker`);
+    its chunks then play in the task's thread, with no process of their own, and say so."""
+    if not multiprocessing.current_process().daemon:
+        return True
+    if not getattr(_LOCAL, "warned", False):
+        _LOCAL.warned = True
+        log.warning(
+            "worker %s is a daemonic process, so plug-in strategies play in its threads: "
+            "a strategy that ends its process or stops there is not isolated, and "
+            "decision_seconds is checked only when a decision returns; start the workers "
+            "with DASK_DISTRIBUTED__WORKER__DAEMON=False (docs/cluster.md)",
+            _worker_name(),
+        )
+    return False
 
 
 def _file(table: runfolder.Part, writer: str) -> bytes:
@@ -398,7 +516,9 @@ class _Keep(logging.Handler):
         self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.thread != self.thread:
+        # records this thread handles: its own, and those its worker process sends
+        # (run.pool hands them to the loggers in the thread that reads them)
+        if threading.get_ident() != self.thread:
             return
         if record.exc_info:
             record.exc_text = logging.Formatter().formatException(record.exc_info)

@@ -102,6 +102,14 @@ def worker_memory_mb(study: Study, workers: int) -> int:
     return max(1024, total // (workers + 1))
 
 
+def game_limit(prep: Prepared) -> float:
+    """Seconds a Python-loop game may run before its worker is killed (a strategy stuck
+    where the decision watchdog cannot interrupt it): every decision of the longest
+    game at its full budget, and half a minute more."""
+    turns = max(r.max_turns for r in prep.rulesets)
+    return prep.study.decision_seconds * 2 * turns + 30.0
+
+
 def limit_memory(grow_mb: int) -> None:
     """Bound this process's address space at what it holds now plus `grow_mb` MB
     (RLIMIT_AS): a strategy that allocates past it gets a MemoryError, a fault of its game,
@@ -292,7 +300,9 @@ class ChunkPool:
         writer: str = "encoder",
         task: Callable[..., ChunkResult] = worker_chunk,
         game_seconds: float | None = None,
+        memory_mb: int | None = None,
     ) -> None:
+        """memory_mb: what each worker may grow by (default `worker_memory_mb`)."""
         self.method = start_method or default_start_method()
         # a start method's context (fork, spawn, forkserver): they all make processes
         self.ctx: Any = multiprocessing.get_context(self.method)
@@ -306,7 +316,7 @@ class ChunkPool:
             logger.getEffectiveLevel(),
             prep if self.method == "fork" else None,
             writer,
-            worker_memory_mb(study, workers),
+            memory_mb if memory_mb is not None else worker_memory_mb(study, workers),
         )
         self.names = prep.names
         self.plan = prep.plan

@@ -38,7 +38,7 @@ from marrakech_sim.run.chunk import (
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.dask_backend import DaskBackend, dask_chunks
 from marrakech_sim.run.plan import Plan
-from marrakech_sim.run.pool import default_start_method, log_chunk, worker_pool
+from marrakech_sim.run.pool import default_start_method, game_limit, log_chunk, worker_pool
 from marrakech_sim.run.provenance import check_same_code, code_digest
 from marrakech_sim.run.stopping import Stopper, stopping_line
 
@@ -433,14 +433,6 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
         if ctrl_c is signal.default_int_handler:
             signal.signal(signal.SIGINT, ctrl_c)
-
-
-def game_limit(prep: Prepared) -> float:
-    """Seconds a Python-loop game may run before its worker is killed (a strategy stuck
-    where the decision watchdog cannot interrupt it): every decision of the longest
-    game at its full budget, and half a minute more."""
-    turns = max(r.max_turns for r in prep.rulesets)
-    return prep.study.decision_seconds * 2 * turns + 30.0
 
 
 def _chunk_size(plan: Plan, chunk: int) -> int:

@@ -167,6 +167,60 @@ def test_a_strategy_raising_keyboard_interrupt_is_a_game_fault_on_dask(
     assert bad_games["error"].str.contains("KeyboardInterrupt").all()
 
 
+BAD = Path(__file__).resolve().parents[1] / "strategies_examples" / "bad.py"
+
+
+def bad_study(name: str, **changes: Any) -> dict[str, Any]:
+    """Two players: a misbehaving strategy of bad.py (one game in 8) against random."""
+    data: dict[str, Any] = {
+        "strategies": {"random": {}, "bad": {"ref": f"{BAD}:{name}", "params": {"one_in": 8}}},
+        "rulesets": {"two": {"players": 2}},
+        "schedule": {"kind": "lineups", "lineups": [["bad", "random"]]},
+        "games_per_lineup": 40,
+        "chunk_games": 10,
+        "rotation": "none",
+    }
+    return study_data(**{**data, **changes})
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [("HardExits", "client"), ("Segfaults", "workers"), ("KillsItself", "client")],
+)
+def test_a_strategy_that_ends_its_process_ends_only_its_game_on_dask(
+    cluster: Any, tmp_path: Path, name: str, parts: str
+) -> None:
+    """os._exit, a segfault or a SIGKILL of its own process now and then: as on the
+    process backend, the game that does it twice is a fault naming the death, the run
+    finishes, and the tables equal the process backend's."""
+    study = study_from_dict(bad_study(name))
+    backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
+    result = run_study(study, tmp_path / "dask", backend=backend)
+    games = runfolder.read_table(tmp_path / "dask", "games")
+    bad = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 40
+    assert 0 < len(bad) == result.errors < 40
+    assert bad["error"].str.contains("died").all(), bad["error"].tolist()
+    run_study(study, tmp_path / "processes", workers=2)
+    assert_same_tables(tmp_path / "processes", tmp_path / "dask")
+    assert verify_run(tmp_path / "dask").ok
+
+
+@pytest.mark.parametrize("name", ["Sleeps", "Hangs"])
+def test_decision_seconds_is_enforced_on_dask(cluster: Any, tmp_path: Path, name: str) -> None:
+    """A strategy that sleeps or loops in a decision: its game ends as a fault after
+    decision_seconds, as on the process backend (the run hung on Dask before)."""
+    data = bad_study(name, decision_seconds=0.2, games_per_lineup=4, chunk_games=2)
+    data["strategies"]["bad"].pop("params")
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    started = time.monotonic()
+    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
+    games = runfolder.read_table(tmp_path / "run", "games")
+    assert result.status == "complete" and len(games) == 4 == result.errors
+    assert games["error"].str.contains("time budget of 0.2 s").all(), games["error"].tolist()
+    assert time.monotonic() - started < 60
+
+
 @pytest.mark.parametrize("parts", ["client", "workers"])
 def test_stopping_rule_stops_where_the_process_backend_does(
     cluster: Any, tmp_path: Path, parts: str
