@@ -384,23 +384,28 @@ def play_person(
     script: the person's first decisions, already made. Raises QuitGame when the person
     quits (its `record` holds the turns played).
     """
+    from marrakech_sim.run.isolated import isolated
     from marrakech_sim.show.terminal import position_text
 
     names = seat_names(rules, opponents, seat, name)
     decisions: list[Decision] = list(script)
-    hinter = hint.build() if hint is not None else None
+    budgets = opponent_budgets(rules, seat)
+    # plug-ins play in processes of their own: one that ends its process (os._exit, a
+    # segfault) ends the game as its fault, and the turns played are kept
+    seconds = max(b for b in budgets if b is not None)
+    hinter = isolated(hint, seconds) if hint is not None else None
     warm_up(rules, opponents, show)
 
     while True:
         prompter = _Prompter(rules, names, seat, read, show, hinter, colour)
         person = _Person(decisions, prompter.ask, prompter.seen)
         prompter.person = person
-        players: list[Any] = [_Watched(spec.build(), prompter.seen) for spec in opponents]
+        players: list[Any] = [
+            _Watched(isolated(spec, seconds), prompter.seen) for spec in opponents
+        ]
         players.insert(seat, person)
         try:
-            game = play_game(
-                rules, players, seed, names=names, time_budgets=opponent_budgets(rules, seat)
-            )
+            game = play_game(rules, players, seed, names=names, time_budgets=budgets)
         except _Undo:
             decisions = person.script[: person.used - 1]
             show("(undone: your last choice is taken back)")

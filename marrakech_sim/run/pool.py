@@ -375,11 +375,12 @@ class ChunkPool:
                     w.process.join()
                     self.deaths += 1
                     chunk = w.chunk
+                    ended = exit_words(w.process.exitcode)
                     self.workers[i] = self._start()
                     if chunk is None:
-                        log.warning("an idle worker died (%s); replaced", _exit_words(w))
+                        log.warning("an idle worker died (%s); replaced", ended)
                         continue
-                    how = overtime or f"the worker process died ({_exit_words(w)})"
+                    how = overtime or f"the worker process died ({ended})"
                     game = int(w.marker[1]) if int(w.marker[0]) == chunk else -1
                     self._after_death(chunk, game, how, lost, suspect, outside)
                     pending.appendleft(chunk)
@@ -465,8 +466,8 @@ class ChunkPool:
             w.conn.close()
 
 
-def _exit_words(w: _Worker) -> str:
-    code = w.process.exitcode
+def exit_words(code: int | None) -> str:
+    """How a process ended, from its exit code: 'exit code 1', 'killed by SIGSEGV'."""
     if code is not None and code < 0:
         with contextlib.suppress(ValueError):
             return f"killed by {signal.Signals(-code).name}"
