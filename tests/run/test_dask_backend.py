@@ -570,3 +570,46 @@ def test_a_sweep_on_dask_plays_the_games_of_the_process_backend(
     assert run_study(study_from_dict(data), out, backend=backend).status == "complete"
     assert_same_tables(processes, out)
     assert verify_run(out).ok
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process started from `pid`, at any depth (Linux)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in map(int, (task / "children").read_text().split()):
+                found += [child, *descendants(child)]
+    return found
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_kill_9_of_a_dask_run_leaves_no_process_of_it(tmp_path: Path) -> None:
+    """kill -9 of the main process of a Dask run whose strategies play in processes of
+    the workers' own: the LocalCluster's workers and theirs all end, and the run's status
+    reads 'interrupted' at the next look."""
+    from test_runner import _slow_config, _wait_for_parts
+
+    out = tmp_path / "run"
+    marrakech = Path(sys.executable).parent / "marrakech"
+    args = [str(marrakech), "run", str(_slow_config(tmp_path)), "--out", str(out)]
+    args += ["--backend", "dask", "--workers", "2", "--no-summary"]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    _wait_for_parts(out, proc, 2)
+    family = descendants(proc.pid)
+    assert len(family) >= 4, family  # two Dask workers and a player process of each
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(running(p) for p in family):
+        time.sleep(0.1)
+    assert not [p for p in family if running(p)]
+    assert runfolder.read_manifest(out)["status"] == "interrupted"
