@@ -68,6 +68,22 @@ COMPILING = {
 }
 
 
+#: the searching twins' budget in warm_up's games: the kernels load as at any budget, and
+#: two games at the largest allowed budget took minutes in the main process, deaf to Ctrl-C
+WARM_UP_BUDGET = 2
+
+
+def _capped_budgets(codes: np.ndarray, params: np.ndarray, budget: int) -> np.ndarray:
+    """The strategies' twin parameters with the searching twins' budget (their first
+    parameter, twins.PARAMETER_ORDER) at most `budget`."""
+    from marrakech_sim.strategies.twins import SEARCHING
+
+    capped = params.copy()
+    rows = np.isin(codes, list(SEARCHING))
+    capped[rows, 0] = np.minimum(capped[rows, 0], budget)
+    return capped
+
+
 class Prepared:
     """Per-process state: the plan, rule sets, strategy classes and compiled twins."""
 
@@ -116,6 +132,9 @@ class Prepared:
         self.marker: Any = None
         #: seconds per decision of a Python-loop strategy (study.decision_seconds)
         self.decision_seconds: float = study.decision_seconds
+        #: warm_up's measure of the searching twins: (match, seconds per game at
+        #: WARM_UP_BUDGET), see search_seconds
+        self.search_game_seconds: tuple[int, float] | None = None
         self._buffers: dict[str, np.ndarray] = {}
         self._rows: dict[str, _Rows] = {}
 
@@ -188,10 +207,49 @@ class Prepared:
                 seed=np.arange(2, dtype=np.uint64),
                 moves_kept=np.ones(2, bool),
             )
-            group = play_compiled(self, r, cg, np.arange(2))
+            params = self.params
+            if searching:  # the kernels load the same at any budget (a value, not a type)
+                self.params = _capped_budgets(self.codes, params, WARM_UP_BUDGET)
+            try:
+                started = time.perf_counter()
+                group = play_compiled(self, r, cg, np.arange(2))
+                if searching:
+                    self.search_game_seconds = (m, (time.perf_counter() - started) / 2)
+            finally:
+                self.params = params
             for part in group_parts(self, r, cg, group):
                 runfolder.parquet_file(part)
             kernel_cache.mark_compiled(kinds[searching])
+
+    def search_seconds(self) -> float | None:
+        """A rough figure for the seconds the study's games with a searching twin take on
+        one core, from warm_up's two games at WARM_UP_BUDGET, scaled by each line-up's
+        largest budget and its share of the measured line-up's turns times players (a
+        search's cost per decision grows with its budget and its horizon, one round of
+        every seat); None before warm_up, or without searching twins. An over-estimate
+        where the search expands small chance trees exactly instead of sampling them."""
+        from marrakech_sim.strategies.twins import SEARCHING
+
+        if self.search_game_seconds is None:
+            return None
+        measured, seconds = self.search_game_seconds
+        searching = np.isin(self.codes, list(SEARCHING))
+        plan = self.plan
+        per_match = np.bincount(plan.block_match, minlength=len(plan.matches)) * plan.match_size
+
+        def size(m: int) -> float:
+            r = self.rulesets[int(self.match_ruleset[m])]
+            return float(r.max_turns * r.rules.players)
+
+        total = 0.0
+        for m, match in enumerate(self.plan.matches):
+            rows = [self.names.index(x) for x in match.lineup]
+            budgets = [self.params[i, 0] for i in rows if searching[i]]
+            if not budgets or not self.match_compiled[m]:
+                continue
+            scale = max(budgets) / WARM_UP_BUDGET * size(m) / size(measured)
+            total += per_match[m] * seconds * max(scale, 1.0)
+        return total
 
 
 @dataclasses.dataclass

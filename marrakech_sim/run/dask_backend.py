@@ -54,6 +54,7 @@ from marrakech_sim.run.pool import (
     WORKER,
     ChunkPool,
     game_limit,
+    ignore_hang_up,
     log_chunk,
     worker_chunk,
     worker_memory_mb,
@@ -220,6 +221,7 @@ def dask_setup(worker: Any) -> None:
     handling.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_hang_up()
     # a forked worker has the run's handler (SIGTERM as Ctrl-C, run.runner): the nanny's
     # SIGTERM must end it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

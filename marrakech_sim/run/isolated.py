@@ -27,7 +27,12 @@ import numpy as np
 from marrakech_sim.play.rng import Rng
 from marrakech_sim.play.strategy import StrategySpec, registered
 from marrakech_sim.play.view import GameView
-from marrakech_sim.run.pool import default_start_method, end_with_parent, exit_words
+from marrakech_sim.run.pool import (
+    default_start_method,
+    end_with_parent,
+    exit_words,
+    ignore_hang_up,
+)
 
 #: seconds a decision may take in the child when no decision watchdog interrupts the
 #: wait first (play_game's runs only in the main thread): the seat's budget, and this
@@ -107,6 +112,7 @@ def _child(conn: Any, spec: StrategySpec) -> None:
     """The child's loop: build the strategy, answer calls until the pipe closes."""
     end_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (play quits)
+    ignore_hang_up()
     faulthandler.disable()  # a segfault is the game's fault, said once, not a dump
     strategy: Any = None
     view: GameView | None = None

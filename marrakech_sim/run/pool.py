@@ -76,6 +76,7 @@ def init_worker(
     # Ctrl-C goes to the whole process group; the parent stops the pool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop)  # not the parent's handler (forked)
+    ignore_hang_up()
     logger = logging.getLogger("marrakech_sim")
     # QueueHandler formats the record and puts it: _PipeLog sends it (it has no get)
     logger.handlers[:] = [logging.handlers.QueueHandler(cast(Any, _PipeLog(conn)))]
@@ -91,6 +92,13 @@ def init_worker(
     WORKER["writer"] = writer
     if prepared is None:
         WORKER["prep"].warm_up()
+
+
+def ignore_hang_up() -> None:
+    """Ignore SIGHUP (the terminal closed, sent to the whole process group): the parent
+    stops the run and its workers, which end with it (end_with_parent)."""
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def worker_memory_mb(study: Study, workers: int) -> int:

@@ -28,6 +28,7 @@ from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError, RunInterrupted
 from marrakech_sim.play.game import raise_stop_play
 from marrakech_sim.run.chunk import (
+    WARM_UP_BUDGET,
     ChunkResult,
     Prepared,
     block_totals,
@@ -341,6 +342,7 @@ def _execute(
             if todo and backend is None:
                 # forked workers inherit the loaded kernels; games/s counts from here
                 prep.warm_up(getattr(progress, "compiling", None))
+                _say_when_long(prep, 1 - games_before / plan.games_planned, workers)
                 started = time.perf_counter()
             if todo and backend is not None:
                 with contextlib.closing(
@@ -415,7 +417,7 @@ def _execute(
 
 @contextlib.contextmanager
 def _sigterm_as_ctrl_c() -> Iterator[None]:
-    """While a run plays, SIGTERM stops it as Ctrl-C does (status 'interrupted',
+    """While a run plays, SIGTERM and SIGHUP stop it as Ctrl-C does (status 'interrupted',
     resumable); in the main thread only, the previous handlers restored after. Both raise
     `StopPlay`, which passes through a game where a strategy's own KeyboardInterrupt is
     a fault."""
@@ -424,6 +426,8 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
         return
 
     previous = signal.signal(signal.SIGTERM, raise_stop_play)
+    # the terminal closed: SIGHUP ended the process with run.json saying 'running'
+    hang_up = signal.signal(HANG_UP, raise_stop_play) if HANG_UP is not None else None
     ctrl_c = signal.getsignal(signal.SIGINT)
     if ctrl_c is signal.default_int_handler:
         signal.signal(signal.SIGINT, raise_stop_play)
@@ -431,8 +435,46 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if HANG_UP is not None:
+            signal.signal(HANG_UP, hang_up)
         if ctrl_c is signal.default_int_handler:
             signal.signal(signal.SIGINT, ctrl_c)
+
+
+#: the hang-up signal, where the platform has one
+HANG_UP = getattr(signal, "SIGHUP", None)
+
+
+#: seconds of games past which a run says, before it starts, how long they may take
+LONG_RUN_SECONDS = 600.0
+
+
+def _say_when_long(prep: Prepared, share_left: float, workers: int) -> None:
+    """Warn, before the games start, when those of the searching twins left to play
+    would take more than LONG_RUN_SECONDS (Prepared.search_seconds: a rough figure)."""
+    seconds = prep.search_seconds()
+    if seconds is None:
+        return
+    seconds *= share_left / max(workers, 1)
+    if seconds > LONG_RUN_SECONDS:
+        log.warning(
+            "the games with the expert's search may take up to about %s on %s (a rough "
+            "figure: two games at budget %d scaled to the study's budgets and board "
+            "sizes); Ctrl-C stops the run, `marrakech run --resume` goes on",
+            _duration(seconds),
+            f"{workers} workers" if workers > 1 else "1 core",
+            WARM_UP_BUDGET,
+        )
+
+
+def _duration(seconds: float) -> str:
+    """'3 h 20 min', '45 min', '2 days'."""
+    minutes = round(seconds / 60)
+    if minutes >= 2 * 24 * 60:
+        return f"{minutes / (24 * 60):,.0f} days"
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60} min"
+    return f"{minutes} min"
 
 
 def _chunk_size(plan: Plan, chunk: int) -> int:

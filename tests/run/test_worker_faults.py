@@ -358,18 +358,25 @@ def test_workers_killed_while_logging_do_not_hang_the_run(tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
-def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
-    """SIGTERM to the main process: status 'interrupted', a resume hint, no worker left."""
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP"])
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path, how: str) -> None:
+    """SIGTERM to the main process, or SIGHUP to its process group (the terminal closed):
+    status 'interrupted' written in run.json, a resume hint, no worker left. (After
+    SIGHUP run.json said 'running'.)"""
     out = tmp_path / "run"
     proc = _start(tmp_path, out)
     _wait_for_parts(out, proc, 2)
     workers = _children(proc.pid)
-    proc.send_signal(signal.SIGTERM)
+    if how == "SIGHUP":
+        os.killpg(proc.pid, signal.SIGHUP)
+    else:
+        proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"marrakech run --resume {out}" in err.decode()
-    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
     assert not [w for w in workers if _alive(w)]
+    assert "Traceback" not in err.decode()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
