@@ -214,6 +214,19 @@ def test_a_strategy_that_ends_its_process_ends_only_its_game_on_dask(
     assert verify_run(tmp_path / "dask").ok
 
 
+def test_a_strategy_that_eats_memory_is_a_fault_on_dask(cluster: Any, tmp_path: Path) -> None:
+    """The worker memory bound holds on Dask too: past it, the game is a fault naming it."""
+    data = bad_study("EatsMemory", games_per_lineup=20, worker_memory_mb=256)
+    data["strategies"]["bad"].pop("params")
+    backend = DaskBackend(scheduler=cluster.scheduler_address)
+    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
+    games = runfolder.read_table(tmp_path / "run", "games")
+    bad = games[games["end_reason"] == "error"]
+    assert result.status == "complete" and len(games) == 20
+    assert len(bad) == result.errors > 0
+    assert bad["error"].str.contains("ran out of memory").all(), bad["error"].tolist()
+
+
 @pytest.mark.parametrize("name", ["Sleeps", "Hangs"])
 def test_decision_seconds_is_enforced_on_dask(cluster: Any, tmp_path: Path, name: str) -> None:
     """A strategy that sleeps or loops in a decision: its game ends as a fault after
