@@ -51,14 +51,21 @@ WATCH_SECONDS = 0.5
 STOPPED_SECONDS = 10.0
 
 
-def _is_stopped(pid: int) -> bool:
-    """Whether a process is stopped (state T or t in /proc; False where there is none)."""
+#: seconds a busy worker may use no CPU at all outside a Python-loop game (whose own
+#: limit is game_seconds) before it is replaced as silent: blocked for good (a lock a
+#: fork copied taken, a hung file system). Playing or writing uses CPU all the time.
+SILENT_SECONDS = 120.0
+
+
+def _process_state(pid: int) -> tuple[str, int] | None:
+    """A process's state letter and CPU time in clock ticks (user + system) from /proc;
+    None where there is none (not Linux, or the process is gone)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state in ("T", "t")
+            fields = f.read().rpartition(")")[2].split()
+        return fields[0], int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def init_worker(
@@ -271,6 +278,7 @@ class _Worker:
     marker: Any  # shared doubles: chunk, game position in it (-1: none), game start time
     chunk: int | None = None  # the chunk it plays, None when idle
     stopped_at: float | None = None  # when it was first seen stopped (SIGSTOP), if it is
+    cpu: tuple[int, float] | None = None  # its CPU time at its last change, and when
 
 
 class ChunkPool:
@@ -394,20 +402,30 @@ class ChunkPool:
                     pending.appendleft(chunk)
 
     def _overtime(self, w: _Worker) -> str | None:
-        """Why a busy worker is to be killed: stopped (SIGSTOP) for STOPPED_SECONDS, or a
-        game past game_seconds; else None."""
+        """Why a busy worker is to be killed: stopped (SIGSTOP) for STOPPED_SECONDS,
+        silent (no CPU used) for SILENT_SECONDS outside a Python-loop game, or a game
+        past game_seconds; else None."""
         if w.chunk is None:
+            w.cpu = None
             return None
-        if _is_stopped(w.process.pid):
-            now = time.monotonic()
+        now = time.monotonic()
+        state = _process_state(w.process.pid)
+        if state is not None and state[0] in ("T", "t"):
             w.stopped_at = w.stopped_at if w.stopped_at is not None else now
             if now - w.stopped_at > STOPPED_SECONDS:
                 return f"the worker was stopped (SIGSTOP) for {now - w.stopped_at:.0f} s"
         else:
             w.stopped_at = None
+        if state is not None and w.marker[1] < 0:
+            if w.cpu is None or w.cpu[0] != state[1]:
+                w.cpu = (state[1], now)
+            elif now - w.cpu[1] > SILENT_SECONDS:
+                return f"the worker used no CPU for {now - w.cpu[1]:.0f} s (blocked)"
+        else:
+            w.cpu = None  # a Python-loop game has its own limit
         if self.game_seconds is None or w.marker[1] < 0:
             return None
-        spent = time.monotonic() - w.marker[2]
+        spent = now - w.marker[2]
         if spent <= self.game_seconds:
             return None
         return f"the game ran {spent:.0f} s, past its limit of {self.game_seconds:.0f} s"

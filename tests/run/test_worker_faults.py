@@ -246,6 +246,39 @@ def test_a_game_stuck_where_no_signal_reaches_has_its_worker_killed(tmp_path: Pa
     assert result.first_error is not None and "past its limit of 1 s" in result.first_error
 
 
+def blocks_once(chunk: int, lost: dict[int, str] | None = None) -> Any:
+    """A pool task that blocks (no CPU) the first time it is given chunk 1, outside any
+    game, then plays as worker_chunk does (the flag file is the run folder's)."""
+    from marrakech_sim.run.pool import WORKER, worker_chunk
+
+    flag = WORKER["run_dir"] / "blocked-once"
+    if chunk == 1 and not flag.exists():
+        flag.write_text("")
+        time.sleep(3600)
+    return worker_chunk(chunk, lost)
+
+
+def test_a_silent_worker_is_replaced_and_its_chunk_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy worker blocked outside any game (using no CPU, not stopped) is killed after
+    SILENT_SECONDS and its chunk replayed: no game lost, none a fault."""
+    from marrakech_sim.run import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "SILENT_SECONDS", 2.0)
+    study = lineup_study("random", games_per_lineup=30, chunk_games=10)
+    prep = Prepared(study)
+    prep.warm_up()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    started = time.monotonic()
+    with worker_pool(study, run_dir, 2, None, prep, task=blocks_once) as pool:
+        results = list(pool.play([0, 1, 2]))
+    assert sorted(r.chunk for r in results) == [0, 1, 2] and pool.deaths == 1
+    assert sum(r.errors for r in results) == 0 and sum(r.games for r in results) == 30
+    assert time.monotonic() - started < 60
+
+
 SLOW_CONFIG = (
     "seed = 77\ngames_per_lineup = 1200\nchunk_games = 30\n"
     "[rulesets.four]\n"
