@@ -90,7 +90,13 @@ def _load(source: str, game: str | None, index: int | None) -> Record:
         if game is None:
             raise click.UsageError("with a run folder, give the GAME_ID to replay")
         if not (game.isascii() and game.isdigit() and len(game) <= 19 and int(game) < 2**63):
-            raise click.BadParameter(f"{game!r} is not a game id", param_hint="GAME_ID")
+            shown = (
+                repr(game) if len(game) <= 40 else f"{game[:40]!r}... ({len(game):,} characters)"
+            )
+            raise click.BadParameter(
+                f"{shown} is not a game id (a whole number from 0 to {2**63 - 1})",
+                param_hint="GAME_ID",
+            )
         return next(records_from_run(path, [int(game)]))
     records = read_record_file(path)
     if not records:
