@@ -456,6 +456,7 @@ def _say_when_long(prep: Prepared, share_left: float, workers: int) -> None:
     if seconds is None:
         return
     seconds *= share_left / max(workers, 1)
+    log.info("the games with the expert's search: roughly %.0f s (rough figure)", seconds)
     if seconds > LONG_RUN_SECONDS:
         log.warning(
             "the games with the expert's search may take up to about %s on %s (a rough "

@@ -60,3 +60,51 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_the_message(
     for _ in range(2):
         _prepared(["random", "greedy"]).warm_up(told.append)
     assert told == [COMPILING[False]] * 2
+
+
+def _expert_study(budget: int, games: int = 8) -> dict[str, object]:
+    return {
+        "seed": 1,
+        "games_per_lineup": games,
+        "chunk_games": 4,
+        "rotation": "none",
+        "rulesets": {"four": {"players": 4}},
+        "strategies": {"expert": {"params": {"budget": budget}}, "greedy": {}},
+        "schedule": {"kind": "lineups", "lineups": [["expert", "greedy", "greedy", "greedy"]]},
+    }
+
+
+def test_the_warm_up_of_the_largest_expert_budget_is_short() -> None:
+    """The expert at its largest budget with 4 players: the warm-up plays its two games
+    at a small budget (the kernels load as at any), so it takes seconds, not minutes deaf
+    to Ctrl-C; the study's own budget is untouched, and the games' cost is estimated."""
+    import time
+
+    from marrakech_sim.strategies.expert import MAX_BUDGET
+
+    prep = Prepared(study_from_dict(_expert_study(MAX_BUDGET)))
+    started = time.monotonic()
+    prep.warm_up()
+    assert time.monotonic() - started < 60
+    assert prep.params[prep.names.index("expert"), 0] == MAX_BUDGET
+    seconds = prep.search_seconds()
+    assert seconds is not None and seconds > 8 * prep.search_game_seconds[1] * 1000  # type: ignore[index]
+
+
+def test_a_long_study_says_so_before_its_games_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past LONG_RUN_SECONDS of expert games a run warns, with a figure and how to stop."""
+    from marrakech_sim.run import runner
+
+    caplog.set_level("INFO", logger="marrakech_sim")
+    monkeypatch.setattr(runner, "LONG_RUN_SECONDS", 0.0)
+    runner.run_study(study_from_dict(_expert_study(2, games=4)), tmp_path / "run", workers=0)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("may take up to about" in m and "Ctrl-C stops the run" in m for m in said), said
+
+
+def test_a_study_without_the_expert_has_no_estimate(tmp_path: Path) -> None:
+    prep = _prepared(["random", "greedy"])
+    prep.warm_up()
+    assert prep.search_seconds() is None
