@@ -345,14 +345,17 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 @pytest.fixture
-def dask_commands(tmp_path: Path) -> Iterator[str]:
+def dask_commands(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
     """A `dask scheduler` and a `dask worker` (2 processes) as docs/cluster.md starts them.
 
     On 127.0.0.1, with the environment the doc recommends; the scheduler's port is a free
     one, read from its scheduler file. Yields the scheduler's address; stops both (and the
-    worker's processes) however the test ends.
+    worker's processes) however the test ends. Parametrised indirectly with "daemonic",
+    the workers keep Dask's default of daemonic processes instead.
     """
     env = {**os.environ, **recommended_env()}
+    if getattr(request, "param", None) == "daemonic":
+        env["DASK_DISTRIBUTED__WORKER__DAEMON"] = "True"
     logs = tmp_path / "dask-logs"
     logs.mkdir()
     address_file = tmp_path / "scheduler.json"
@@ -421,6 +424,25 @@ def test_cli_run_on_the_dask_commands_of_the_cluster_recipe(
     with distributed.Client(dask_commands) as client:
         seen = client.run(lambda keys: {k: dask.config.get(k) for k in keys}, list(wanted))
     assert len(seen) == 2 and all(settings == wanted for settings in seen.values())
+
+
+@pytest.mark.parametrize("dask_commands", ["daemonic"], indirect=True)
+def test_daemonic_dask_workers_play_plug_ins_in_their_thread_and_say_so(
+    dask_commands: str, reference: Path, tmp_path: Path
+) -> None:
+    """Workers left daemonic (Dask's default) may not start processes: plug-in games
+    play in the task's thread, with the same tables, and run.log says what that loses."""
+    config = tmp_path / "study.toml"
+    config.write_text(_toml(study_data()))
+    out = tmp_path / "run"
+    args = ["run", str(config), "--out", str(out), "--backend", "dask"]
+    result = CliRunner().invoke(main, [*args, "--scheduler", dask_commands], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert_same_tables(reference, out)
+    assert (
+        "is a daemonic process, so plug-in strategies play in its threads"
+        in (out / "run.log").read_text()
+    )
 
 
 def _toml(data: dict[str, Any]) -> str:
