@@ -404,7 +404,7 @@ def _play_task(
         _close_pool()
     with _records(level) as records:
         if not prep.match_compiled.all() and _can_start_processes():
-            result, parts = _play_isolated(prep, study_key, chunk, run_dir, writer, isolation)
+            result, parts = _play_isolated(prep, chunk, run_dir, writer, isolation)
         else:
             result, parts = _play_here(prep, chunk, run_dir, writer)
             log_chunk(result)
@@ -419,12 +419,11 @@ def _play_here(
     if run_dir is not None:
         write_chunk(Path(run_dir), chunk, tables, writer)
         return result, None
-    return result, (_file(tables[0], writer), _file(tables[1], writer), _file(tables[2], writer))
+    return result, _files(tables, writer)
 
 
 def _play_isolated(
     prep: Prepared,
-    study_key: str,
     chunk: int,
     run_dir: str | None,
     writer: str,
@@ -466,8 +465,7 @@ def _encoded_chunk(chunk: int, lost: dict[int, str] | None = None) -> Any:
     prep = WORKER["prep"]
     result, tables = play_chunk(prep, chunk, reuse_buffers=True, lost=lost)
     log_chunk(result)
-    writer = WORKER["writer"]
-    return result, (_file(tables[0], writer), _file(tables[1], writer), _file(tables[2], writer))
+    return result, _files(tables, WORKER["writer"])
 
 
 def _close_pool(*, terminate: bool = False) -> None:
@@ -496,8 +494,10 @@ def _can_start_processes() -> bool:
     return False
 
 
-def _file(table: runfolder.Part, writer: str) -> bytes:
-    return b"".join(runfolder.parquet_file(table, writer))
+def _files(tables: tuple[runfolder.Part, ...], writer: str) -> tuple[bytes, bytes, bytes]:
+    """A chunk's (games, seats, moves) parts as Parquet files' bytes."""
+    games, seats, moves = (b"".join(runfolder.parquet_file(t, writer)) for t in tables)
+    return games, seats, moves
 
 
 def _worker_name() -> str:
