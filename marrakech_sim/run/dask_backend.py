@@ -181,13 +181,14 @@ def dask_chunks(
         _INHERITED.pop(study_key, None)
 
 
-def local_cluster(workers: int, *, fork: bool = False) -> LocalCluster:
-    """A LocalCluster of `workers` single-thread worker processes, on 127.0.0.1 only.
+@contextlib.contextmanager
+def local_cluster(workers: int, *, fork: bool = False) -> Iterator[LocalCluster]:
+    """A LocalCluster of `workers` single-thread worker processes, on 127.0.0.1 only,
+    for the block's length (a context manager).
 
     Every port it opens (scheduler, nannies, workers, dashboard) is on the loopback
     address, so nothing outside this machine can reach it. fork: the workers start as
-    forks of this process (`FORK_WORKERS`), else as Dask spawns them. Close it (a context
-    manager).
+    forks of this process (`FORK_WORKERS`), else as Dask spawns them.
     """
     require_distributed()
     import dask
@@ -198,7 +199,7 @@ def local_cluster(workers: int, *, fork: bool = False) -> LocalCluster:
         settings["distributed.worker.multiprocessing-method"] = "fork"
     # read when the scheduler and the nannies start; the nannies hand them to the workers
     with dask.config.set(settings):
-        return LocalCluster(
+        cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
@@ -210,6 +211,10 @@ def local_cluster(workers: int, *, fork: bool = False) -> LocalCluster:
             silence_logs=logging.CRITICAL,
             preload=[__name__],  # dask_setup below, in every worker as it starts
         )
+    # a nanny reads this each time it starts a worker, a replacement for a lost one too
+    # (which would otherwise be daemonic, and play plug-ins unprotected)
+    with cluster, dask.config.set({"distributed.worker.daemon": False}):
+        yield cluster
 
 
 def dask_setup(worker: Any) -> None:
