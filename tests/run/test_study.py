@@ -119,6 +119,12 @@ def test_shipped_configs_are_valid(config: Path) -> None:
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.plan import Plan
 
+    if "[tune]" in config.read_text():  # a tune config (`marrakech tune`), not a study
+        from marrakech_sim.design.tuning import load_tune_config
+
+        tune = load_tune_config(config)
+        assert tune.levels and Plan(tune.study).games_planned > 0
+        return
     assert Plan(load_study(config)).games_planned > 0
 
 
