@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from marrakech_sim import plots
+from marrakech_sim import palette, plots
 from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.tables import ReportTables, Tables
 
@@ -119,6 +119,17 @@ def panels(n: int, cols: int, width: float, height: float) -> tuple[Any, list[An
     for ax in axes[n:]:
         ax.set_axis_off()
     return fig, axes[:n]
+
+
+def strategy_colours(t: Tables) -> dict[str, str]:
+    """The report's colour of each strategy of the win-rate table."""
+    names = set(t.win_rates["strategy"].astype(str)) if "strategy" in t.win_rates else set()
+    return palette.strategy_colours(names)
+
+
+def ruleset_colours(t: Tables) -> dict[str, str]:
+    """The report's colour of each rule set."""
+    return palette.ruleset_colours(t.rulesets["ruleset"].astype(str))
 
 
 def players_of(t: Tables) -> dict[str, int]:

@@ -15,7 +15,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from marrakech_sim import palette, plots
+from marrakech_sim import plots
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, num
 from marrakech_sim.report.pergame import PerGame
@@ -227,10 +227,7 @@ class DistributionSection(BaseSection):
         t = rt.tables
         charts: Figures = {}
 
-        def add(name: str, title: str, fig: Any) -> None:
-            charts[name] = (title, fig)
-
-        ruleset_colour = palette.ruleset_colours(t.rulesets["ruleset"].astype(str))
+        ruleset_colour = base.ruleset_colours(t)
         players_of = base.players_of(t)
         hist, dist = t.histograms, t.distributions
         order = sorted(hist["ruleset"].unique(), key=lambda r: (-players_of.get(r, 0), r))
@@ -266,7 +263,7 @@ class DistributionSection(BaseSection):
             fig.suptitle(
                 "Winning margins; hatched: games whose runner-up went bankrupt (no margin)"
             )
-            add("dist_margin", title, fig)
+            charts["dist_margin"] = (title, fig)
         turns = hist.loc[hist["metric"] == "turns"]
         if not turns.empty:
             title = distribution_finding(dist, "turns")
@@ -274,7 +271,7 @@ class DistributionSection(BaseSection):
             plots.plot_distribution(
                 turns, fig.add_subplot(), "turns played", title, log=True, colours=ruleset_colour
             )
-            add("dist_turns", title, fig)
+            charts["dist_turns"] = (title, fig)
         if t.score_over_turns is not None:
             sot = t.score_over_turns
             groups = list(sot.groupby(["ruleset", "players"], sort=True))
@@ -291,7 +288,7 @@ class DistributionSection(BaseSection):
                 f"Mean score after each turn with its 95% interval, over the turns 90% of games "
                 f"reach (n={count(n)} games)"
             )
-            add("score_over_turns", "Score over turns per seat", fig)
+            charts["score_over_turns"] = ("Score over turns per seat", fig)
         return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:

@@ -20,12 +20,10 @@ test: lr, df, p_value, n_games, rejected, groups) and, when pooling is not rejec
 
 from __future__ import annotations
 
-from typing import Any
-
 import duckdb
 import pandas as pd
 
-from marrakech_sim import palette, plots, stats
+from marrakech_sim import plots, stats
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, num, p_is, pct
 from marrakech_sim.report.sections.base import (
@@ -36,6 +34,7 @@ from marrakech_sim.report.sections.base import (
     Part,
     panels,
     rows,
+    strategy_colours,
 )
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
 from marrakech_sim.report.tables import ReportTables, or_empty
@@ -170,11 +169,7 @@ class RatingSection(BaseSection):
         t = rt.tables
         charts: Figures = {}
 
-        def add(name: str, title: str, fig: Any) -> None:
-            charts[name] = (title, fig)
-
-        names = set(t.win_rates["strategy"].astype(str)) if "strategy" in t.win_rates else set()
-        strategy_colour = palette.strategy_colours(names)
+        strategy_colour = strategy_colours(t)
         ratings = or_empty(t.ratings)
         if not ratings.empty:
             groups = list(ratings.groupby(["players", "ruleset"], sort=True))[::-1]
@@ -185,7 +180,7 @@ class RatingSection(BaseSection):
                     part, ax, rating_finding(part, str(ruleset), int(players)), strategy_colour
                 )
             plots.share_x(axes)
-            add("ratings", "Ratings per player count and rule set (separate fits)", fig)
+            charts["ratings"] = ("Ratings per player count and rule set (separate fits)", fig)
         return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:

@@ -188,15 +188,12 @@ class SeatSection(BaseSection):
         t = rt.tables
         charts: Figures = {}
 
-        def add(name: str, title: str, fig: Any) -> None:
-            charts[name] = (title, fig)
-
         if not t.seat_shares.empty:
             title = seat_finding(t.seat_shares)
             n = t.seat_shares.groupby(["players", "ruleset"]).ngroups
             fig = plots.new_figure(max(7, 2.0 * n), 4.2)
             plots.plot_seat_effects(t.seat_shares, fig.add_subplot(), title)
-            add("seat_advantage", title, fig)
+            charts["seat_advantage"] = (title, fig)
         return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from marrakech_sim import palette, plots, stats
+from marrakech_sim import plots, stats
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pp, pval
 from marrakech_sim.report.load import has_moves, rule_differences
@@ -25,6 +25,7 @@ from marrakech_sim.report.sections.base import (
     panels,
     pooled_levels,
     rows,
+    ruleset_colours,
 )
 from marrakech_sim.report.sections.distributions import (
     DISTRIBUTION_METRICS,
@@ -455,10 +456,7 @@ class VariantSection(BaseSection):
         t = rt.tables
         charts: Figures = {}
 
-        def add(name: str, title: str, fig: Any) -> None:
-            charts[name] = (title, fig)
-
-        ruleset_colour = palette.ruleset_colours(t.rulesets["ruleset"].astype(str))
+        ruleset_colour = ruleset_colours(t)
         comp = t.variant_comparison
         if not comp.empty:
             metrics = list(dict.fromkeys(comp["metric"]))
@@ -488,7 +486,7 @@ class VariantSection(BaseSection):
             )
             fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
             sig = int(comp["reject_holm"].sum())
-            add("variants", f"{sig} of {len(comp)} differences significant after Holm", fig)
+            charts["variants"] = (f"{sig} of {len(comp)} differences significant after Holm", fig)
         return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:

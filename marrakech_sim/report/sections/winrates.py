@@ -9,7 +9,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from marrakech_sim import palette, plots
+from marrakech_sim import plots
 from marrakech_sim.errors import StatsInputError
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, pct
@@ -504,11 +504,7 @@ class WinRateSection(BaseSection):
         t = rt.tables
         charts: Figures = {}
 
-        def add(name: str, title: str, fig: Any) -> None:
-            charts[name] = (title, fig)
-
-        names = set(t.win_rates["strategy"].astype(str)) if "strategy" in t.win_rates else set()
-        strategy_colour = palette.strategy_colours(names)
+        strategy_colour = base.strategy_colours(t)
         players_of = base.players_of(t)
         lwr = t.lineup_win_rates
         if not lwr.empty:
@@ -545,7 +541,7 @@ class WinRateSection(BaseSection):
                 )
             title = win_rate_finding(t.win_rates)
             fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players")
-            add("win_rates", title, fig)
+            charts["win_rates"] = (title, fig)
         h2h = t.head_to_head
         if not h2h.empty:  # one matrix per rule set: nothing pools rule sets or player counts
             title = h2h_finding(h2h, players_of)
@@ -564,7 +560,7 @@ class WinRateSection(BaseSection):
             for ax in grid.flat[len(groups) :]:
                 ax.set_visible(False)
             fig.suptitle(title)
-            add("head_to_head", title, fig)
+            charts["head_to_head"] = (title, fig)
         return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
