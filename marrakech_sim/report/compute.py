@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import duckdb
 import numpy as np
 
+from marrakech_sim import runfolder
 from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.pergame import build_per_game, load_games, plan_slices, scan_names
 from marrakech_sim.report.sections.choices import choices_table
@@ -108,7 +109,7 @@ def compute_tables(
     with clock("seats"):
         seat_tables(out, level, seats)
     with clock("variants"):
-        kept_share = any(r.manifest.get("config", {}).get("keep_moves", 1) < 1 for r in runs)
+        kept_share = not all(runfolder.every_move(r.manifest) for r in runs)
         variant_tables(con, out, moves_games, level, variants, paired, kept_share)
     with clock("choices"):  # replays a sample of the mixed games: after self_play_matches
         out.tables.choices = choices_table(con, runs, level=level, moves_kept_share=kept_share)

@@ -204,7 +204,7 @@ def resume_run(
             c: (int(plan.chunk_first_game[c]), _chunk_size(plan, c)) for c in range(plan.chunks)
         }
         parts = runfolder.check_parts(
-            run_dir, planned=planned, every_turn=prep.study.keep_moves == 1
+            run_dir, planned=planned, every_turn=runfolder.every_move(manifest)
         )
         parts.refuse_strays(run_dir)
         found = runfolder.chunk_digests(run_dir, parts.whole)  # each part read once

@@ -15,6 +15,7 @@ from marrakech_sim.runfolder.check import (
     PartsCheck,
     check_complete,
     check_parts,
+    every_move,
     one_line,
     records_moves,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "concat_parts",
     "describe_os_error",
     "edited_definition",
+    "every_move",
     "forget_chunks",
     "games_part",
     "has_visible_after",
