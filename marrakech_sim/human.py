@@ -458,7 +458,7 @@ def warm_up(
 
     greedy = StrategySpec.of("greedy")
     classes = [spec.load_class() for spec in opponents]
-    builtin = [cls.__module__.startswith("marrakech_sim.") for cls in classes]
+    builtin = [spec.is_builtin for spec in opponents]
     kinds = {
         _kind(cls): spec.label
         for spec, cls, ours in zip(opponents, classes, builtin, strict=True)

@@ -127,6 +127,11 @@ class StrategySpec:
         # process and working directory (a relative path means another file elsewhere)
         return _class_in(self.ref, os.getcwd())
 
+    @property
+    def is_builtin(self) -> bool:
+        """Whether its class is one of the package's own (it runs no plug-in code)."""
+        return self.load_class().__module__.startswith("marrakech_sim.")
+
     def build(self) -> Strategy:
         """The strategy object (in the worker that plays with it)."""
         cls = self.load_class()

@@ -189,9 +189,7 @@ class Prepared:
             rules = self.rulesets[ri].rules
             specs = [self.specs[self.names.index(x)] for x in self.plan.matches[m].lineup]
             players = [
-                spec.build()
-                if spec.load_class().__module__.startswith("marrakech_sim.")
-                else StrategySpec.of("greedy").build()
+                spec.build() if spec.is_builtin else StrategySpec.of("greedy").build()
                 for spec in specs
             ]
             play_game(rules, players, 0)
