@@ -108,6 +108,7 @@ class Tables:
     # a sweep's response curves (sections.response): absent without a sweep
     response_points: pd.DataFrame | None = None
     response_curves: pd.DataFrame | None = None
+    response_fits: pd.DataFrame | None = None
     response_metrics: pd.DataFrame | None = None
     # power (sections.power)
     power: pd.DataFrame = field(default_factory=_frame)

@@ -145,7 +145,13 @@ def test_the_tables_are_documented(sweep: tuple[Path, Path]) -> None:
     """Each response table has exactly the columns docs/report-tables.md lists for it."""
     _, report = sweep
     tables = documented()
-    for name in ("response_points", "response_curves", "response_metrics", "response_verdicts"):
+    for name in (
+        "response_points",
+        "response_curves",
+        "response_fits",
+        "response_metrics",
+        "response_verdicts",
+    ):
         header = (report / f"{name}.csv").read_text().splitlines()[0].split(",")
         assert set(header) == tables[name][0], name
         assert tables[name][1]  # written only for a sweep
@@ -178,8 +184,11 @@ def test_fairness_verdict_follows_the_intervals() -> None:
                         "n_blocks": 100,
                         "share": 0.5 + effect / 100,
                         "effect_pp": effect,
-                        "effect_lo_pp": effect - half_width,
-                        "effect_hi_pp": effect + half_width,
+                        "effect_lo_pp": effect - half_width / 2,
+                        "effect_hi_pp": effect + half_width / 2,
+                        # the verdict reads the joint intervals (Bonferroni, wider)
+                        "joint_lo_pp": effect - half_width,
+                        "joint_hi_pp": effect + half_width,
                     }
                 )
         rt = ReportTables()
@@ -200,3 +209,112 @@ def test_fairness_verdict_follows_the_intervals() -> None:
         "no value in the range is shown fair within ±1 pp, nor shown unfair" in (beyond["sentence"])
     )
     assert curve_verdicts(ReportTables(), 1.0).empty  # no sweep: no section
+
+
+def _fitted_tables(lack_p: float, gap: bool = False) -> ReportTables:
+    """Two seats of a 2-player sweep over 10..50: points, a fitted curve whose
+    simultaneous band lies inside +-1 pp from 20 to 40 (with a gap at 30 when ``gap``),
+    and the curve's fit row with the given lack-of-fit p."""
+    xs = np.linspace(10.0, 50.0, 41)
+    width = np.where(np.abs(xs - 30.0) <= 10.0, 0.5, 3.0)
+    if gap:
+        width = np.where(np.isclose(xs, 30.0), 3.0, width)
+    points, curves = [], []
+    for seat, sign in ((0, 1.0), (1, -1.0)):
+        for v in (10.0, 20.0, 30.0, 40.0, 50.0):
+            points.append(
+                {
+                    "base": "two",
+                    "level": "greedy",
+                    "series": "",
+                    "ruleset": f"two_starting_dirhams_{v:.0f}",
+                    "x_key": "starting_dirhams",
+                    "x": v,
+                    "x_value": int(v),
+                    "players": 2,
+                    "seat": seat,
+                    "n_games": 100,
+                    "n_blocks": 100,
+                    "share": 0.5,
+                    "effect_pp": sign * 0.2,
+                    "effect_lo_pp": sign * 0.2 - 4.0,
+                    "effect_hi_pp": sign * 0.2 + 4.0,
+                    "joint_lo_pp": sign * 0.2 - 6.0,
+                    "joint_hi_pp": sign * 0.2 + 6.0,
+                }
+            )
+        effect = sign * 0.01 * (xs - 30.0)
+        curves.append(
+            pd.DataFrame(
+                {
+                    "base": "two",
+                    "level": "greedy",
+                    "series": "",
+                    "players": 2,
+                    "seat": seat,
+                    "x": xs,
+                    "share": 0.5 + effect / 100,
+                    "effect_pp": effect,
+                    "effect_lo_pp": effect - width / 2,
+                    "effect_hi_pp": effect + width / 2,
+                    "band_lo_pp": effect - width,
+                    "band_hi_pp": effect + width,
+                }
+            )
+        )
+    rt = ReportTables()
+    rt.tables.response_points = pd.DataFrame(points)
+    rt.tables.response_curves = pd.concat(curves, ignore_index=True)
+    rt.tables.response_fits = pd.DataFrame(
+        [
+            {
+                "base": "two",
+                "level": "greedy",
+                "series": "",
+                "players": 2,
+                "values": 5,
+                "fitted": True,
+                "lack_df": 2,
+                "lack_chi2": 1.0,
+                "lack_p": lack_p,
+                "band_crit": 2.6,
+                "fairest_x": 30.0,
+                "fairest_lo": 24.0,
+                "fairest_hi": 37.0,
+            }
+        ]
+    )
+    return rt
+
+
+def test_a_fitting_curve_is_read_through_its_simultaneous_band() -> None:
+    """The quadratic fits (lack of fit p 0.4): the sentence reads the curve's simultaneous
+    band (fair from 20 to 40, not the pointwise band's wider stretch), gives the fairest
+    value's interval and the lack-of-fit p; with a value inside the stretch where a band
+    leaves the margin, it says the fair values have gaps."""
+    r = curve_verdicts(_fitted_tables(0.4), 1.0).iloc[0]
+    assert r["fitted"] and r["fair_whole"]
+    assert (r["fair_from"], r["fair_to"]) == (20.0, 40.0)
+    assert "the quadratic fits the points: lack of fit p = 0.4" in r["sentence"]
+    assert "fairest at starting dirhams 30 (95% interval 24 to 37)" in r["sentence"]
+    assert "from starting dirhams 20 to starting dirhams 40" in r["sentence"]
+    assert "simultaneous band inside ±1 pp" in r["sentence"]
+    gap = curve_verdicts(_fitted_tables(0.4, gap=True), 1.0).iloc[0]
+    assert not gap["fair_whole"] and not gap["all_fair_at_best"]
+    assert (
+        "at some values between starting dirhams 20 and starting dirhams 40, not all"
+        in (gap["sentence"])
+    )
+
+
+def test_a_curve_that_does_not_fit_sends_the_verdict_to_the_points() -> None:
+    """Lack of fit p 0.001: the sentence says the quadratic does not fit, reads the points'
+    joint intervals (which reach beyond +-1 pp: no value shown fair), and names the
+    fairest among the swept values, with no interval of its own."""
+    r = curve_verdicts(_fitted_tables(0.001), 1.0).iloc[0]
+    assert not r["fitted"] and np.isnan(r["fairest_lo"])
+    assert "the quadratic does not fit the points (lack of fit p = 0.001)" in r["sentence"]
+    assert "among the swept values" in r["sentence"]
+    assert (r["largest_lo_pp"], r["largest_hi_pp"]) == (-5.8, 6.2)
+    assert np.isnan(r["fair_from"])
+    assert "the data cannot yet show every seat fair" in r["sentence"]

@@ -36,7 +36,7 @@ from marrakech_sim.report.sections.variants import turn_scores_sql
 from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import add_mean_interval, add_rate_interval
-from marrakech_sim.stats.response import fit_response
+from marrakech_sim.stats.response import fit_seat_curves
 
 #: games per point (whole blocks) whose moves give the decisiveness
 DECIDED_GAMES_PER_POINT = 2000
@@ -164,7 +164,7 @@ def response_tables(
     seat_blocks = seat_blocks.merge(info, on="cell")
     game_blocks = game_blocks.merge(info[["cell", "ruleset", "level"]], on="cell")
     out.tables.response_points = _seat_points(seat_blocks, level)
-    out.tables.response_curves = _curves(seat_blocks, level)
+    out.tables.response_curves, out.tables.response_fits = _curves(seat_blocks, level)
     decided = _decided_blocks(con) if has_moves(con) else pd.DataFrame()
     out.tables.response_metrics = _metrics(game_blocks, decided, points, level)
 
@@ -178,24 +178,43 @@ def _seat_points(blocks: pd.DataFrame, level: float) -> pd.DataFrame:
         ratio = estimators.ratio_from_sums(*(sums[c] for c in estimators.SUMS))
         rows.append({**dict(zip(keys, key, strict=True)), **{k: v[0] for k, v in ratio.items()}})
     tab = add_rate_interval(pd.DataFrame(rows), level)
+    # the joint intervals: Bonferroni over the curve's seats and values, so that claims
+    # read from the points ("fair at X", "fairest at X") hold together at `level`
+    joint = []
+    for _, part in tab.groupby(["base", "level", "series", "players"], sort=False, observed=True):
+        claims = part["seat"].nunique() * part["x"].nunique()
+        joint.append(add_rate_interval(part, 1.0 - (1.0 - level) / claims)[["lo", "hi"]])
+    tab[["joint_lo", "joint_hi"]] = pd.concat(joint).reindex(tab.index).to_numpy()
     fair = 1.0 / tab["players"]
     tab["n_games"] = tab["n"].astype("int64")
     tab["share"] = tab["estimate"]
-    for col, src in (("effect_pp", "share"), ("effect_lo_pp", "lo"), ("effect_hi_pp", "hi")):
+    for col, src in (
+        ("effect_pp", "share"),
+        ("effect_lo_pp", "lo"),
+        ("effect_hi_pp", "hi"),
+        ("joint_lo_pp", "joint_lo"),
+        ("joint_hi_pp", "joint_hi"),
+    ):
         tab[col] = 100.0 * (tab[src] - fair)
     cols = [*keys, "n_games", "n_blocks", "share", "effect_pp", "effect_lo_pp", "effect_hi_pp"]
+    cols += ["joint_lo_pp", "joint_hi_pp"]
     return tab[cols].sort_values(["base", "level", "series", "x", "seat"]).reset_index(drop=True)
 
 
-def _curves(blocks: pd.DataFrame, level: float) -> pd.DataFrame:
-    """Each seat's fitted share and band across the swept range (ordered options only)."""
-    parts = []
+CURVE_KEYS = ["base", "level", "series", "players"]
+
+
+def _curves(blocks: pd.DataFrame, level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each curve's seats fitted together (stats.response.fit_seat_curves; ordered options
+    only): the fitted shares with the pointwise and the simultaneous band, and one row per
+    curve with its lack-of-fit test and the fairest value's interval."""
+    parts, fits = [], []
     ordered = blocks.loc[blocks["ordered"]]
-    for (base, lv, series, players, seat), part in ordered.groupby(
-        ["base", "level", "series", "players", "seat"], sort=True, observed=True
-    ):
+    for key, part in ordered.groupby(CURVE_KEYS, sort=True, observed=True):
+        players = int(key[3])
         data = pd.DataFrame(
             {
+                "seat": part["seat"].to_numpy(),
                 "x": part["x"].to_numpy(),
                 # a cluster: the games of every value played from one seed of one run
                 "cluster": part.groupby(["run", "seed"], sort=False).ngroup().to_numpy(),
@@ -203,27 +222,43 @@ def _curves(blocks: pd.DataFrame, level: float) -> pd.DataFrame:
                 "n": part["n"].to_numpy(),
             }
         )
-        fit = fit_response(data, level)
-        fair = 1.0 / float(players)
+        fair = 1.0 / players
+        fit = fit_seat_curves(data, fair, level)
+        c = fit.curves
+        head = dict(zip(CURVE_KEYS, (*key[:3], players), strict=True))
         parts.append(
-            pd.DataFrame(
-                {
-                    "base": base,
-                    "level": lv,
-                    "series": series,
-                    "players": int(players),
-                    "seat": int(seat),
-                    "x": fit["x"],
-                    "share": fit["share"],
-                    "effect_pp": 100.0 * (fit["share"] - fair),
-                    "effect_lo_pp": 100.0 * (fit["lo"] - fair),
-                    "effect_hi_pp": 100.0 * (fit["hi"] - fair),
-                }
+            pd.DataFrame(head, index=c.index).assign(
+                seat=c["seat"].astype("int64"),
+                x=c["x"],
+                share=c["share"],
+                effect_pp=100.0 * (c["share"] - fair),
+                effect_lo_pp=100.0 * (c["lo"] - fair),
+                effect_hi_pp=100.0 * (c["hi"] - fair),
+                band_lo_pp=100.0 * (c["band_lo"] - fair),
+                band_hi_pp=100.0 * (c["band_hi"] - fair),
             )
         )
-    columns = ["base", "level", "series", "players", "seat", "x", "share"]
-    columns += ["effect_pp", "effect_lo_pp", "effect_hi_pp"]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+        worst = fit.seats.loc[fit.seats["lack_p"].notna()]
+        fits.append(
+            head
+            | {
+                "values": int(data["x"].nunique()),
+                "fitted": fit.fitted,
+                "lack_df": int(fit.seats["lack_df"].iloc[0]) if len(fit.seats) else 0,
+                "lack_chi2": float(worst["lack_chi2"].max()) if len(worst) else np.nan,
+                "lack_p": fit.lack_p,
+                "band_crit": fit.crit,
+                "fairest_x": fit.fairest,
+                "fairest_lo": fit.fairest_lo,
+                "fairest_hi": fit.fairest_hi,
+            }
+        )
+    columns = [*CURVE_KEYS, "seat", "x", "share", "effect_pp", "effect_lo_pp", "effect_hi_pp"]
+    columns += ["band_lo_pp", "band_hi_pp"]
+    curves = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+    fit_columns = [*CURVE_KEYS, "values", "fitted", "lack_df", "lack_chi2", "lack_p"]
+    fit_columns += ["band_crit", "fairest_x", "fairest_lo", "fairest_hi"]
+    return curves[columns], pd.DataFrame(fits, columns=fit_columns)
 
 
 def _decided_blocks(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -300,37 +335,42 @@ def _metrics(
 # ---------------------------------------------------------------- verdicts
 
 
+#: a curve whose lack-of-fit test (Bonferroni over its seats) rejects at this level is
+#: not read: the verdict reads the points
+LACK_OF_FIT_ALPHA = 0.05
+
+
 def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
     """One row per curve: where the seats are fairest, whether some value makes every
-    seat fair within +-matters_pp, and the game at the value nearest to it."""
+    seat fair within +-matters_pp, and the game at the swept value nearest to it.
+
+    The claims of a curve hold together: read from the fitted curves, through the
+    simultaneous band (every seat and value at once), and only where the quadratic passes
+    its lack-of-fit test; otherwise read from the points, through their joint intervals
+    (Bonferroni over the curve's seats and values)."""
     t = rt.tables
     pts = or_empty(t.response_points)
     if pts.empty:
         return pd.DataFrame()
     curves = or_empty(t.response_curves)
+    fits = or_empty(t.response_fits)
     metrics = or_empty(t.response_metrics)
     rows = []
     for (base, lv, series), part in pts.groupby(["base", "level", "series"], sort=True):
-        curve = (
-            curves.loc[
-                (curves["base"] == base) & (curves["level"] == lv) & (curves["series"] == series)
-            ]
-            if len(curves)
-            else curves
-        )
-        fitted = len(curve) > 0 and curve["effect_pp"].notna().all()
-        # named dice, or a fit that failed: the points themselves
-        source = curve if fitted else part
-        worst = source.assign(abs_pp=source["effect_pp"].abs()).groupby("x")
-        largest = worst["abs_pp"].max()
-        x_best = float(largest.idxmin())
-        at_best = source.loc[source["x"] == x_best]
-        lo, hi = source["effect_lo_pp"], source["effect_hi_pp"]
-        inside = (
-            source.assign(inside=(lo >= -matters_pp) & (hi <= matters_pp))
-            .groupby("x")["inside"]
-            .all()
-        )
+        fit = _curve(fits, base, lv, series)
+        curve = _curve(curves, base, lv, series)
+        defined = len(fit) == 1 and bool(fit["fitted"].iloc[0])
+        lack_p = float(fit["lack_p"].iloc[0]) if len(fit) == 1 else np.nan
+        fitted = defined and not lack_p < LACK_OF_FIT_ALPHA
+        if fitted:
+            source = curve.rename(columns={"band_lo_pp": "lo", "band_hi_pp": "hi"})
+        else:  # named dice, a fit that failed or a curve that does not fit: the points
+            source = part.rename(columns={"joint_lo_pp": "lo", "joint_hi_pp": "hi"})
+        largest = source.assign(abs_pp=source["effect_pp"].abs()).groupby("x")["abs_pp"].max()
+        x_best = float(fit["fairest_x"].iloc[0]) if fitted else float(largest.idxmin())
+        at_best = source.loc[np.isclose(source["x"], x_best)]
+        lo, hi = source["lo"], source["hi"]
+        inside = source.assign(ok=(lo >= -matters_pp) & (hi <= matters_pp)).groupby("x")["ok"].all()
         # some seat's whole interval beyond the margin, at every value of the range
         outside = source.assign(out=(lo > matters_pp) | (hi < -matters_pp)).groupby("x")["out"]
         fair_xs = inside.index[inside.to_numpy()].to_numpy(dtype="float64")
@@ -343,14 +383,19 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
                 "series": series,
                 "players": int(part["players"].iloc[0]),
                 "x_key": str(part["x_key"].iloc[0]),
+                "values": int(part["x"].nunique()),
                 "fitted": fitted,
+                "lack_p": lack_p,
                 "fairest_x": x_best,
+                "fairest_lo": float(fit["fairest_lo"].iloc[0]) if fitted else np.nan,
+                "fairest_hi": float(fit["fairest_hi"].iloc[0]) if fitted else np.nan,
                 "largest_effect_pp": float(largest.min()),
                 "largest_seat": int(seat_worst["seat"]),
-                "largest_lo_pp": float(seat_worst["effect_lo_pp"]),
-                "largest_hi_pp": float(seat_worst["effect_hi_pp"]),
+                "largest_lo_pp": float(seat_worst["lo"]),
+                "largest_hi_pp": float(seat_worst["hi"]),
                 "fair_from": float(fair_xs.min()) if len(fair_xs) else np.nan,
                 "fair_to": float(fair_xs.max()) if len(fair_xs) else np.nan,
+                "fair_whole": _contiguous(inside),
                 "all_fair_at_best": bool(inside.get(x_best, False)),
                 "unfair_everywhere": bool(outside.any().all()),
                 "nearest_ruleset": str(nearest["ruleset"]),
@@ -362,6 +407,13 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
     verdicts = pd.DataFrame(rows)
     verdicts["sentence"] = [_sentence(r, metrics, pts) for r in verdicts.itertuples(index=False)]
     return verdicts
+
+
+def _contiguous(inside: pd.Series) -> bool:
+    """Whether the values where every seat is fair form one stretch of the range (no
+    value between the first and the last fair one is left out)."""
+    where = np.flatnonzero(inside.to_numpy())
+    return bool(len(where)) and bool(where[-1] - where[0] + 1 == len(where))
 
 
 def _x_words(key: str, x: Any, pts: pd.DataFrame) -> str:
@@ -392,31 +444,67 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
     m = f"{r.matters_pp:g} pp"
     where = _x_words(key, r.fairest_x, info)
     label = plots.player_label(r.largest_seat)
-    how = "the fitted curves" if r.fitted else "the measured points"
-    body = (
-        f"by {how}, the seats are fairest at {where}, where the largest seat effect is "
-        f"{label}'s {pp(_signed_largest(r))} {interval(r.largest_lo_pp, r.largest_hi_pp)}"
-    )
-    if r.all_fair_at_best:
-        verdict = f"there every seat is fair within ±{m} (every interval inside ±{m})"
-    elif not np.isnan(r.fair_from):
-        verdict = (
-            f"every seat is fair within ±{m} from {_x_words(key, r.fair_from, info)} to "
-            f"{_x_words(key, r.fair_to, info)} (every interval inside ±{m})"
+    seats = r.players
+    if r.fitted:
+        how = (
+            f"by the fitted curves (the quadratic fits the points: lack of fit p = {r.lack_p:.2g})"
+            if not np.isnan(r.lack_p)
+            else f"by the fitted curves (with {r.values} values the curve passes through the "
+            "points; between them it is the quadratic's reading)"
         )
+        xs = _curve(info, r.base, r.level, r.series)["x"]
+        whole = r.fairest_lo <= xs.min() and r.fairest_hi >= xs.max()
+        located = (
+            " (the data do not locate it: its 95% interval spans the whole range)"
+            if whole
+            else f" (95% interval {r.fairest_lo:.0f} to {r.fairest_hi:.0f})"
+        )
+        inside = "every seat's simultaneous band inside"
+        band = "band"
+    else:
+        how = (
+            f"the quadratic does not fit the points (lack of fit p = {r.lack_p:.2g}), so "
+            "by the measured points"
+            if not np.isnan(r.lack_p)
+            else "by the measured points"
+        )
+        located = " among the swept values"
+        inside = (
+            f"every seat's joint interval inside (Bonferroni over {seats} seats and "
+            f"{r.values} values)"
+        )
+        band = "joint interval"
+    body = (
+        f"{how}, the seats are fairest at {where}{located}, where the largest seat effect is "
+        f"{label}'s {pp(_signed_largest(r))} ({band} "
+        f"{interval(r.largest_lo_pp, r.largest_hi_pp)})"
+    )
+    span = ""
+    if not np.isnan(r.fair_from):
+        span = (
+            f"from {_x_words(key, r.fair_from, info)} to {_x_words(key, r.fair_to, info)}"
+            if r.fair_whole
+            else f"at some values between {_x_words(key, r.fair_from, info)} and "
+            f"{_x_words(key, r.fair_to, info)}, not all"
+        )
+    if r.all_fair_at_best:
+        also = f", as it is {span}" if r.fair_from < r.fair_to else ""
+        verdict = f"there every seat is fair within ±{m}{also} ({inside} ±{m})"
+    elif span:
+        verdict = f"every seat is fair within ±{m} {span} ({inside} ±{m})"
     elif r.unfair_everywhere:
         verdict = (
             f"no value in the range makes every seat fair within ±{m} (at every value some "
-            f"seat's whole interval lies beyond ±{m})"
+            f"seat's whole {band} lies beyond ±{m})"
         )
     elif r.largest_effect_pp <= r.matters_pp:
         verdict = (
-            f"the estimates are within ±{m} there, but the intervals reach beyond it: the "
+            f"the estimates are within ±{m} there, but the {band}s reach beyond it: the "
             "data cannot yet show every seat fair"
         )
     else:
         verdict = (
-            f"at every value some seat's estimate lies beyond ±{m}, though its interval "
+            f"at every value some seat's estimate lies beyond ±{m}, though its {band} "
             f"reaches inside: no value in the range is shown fair within ±{m}, nor shown "
             "unfair"
         )
@@ -479,11 +567,11 @@ class ResponseSection(BaseSection):
         return _parts(ctx.rt, chart_titles)
 
 
-def _curve(table: pd.DataFrame, r: Any) -> pd.DataFrame:
-    """The rows of `table` of one curve (base, level, series) of the verdicts."""
+def _curve(table: pd.DataFrame, base: Any, level: Any, series: Any) -> pd.DataFrame:
+    """The rows of `table` of one curve (base, level, series)."""
     if table.empty:
         return table
-    sel = (table["base"] == r.base) & (table["level"] == r.level) & (table["series"] == r.series)
+    sel = (table["base"] == base) & (table["level"] == level) & (table["series"] == series)
     return table.loc[sel]
 
 
@@ -507,8 +595,8 @@ def _figures(rt: ReportTables) -> Figures:
     matters_pp = float(verdicts["matters_pp"].iloc[0])
     out: Figures = {}
     for i, r in enumerate(verdicts.itertuples(index=False)):
-        part = _curve(pts, r)
-        mine = _curve(metrics, r)
+        part = _curve(pts, r.base, r.level, r.series)
+        mine = _curve(metrics, r.base, r.level, r.series)
         key = r.x_key
         names = (
             dict(zip(part["x"], part["x_value"].astype(str), strict=False))
@@ -519,7 +607,13 @@ def _figures(rt: ReportTables) -> Figures:
         fig = plots.new_figure(11.0, 4.4)
         grid = fig.add_gridspec(2, 4, width_ratios=[2.2, 2.2, 1.0, 1.0])
         ax = fig.add_subplot(grid[:, :2])
-        plots.plot_response(part, _curve(curves, r), ax, matters_pp, key.replace("_", " "), names)
+        # the simultaneous band, and no curve where the verdict reads the points
+        curve = _curve(curves, r.base, r.level, r.series) if r.fitted else pd.DataFrame()
+        if len(curve):
+            curve = curve.drop(columns=["effect_lo_pp", "effect_hi_pp"]).rename(
+                columns={"band_lo_pp": "effect_lo_pp", "band_hi_pp": "effect_hi_pp"}
+            )
+        plots.plot_response(part, curve, ax, matters_pp, key.replace("_", " "), names)
         for j, metric in enumerate(METRICS):
             mx = fig.add_subplot(grid[j // 2, 2 + j % 2])
             words, unit = METRIC_WORDS[metric]
@@ -549,11 +643,22 @@ def _parts(rt: ReportTables, chart_titles: dict[str, str]) -> list[Part]:
         "The study sweeps a rule option: one rule set per value, every value played from the "
         "same block seeds, so the values meet the same dice and piles. Each seat's effect "
         "(its win share minus the fair share, pp, with its 95% interval clustered on blocks) "
-        "is drawn against the value, with a fitted curve and its 95% band (a binomial GLM, "
-        "quadratic in the value, cluster-robust on the seeds the values share). Beside it: "
+        "is drawn against the value, with a fitted curve and its simultaneous 95% band (a "
+        "binomial GLM, quadratic in the value, cluster-robust on the seeds the values share; "
+        "the band holds for every seat and every value of the chart at once). Beside it: "
         "game length, the share of games with a bankruptcy, the winning margin and the turn "
-        f"from which the winner leads for good. A seat counts as fair within ±{matters_pp:g} "
-        "pp (the study's [report] matters_pp) where its whole interval lies inside it."
+        "from which the winner leads for good."
+    )
+    s.paragraphs.append(
+        "How to read a sentence: its claims hold together at 95%. A seat counts as fair within "
+        f"±{matters_pp:g} pp (the study's [report] matters_pp) where its whole simultaneous band "
+        "lies inside it. The curve is read only where the quadratic fits: a lack-of-fit test "
+        "per seat (the per-value shares against the curve, Bonferroni over the seats) that "
+        "rejects at 5% sends the sentence to the measured points and their joint intervals "
+        "(Bonferroni over the seats and values), and the chart then draws no curve. The "
+        "fairest value is chosen from the same data, so the largest effect estimated there "
+        "tends to be small; its band, not its estimate, says how unfair that value may be, "
+        "and the fairest value's own 95% interval says how well the data locate it."
     )
     s.items.extend(verdicts["sentence"].tolist())
     drawn = [n for n in chart_titles if n.startswith("response_")]
