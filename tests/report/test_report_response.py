@@ -314,7 +314,11 @@ def test_a_curve_that_does_not_fit_sends_the_verdict_to_the_points() -> None:
     r = curve_verdicts(_fitted_tables(0.001), 1.0).iloc[0]
     assert not r["fitted"] and np.isnan(r["fairest_lo"])
     assert "the quadratic does not fit the points (lack of fit p = 0.001)" in r["sentence"]
-    assert "among the swept values" in r["sentence"]
+    # every value's points are the same: the sentence names them all
+    assert (
+        "fairest among the swept values at starting dirhams 10 and equally at 20, 30, 40, 50"
+        in (r["sentence"])
+    )
     assert (r["largest_lo_pp"], r["largest_hi_pp"]) == (-5.8, 6.2)
     assert np.isnan(r["fair_from"])
     assert "the data cannot yet show every seat fair" in r["sentence"]

@@ -368,6 +368,9 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
             source = part.rename(columns={"joint_lo_pp": "lo", "joint_hi_pp": "hi"})
         largest = source.assign(abs_pp=source["effect_pp"].abs()).groupby("x")["abs_pp"].max()
         x_best = float(fit["fairest_x"].iloc[0]) if fitted else float(largest.idxmin())
+        # values whose points are equally fair (a purse nobody runs out of plays the very
+        # same games): the sentence names them all
+        tied = largest.index[np.isclose(largest.to_numpy(), largest.min(), rtol=1e-9)]
         at_best = source.loc[np.isclose(source["x"], x_best)]
         lo, hi = source["lo"], source["hi"]
         inside = source.assign(ok=(lo >= -matters_pp) & (hi <= matters_pp)).groupby("x")["ok"].all()
@@ -387,6 +390,7 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
                 "fitted": fitted,
                 "lack_p": lack_p,
                 "fairest_x": x_best,
+                "fairest_tied": "" if fitted else " ".join(f"{v:g}" for v in tied),
                 "fairest_lo": float(fit["fairest_lo"].iloc[0]) if fitted else np.nan,
                 "fairest_hi": float(fit["fairest_hi"].iloc[0]) if fitted else np.nan,
                 "largest_effect_pp": float(largest.min()),
@@ -461,6 +465,7 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
         )
         inside = "every seat's simultaneous band inside"
         band = "band"
+        among = ""
     else:
         how = (
             f"the quadratic does not fit the points (lack of fit p = {r.lack_p:.2g}), so "
@@ -468,15 +473,21 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
             if not np.isnan(r.lack_p)
             else "by the measured points"
         )
-        located = " among the swept values"
+        tied = [float(v) for v in str(r.fairest_tied).split()]
+        located = ""
+        among = " among the swept values"
+        if len(tied) > 1:
+            where = _x_words(key, tied[0], info)
+            others = ", ".join(_x_words(key, v, info).rsplit(" ", 1)[-1] for v in tied[1:])
+            where += f" and equally at {others} (the same effects)"
         inside = (
             f"every seat's joint interval inside (Bonferroni over {seats} seats and "
             f"{r.values} values)"
         )
         band = "joint interval"
     body = (
-        f"{how}, the seats are fairest at {where}{located}, where the largest seat effect is "
-        f"{label}'s {pp(_signed_largest(r))} ({band} "
+        f"{how}, the seats are fairest{among} at {where}{located}, where the largest seat "
+        f"effect is {label}'s {pp(_signed_largest(r))} ({band} "
         f"{interval(r.largest_lo_pp, r.largest_hi_pp)})"
     )
     span = ""
