@@ -591,6 +591,7 @@ def _chart_title(r: Any, pts: pd.DataFrame) -> str:
     return (
         f"{r.base}, {r.players} players, {who}{_series_words(r.series, pts)}: "
         f"seat effects against {r.x_key.replace('_', ' ')}"
+        + (" (no curve: the quadratic does not fit)" if r.lack_p < LACK_OF_FIT_ALPHA else "")
     )
 
 
