@@ -133,9 +133,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(
-        f"load average {out['load_average'][0]:.1f}; best of {args.rounds} rounds of {args.games:,} games"
-    )
+    load = out["load_average"][0]
+    print(f"load average {load:.1f}; best of {args.rounds} rounds of {args.games:,} games")
     print(f"  C reference loop          {best['c']:>10,.0f} games per CPU second")
     for key, words in (("records", "runner, move records"), ("no_records", "runner, no records")):
         print(
