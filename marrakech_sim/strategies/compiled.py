@@ -79,8 +79,22 @@ def play_batch(
     without, for batches that seat none, so a study without the expert never compiles
     its search (minutes on a fresh installation; twins.SEARCHING).
     """
-    err: int = _play_batch(init, seeds, codes, params, moves, games, seats, searches(codes))
+    entry = _play_batch_searching if searches(codes) else _play_batch_basic
+    err: int = entry(init, seeds, codes, params, moves, games, seats)
     return err
+
+
+# Two entry points with the flag fixed inside compiled code: a literal argument passed
+# from Python (numba.literally) costs milliseconds of dispatch on every call, which at
+# the runner's batches of 256 games was most of the time of a random game.
+@njit(cache=True)
+def _play_batch_basic(init, seeds, codes, params, moves, games, seats):
+    return _play_batch(init, seeds, codes, params, moves, games, seats, False)
+
+
+@njit(cache=True)
+def _play_batch_searching(init, seeds, codes, params, moves, games, seats):
+    return _play_batch(init, seeds, codes, params, moves, games, seats, True)
 
 
 @njit(cache=True)
