@@ -136,7 +136,8 @@ class _Lookup:
             rel = game_id - self.lo
             if len(rel) and (rel.min() < 0 or rel.max() >= len(self.dense) - 1):
                 rel[(rel < 0) | (rel >= len(self.dense) - 1)] = len(self.dense) - 1
-            return self.dense[rel]
+            looked_up: np.ndarray = self.dense[rel]
+            return looked_up
         at = np.minimum(np.searchsorted(self.ids, game_id), max(len(self.ids) - 1, 0))
         if not len(self.ids):
             return np.full(len(game_id), self.missing, "int64")

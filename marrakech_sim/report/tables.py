@@ -230,7 +230,7 @@ def is_self_play(pg: PerGame) -> np.ndarray:
     """Per game: every seat plays one strategy (a player model of its own)."""
     players = pg.players.astype("int64")
     first = pg.strategy[0]
-    alone = first >= 0
+    alone: np.ndarray = first >= 0
     for seat in range(1, pg.seats):
         alone &= (pg.strategy[seat] == first) | (seat >= players)
     return alone

@@ -134,7 +134,8 @@ def histogram_quantiles(
     t = virtual - below
     diff = b - a
     # numpy's _lerp: from the nearer end, so the result stays monotone
-    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+    between: np.ndarray = np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+    return between
 
 
 def score_over_turns(

@@ -20,6 +20,7 @@ curve, and the sentence speaks of the points.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -525,7 +526,8 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
 
 def _signed_largest(r: Any) -> float:
     mid = (r.largest_lo_pp + r.largest_hi_pp) / 2
-    return r.largest_effect_pp if mid >= 0 else -r.largest_effect_pp
+    effect: float = r.largest_effect_pp
+    return effect if mid >= 0 else -effect
 
 
 def _cost(r: Any, metrics: pd.DataFrame) -> str:
@@ -544,7 +546,9 @@ def _cost(r: Any, metrics: pd.DataFrame) -> str:
         if at.empty:
             continue
         a = at.iloc[0]
-        fmt = (lambda v: pct(v, 2)) if metric == "bankrupt" else (lambda v: f"{v:.1f}")
+        fmt: Callable[[float], str] = (
+            (lambda v: pct(v, 2)) if metric == "bankrupt" else (lambda v: f"{v:.1f}")
+        )
         lo, hi = rows["mean"].min(), rows["mean"].max()
         word = METRIC_WORDS[metric][0]
         parts.append(
