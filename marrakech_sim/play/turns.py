@@ -76,7 +76,7 @@ def max_turns(rules: Rules) -> int:
     return rules.colours * rules.rugs_per_colour + rules.players
 
 
-def new_moves(rules) -> np.ndarray:
+def new_moves(rules: Rules) -> np.ndarray:
     """An empty moves buffer for one game."""
     return np.full((max_turns(rules), move_columns(rules.players)), NULL, dtype=np.int32)
 

@@ -47,8 +47,13 @@ allocates and is called from one of these says `_nrt=True`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
+
+if TYPE_CHECKING:  # the packing functions read a rule set; the kernels do not
+    from marrakech_sim.rules.options import Rules
 
 # header layout
 N_ = 0  # board size
@@ -765,7 +770,7 @@ def k_perft(s, depth, faces):
 FACING_INDEX = {"N": 0, "E": 1, "S": 2, "W": 3}
 
 
-def blank_state(rules) -> np.ndarray:
+def blank_state(rules: Rules) -> np.ndarray:
     """A packed array with the rule header filled in and an empty board."""
     n, p, c = rules.board_size, rules.players, rules.colours_per_player
     s = np.zeros(state_size(n, p, c, len(rules.die_faces)), dtype=np.int32)
@@ -805,7 +810,7 @@ def blank_state(rules) -> np.ndarray:
     return s
 
 
-def initial_state(rules) -> np.ndarray:
+def initial_state(rules: Rules) -> np.ndarray:
     """The packed start position of a rule set (RULES.md section 2)."""
     s = blank_state(rules)
     p = rules.players
