@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from marrakech_sim.errors import MarrakechError, RecordError
 from marrakech_sim.files import read_text
 from marrakech_sim.play import turns as loop
@@ -576,6 +578,51 @@ def record_from_actions(
     return dataclasses.replace(draft, result=result_of(final), final=final.to_notation())
 
 
+def record_from_rows(rules: Rules, seats: Sequence[str], rows: np.ndarray, **tags: Any) -> Record:
+    """The record of a game's move rows (LOG_FORMAT.md, a game's turns in order), its Result
+    and Final from the one replay loop (`play.turns.replay_moves`).
+
+    Rows the loop does not replay to the letter (an illegal or missing action, rows after
+    the end) go through `replay`, which names the action at fault in a RecordError.
+    """
+    turns = [turn_actions(row, rules) for row in rows.tolist()]
+    packed, replayed = loop.replay_rows(rules, rows)
+    if replayed is None or not _as_recorded(rules, rows, replayed):
+        return record_from_actions(rules, seats, turns, **tags)
+    final = GameState.from_packed(rules, packed)
+    return Record(rules, tuple(seats), tuple(turns), result_of(final), final.to_notation(), **tags)
+
+
+def _as_recorded(rules: Rules, rows: np.ndarray, replayed: np.ndarray) -> bool:
+    """Whether the replay applied each row's actions as `turn_actions` reads them: the
+    same action cells, and none of the cells it always reads is null."""
+    if len(rows) == 0:
+        return True
+    columns = list(_ACTION_CELLS)
+    if not np.array_equal(rows[:, columns], replayed[: len(rows), columns]):
+        return False
+    always = [loop.M_ROLL]
+    if rules.colours_per_player > 1:
+        always.append(loop.M_COLOUR)
+    if not rules.orient_at_end:
+        always.append(loop.M_ROTATION)
+    return not (rows[:, always] == loop.NULL).any()
+
+
+#: the move cells that hold a turn's actions (what `turn_actions` reads)
+_ACTION_CELLS = (
+    loop.M_COLOUR,
+    loop.M_ROTATION,
+    loop.M_ROLL,
+    loop.M_BANKRUPT,
+    loop.M_X1,
+    loop.M_Y1,
+    loop.M_X2,
+    loop.M_Y2,
+    loop.M_END_ROTATION,
+)
+
+
 def record_from_game(
     game: GameRecord,
     rules: Rules,
@@ -590,10 +637,9 @@ def record_from_game(
 
     A game that ended in a strategy's fault keeps its complete turns and reads `*`.
     """
-    rows = [row for row in game.moves.tolist() if row[loop.M_ROLL] != loop.NULL]
-    turns = [turn_actions(row, rules) for row in rows]
-    return record_from_actions(
-        rules, seats, turns, event=event, game=str(game_id), date=date, seed=seed
+    rows = game.moves[game.moves[:, loop.M_ROLL] != loop.NULL]
+    return record_from_rows(
+        rules, seats, rows, event=event, game=str(game_id), date=date, seed=seed
     )
 
 
@@ -646,18 +692,17 @@ def records_from_run(
         moves = moves.sort_by([("game_id", "ascending"), ("turn", "ascending")])
         rows = runfolder.move_rows(moves, 0, loop.MOVE_COLUMNS)
         assert rows is not None  # no list columns read
-        by_game: dict[int, list[list[int]]] = {}
-        for game_id, row in zip(moves.column("game_id").to_pylist(), rows.tolist(), strict=True):
-            by_game.setdefault(game_id, []).append(row)
+        row_game = moves.column("game_id").to_numpy()
         for g in batch:
             rules = rulesets.get(g["ruleset"])
             if rules is None:
                 raise RecordError(f"game {g['game_id']}: unknown rule set {g['ruleset']!r}")
-            turns = [turn_actions(row, rules) for row in by_game.get(g["game_id"], [])]
-            yield record_from_actions(
+            at = np.searchsorted(row_game, g["game_id"], side="left")
+            to = np.searchsorted(row_game, g["game_id"], side="right")
+            yield record_from_rows(
                 rules,
                 [name for _, name in sorted(names.get(g["game_id"], []))],
-                turns,
+                rows[at:to],
                 event=event,
                 game=str(g["game_id"]),
                 date=date,

@@ -23,6 +23,7 @@ from numba import njit
 from marrakech_sim.play.rng import STREAM_DICE, STREAM_PILE, STREAM_STRATEGY, rng_below, seed_of
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.state import initial_packed
 
 NULL = -32768
 
@@ -181,6 +182,76 @@ def k_record(s, action, moves):
     """record_turn as an ordinary compiled function: the Python loop's steps call it, so
     the rules are inlined into as few functions as possible (compile time)."""
     return record_turn(s, action, moves)
+
+
+# status bits of `replay_moves`
+REPLAY_NOT_OVER = 1  # the rows end before the game does
+REPLAY_ILLEGAL = 2  # a recorded action the rules refuse
+
+
+@njit(cache=True, inline="always")
+def row_action(s, row):
+    """The action a recorded move row holds for the position's phase; NULL where the row
+    has none (an unfinished turn: the game ended in a fault)."""
+    phase = s[k.PHASE_]
+    if phase == k.PHASE_DRAW:
+        return row[M_COLOUR]
+    if phase == k.PHASE_ROLL:
+        return row[M_ROLL]
+    if phase == k.PHASE_ORIENT:
+        return row[M_END_ROTATION] if s[k.FLAGS_] & k.FLAG_ORIENT_AT_END else row[M_ROTATION]
+    if row[M_X1] == NULL or row[M_Y1] == NULL or row[M_X2] == NULL or row[M_Y2] == NULL:
+        return NULL
+    return k.pack_placement(row[M_X1], row[M_Y1], row[M_X2], row[M_Y2])
+
+
+@njit(cache=True)
+def replay_moves(s, rows, out, streams):
+    """Replay recorded turns from position `s` (in place): the one replay loop.
+
+    Applies each phase's action from `rows` (one move row per turn) with the rules kernel,
+    and writes the move rows the rules make of them into `out`. Given chance streams
+    (`len(streams) > 0`), a draw's colour and a roll in `out` are the ones the streams
+    give, so they can be compared with the record; the recorded ones are applied either
+    way. Returns REPLAY_* status bits (0: the rows replay to the game's end).
+    """
+    n = rows.shape[0]
+    chance_from_streams = streams.shape[0] > 0
+    status = 0
+    while s[k.PHASE_] != k.PHASE_OVER:
+        turn = s[k.TURN_]
+        if turn >= n:
+            break
+        phase = s[k.PHASE_]
+        chance = -1
+        if chance_from_streams and (phase == k.PHASE_DRAW or phase == k.PHASE_ROLL):
+            chance = k_chance(s, streams)
+        action = row_action(s, rows[turn])
+        if action == NULL:
+            break  # an unfinished record (a game that ended in a fault)
+        if record_turn(s, action, out) < 0:
+            status |= REPLAY_ILLEGAL
+            break
+        if chance_from_streams:
+            if phase == k.PHASE_DRAW:
+                out[turn, M_COLOUR] = chance
+            elif phase == k.PHASE_ROLL:
+                out[turn, M_ROLL] = chance
+    if s[k.PHASE_] != k.PHASE_OVER:
+        status |= REPLAY_NOT_OVER
+    return status
+
+
+def replay_rows(rules: Rules, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The packed position after replaying a game's move rows from the start (no chance
+    check), and the rows the rules make of them; None for those when an action is illegal."""
+    s = initial_packed(rules).copy()
+    out = np.full((max(len(rows), 1), move_columns(rules.players)), NULL, dtype=np.int32)
+    status = replay_moves(s, np.ascontiguousarray(rows, dtype=np.int32), out, NO_STREAMS)
+    return s, None if status & REPLAY_ILLEGAL else out
+
+
+NO_STREAMS = np.zeros(0, np.uint64)
 
 
 @njit(cache=True, inline="always")

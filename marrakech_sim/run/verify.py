@@ -28,8 +28,6 @@ from marrakech_sim.rules.options import COLOUR_LETTERS
 from marrakech_sim.run.plan import Plan
 
 MAX_EXAMPLES = 10
-NOT_OVER = 1  # replay status bits
-ILLEGAL = 2
 
 
 @dataclasses.dataclass
@@ -65,7 +63,8 @@ class VerifyReport:
 
 @njit(cache=True)
 def k_replay(init, seeds, first, counts, rec, out, result, seats):
-    """Replay game g from rows rec[first[g] : first[g] + counts[g]] into `out`.
+    """Replay game g from rows rec[first[g] : first[g] + counts[g]] into `out` (with the
+    one replay loop, `turns.replay_moves`).
 
     Chance cells (a draw's colour, a roll) in `out` are those of the game seed's streams.
     result[g] = (turns replayed, end code, tie_broken, status bits).
@@ -73,7 +72,6 @@ def k_replay(init, seeds, first, counts, rec, out, result, seats):
     p = init[k.P_]
     width = rec.shape[1]
     streams = np.empty(1 + p, np.uint64)
-    at_end = init[k.FLAGS_] & k.FLAG_ORIENT_AT_END
     for g in range(seeds.shape[0]):
         s = init.copy()
         n = counts[g]
@@ -81,44 +79,8 @@ def k_replay(init, seeds, first, counts, rec, out, result, seats):
         streams[0] = seed_of(seeds[g], STREAM_DICE)
         for i in range(p):
             streams[1 + i] = seed_of(seeds[g], STREAM_PILE + i)
-        status = 0
-        while s[k.PHASE_] != k.PHASE_OVER:
-            turn = s[k.TURN_]
-            if turn >= n:
-                break
-            row = rec[first[g] + turn]
-            phase = s[k.PHASE_]
-            chance = -1
-            if phase == k.PHASE_DRAW:
-                chance = t.k_chance(s, streams)
-                action = row[t.M_COLOUR]
-            elif phase == k.PHASE_ROLL:
-                chance = t.k_chance(s, streams)
-                action = row[t.M_ROLL]
-            elif phase == k.PHASE_ORIENT:
-                action = row[t.M_END_ROTATION] if at_end else row[t.M_ROTATION]
-            else:
-                if (
-                    row[t.M_X1] == t.NULL
-                    or row[t.M_Y1] == t.NULL
-                    or row[t.M_X2] == t.NULL
-                    or row[t.M_Y2] == t.NULL
-                ):
-                    action = t.NULL
-                else:
-                    action = k.pack_placement(row[t.M_X1], row[t.M_Y1], row[t.M_X2], row[t.M_Y2])
-            if action == t.NULL:
-                break  # an unfinished record (a game that ended in a fault)
-            if t.record_turn(s, action, buf) < 0:
-                status |= ILLEGAL
-                break
-            if phase == k.PHASE_DRAW:
-                buf[turn, t.M_COLOUR] = chance
-            elif phase == k.PHASE_ROLL:
-                buf[turn, t.M_ROLL] = chance
+        status = t.replay_moves(s, rec[first[g] : first[g] + n], buf, streams)
         over = s[k.PHASE_] == k.PHASE_OVER
-        if not over:
-            status |= NOT_OVER
         out[first[g] : first[g] + n] = buf[:n]
         result[g, 0] = s[k.TURN_] + 1 if over else s[k.TURN_]
         result[g, 1] = s[k.END_]
@@ -309,12 +271,12 @@ def _verify_chunk(
             )
         err = is_error[in_rs]
         status = result[:, 3]
-        illegal = (status & ILLEGAL) != 0
+        illegal = (status & t.REPLAY_ILLEGAL) != 0
         report._mismatch(
             int(illegal.sum()),
             f"{name}: an illegal recorded action in game {rgid[illegal][:1].tolist()}",
         )
-        unfinished = ((status & NOT_OVER) != 0) & ~err & ~illegal
+        unfinished = ((status & t.REPLAY_NOT_OVER) != 0) & ~err & ~illegal
         report._mismatch(
             int(unfinished.sum()),
             f"{name}: game(s) {rgid[unfinished][:3].tolist()} do not reach the end",

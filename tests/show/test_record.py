@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -19,7 +20,9 @@ from marrakech_sim.record import (
     notable_games,
     parse_records,
     read_records,
+    record_from_actions,
     record_from_game,
+    record_from_rows,
     records_from_run,
     replay,
 )
@@ -161,6 +164,37 @@ def test_api_and_parquet_records_are_identical(run_dir: Path, exported: str) -> 
             seed=int(row.seed),
         )
         assert api.to_text() == record.to_text()
+
+
+def test_records_from_move_rows_equal_the_checked_replays(run_dir: Path) -> None:
+    """A run's records, whose Final and Result come from the one replay loop over move rows,
+    equal those the checked action-by-action replay makes of the same turns (every option)."""
+    records = list(records_from_run(run_dir))
+    assert len(records) == runfolder.read_manifest(run_dir)["games_planned"]
+    for record in records:
+        tags = {"event": record.event, "game": record.game, "date": record.date}
+        checked = record_from_actions(
+            record.rules, record.seats, record.turns, seed=record.seed, **tags
+        )
+        assert checked == record
+
+
+def test_move_rows_the_rules_refuse_get_the_checked_replays_error() -> None:
+    """Move rows with a placement the rules refuse, or rows after the game's end, give the
+    RecordError of the checked replay, which names the turn and the action."""
+    from marrakech_sim.play import turns as loop
+    from marrakech_sim.strategies.basic import RandomStrategy
+
+    rules = Rules(players=2)
+    game = play_game(rules, [RandomStrategy(), RandomStrategy()], 3)
+    rows = game.moves.copy()
+    assert len(record_from_rows(rules, ["a", "b"], rows).turns) == len(rows)
+    rows[2, [loop.M_X1, loop.M_Y1, loop.M_X2, loop.M_Y2]] = (0, 0, 0, 1)  # far from Assam
+    with pytest.raises(RecordError, match="turn 3, action 4: illegal action"):
+        record_from_rows(rules, ["a", "b"], rows)
+    extra = np.concatenate([game.moves, game.moves[-1:]])
+    with pytest.raises(RecordError, match=r"already over|in the over phase"):
+        record_from_rows(rules, ["a", "b"], extra)
 
 
 def _mangle(text: str, old: str, new: str, count: int = 1) -> str:
