@@ -13,7 +13,9 @@ Placement: maximise
     - waste * (visible halves of my own colours it covers)
 
 Ties are broken by one draw from the seat's stream (`view.rng.below`), in the order of
-the options; the compiled twin (`marrakech_sim.strategies.twins`, code 1) decides exactly the same.
+the options. The scores and the choice are the compiled kernels of
+`marrakech_sim.strategies.kernels`, which the compiled twin (`marrakech_sim.strategies.twins`,
+code 1) calls too: one implementation, so both game loops decide exactly the same.
 """
 
 from __future__ import annotations
@@ -21,17 +23,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from marrakech_sim.play.strategy import BaseStrategy
 from marrakech_sim.play.view import GameView
-from marrakech_sim.rules.queries import F_OPPONENT_HALVES, F_OPPONENT_REGION, F_OWN_HALVES, F_REGION
-from marrakech_sim.rules.state import Placement
-
-
-def _pick_best(view: GameView, scores: list[float]) -> int:
-    """Index of the highest score; ties by one draw from the seat's stream."""
-    best = max(scores)
-    ties = [i for i, score in enumerate(scores) if score == best]
-    return ties[view.rng.below(len(ties))] if len(ties) > 1 else ties[0]
+from marrakech_sim.rules.state import Placement, placement_codes
+from marrakech_sim.strategies.kernels import (
+    GREEDY_PARAMETERS,
+    greedy_placement,
+    greedy_placement_scores,
+    greedy_rotation,
+    greedy_rotation_scores,
+)
 
 
 class GreedyStrategy(BaseStrategy):
@@ -46,37 +49,36 @@ class GreedyStrategy(BaseStrategy):
     }
     COMPILED: ClassVar[str | None] = "greedy"
 
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        # the kernels' weight vector, in GREEDY_PARAMETERS order (as the twin's)
+        self._weights = np.array([float(self.params[key]) for key in GREEDY_PARAMETERS])
+
+    def _codes(self, view: GameView, options: tuple[Placement, ...]) -> np.ndarray:
+        """The options' kernel codes, in their order."""
+        codes = placement_codes(view.rules.board_size)
+        return np.array([codes[option] for option in options], np.int64)
+
     def rotation_scores(self, view: GameView) -> list[float]:
         """Score of rotations -1, 0, 1 (higher is better)."""
-        ruin = float(self.params["ruin"])
-        walker = view.next_walker
-        scores = []
-        for rotation in (-1, 0, 1):
-            if walker is None or walker == view.seat:
-                due, _, bankrupt = view.payment_totals(rotation)
-                scores.append(-(due + ruin * bankrupt))
-            else:
-                _, paid, bankrupt = view.payment_totals(rotation, walker, payee=view.seat)
-                scores.append(paid + ruin * bankrupt)
-        return scores
+        out = np.empty(3)
+        greedy_rotation_scores(view.packed.copy(), self._weights, out)
+        return list(out.tolist())
 
     def placement_scores(self, view: GameView, options: tuple[Placement, ...]) -> list[float]:
         """Score of each option (higher is better)."""
-        p = self.params
-        area, cover, block, waste = (float(p[key]) for key in ("area", "cover", "block", "waste"))
-        return [
-            area * row[F_REGION]
-            + cover * row[F_OPPONENT_HALVES]
-            + block * row[F_OPPONENT_REGION]
-            - waste * row[F_OWN_HALVES]
-            for row in view.placement_features(options).tolist()
-        ]
+        out = np.empty(len(options))
+        codes = self._codes(view, options)
+        greedy_placement_scores(view.packed.copy(), self._weights, codes, len(options), out)
+        return list(out.tolist())
 
     def choose_rotation(self, view: GameView) -> int:
-        return _pick_best(view, self.rotation_scores(view)) - 1
+        return int(greedy_rotation(view.packed.copy(), self._weights, view.rng.state))
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        return options[_pick_best(view, self.placement_scores(view, options))]
+        codes = self._codes(view, options)
+        s = view.packed.copy()
+        return options[int(greedy_placement(s, self._weights, view.rng.state, codes, len(codes)))]
 
 
 class GreedyAreaStrategy(GreedyStrategy):

@@ -1,9 +1,10 @@
 """Compiled pieces the built-in strategies share: greedy scores, evaluation, rollouts.
 
-The greedy scores here are the ones `marrakech_sim.strategies.greedy` computes through `GameView`
-(same integers, same floating-point expressions in the same order), so the compiled
-twin in `marrakech_sim.strategies.twins` decides exactly as the Python form. The search strategies
-(`marrakech_sim.strategies.search`) use the greedy choice as their model of the other players.
+The greedy scores and choices here are greedy's one implementation: the Python form
+(`marrakech_sim.strategies.greedy`) calls them, and so does the compiled twin in
+`marrakech_sim.strategies.twins`, so both decide exactly the same. `pick_best` is the one
+tie rule of the built-ins. The search strategies (`marrakech_sim.strategies.search`) use the
+greedy choice as their model of the other players.
 
 Greedy parameter vector (`GREEDY_PARAMETERS` order): area, cover, block, waste, ruin.
 """

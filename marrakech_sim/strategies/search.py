@@ -21,16 +21,16 @@ from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.state import Placement
 from marrakech_sim.strategies.greedy import GreedyStrategy
-from marrakech_sim.strategies.kernels import evaluate, greedy_placement, greedy_rotation, rollout
+from marrakech_sim.strategies.kernels import (
+    evaluate,
+    greedy_placement,
+    greedy_rotation,
+    pick_best,
+    rollout,
+)
 
 _OPPONENT = np.array([GreedyStrategy.PARAMETERS[key] for key in GreedyStrategy.PARAMETERS], float)
 _POLICIES = {"random": 0, "greedy": 1}
-
-
-def _pick_best(view: GameView, values: np.ndarray) -> int:
-    best = values.max()
-    ties = np.flatnonzero(values == best)
-    return int(ties[view.rng.below(len(ties))]) if len(ties) > 1 else int(ties[0])
 
 
 # ---------------------------------------------------------------- expectimax
@@ -153,7 +153,7 @@ class ExpectimaxStrategy(BaseStrategy):
         count = expectimax_root(
             view.packed.copy(), view.seat, self.params["depth"], _OPPONENT, self._eval, self._values
         )
-        return _pick_best(view, self._values[:count])
+        return int(pick_best(self._values, count, view.rng.state))
 
     def choose_rotation(self, view: GameView) -> int:
         return self._choose(view) - 1
@@ -249,7 +249,7 @@ class MonteCarloStrategy(BaseStrategy):
             self._rng,
             self._means,
         )
-        return _pick_best(view, self._means[:count])
+        return int(pick_best(self._means, count, view.rng.state))
 
     def choose_rotation(self, view: GameView) -> int:
         return self._choose(view) - 1

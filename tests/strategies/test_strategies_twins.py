@@ -14,9 +14,14 @@ from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.queries import (
+    F_OPPONENT_HALVES,
+    F_OPPONENT_REGION,
+    F_OWN_HALVES,
+    F_REGION,
+)
 from marrakech_sim.rules.state import GameState, placement_codes
 from marrakech_sim.strategies import compiled, twins
-from marrakech_sim.strategies.greedy import _pick_best
 from marrakech_sim.strategies.kernels import (
     greedy_placement_scores,
     greedy_rotation_scores,
@@ -105,8 +110,43 @@ def test_twin_parameters_follow_the_declared_order() -> None:
     assert twins.twin_of(StrategySpec.of("expectimax").build()) is None
 
 
+def _pick_best(view: SimpleNamespace, scores: list[float]) -> int:
+    """The tie rule as docs/STRATEGIES.md words it, written plainly: the index of the
+    highest score; among several, one draw from the seat's stream in the options' order."""
+    best = max(scores)
+    ties = [i for i, score in enumerate(scores) if score == best]
+    return ties[view.rng.below(len(ties))] if len(ties) > 1 else ties[0]
+
+
+def _rotation_scores(params: dict, view: GameView) -> list[float]:
+    """Greedy's rotation scores from GameView's queries (a second computation of the kernel's)."""
+    ruin = float(params["ruin"])
+    walker = view.next_walker
+    scores = []
+    for rotation in (-1, 0, 1):
+        if walker is None or walker == view.seat:
+            due, _, bankrupt = view.payment_totals(rotation)
+            scores.append(-(due + ruin * bankrupt))
+        else:
+            _, paid, bankrupt = view.payment_totals(rotation, walker, payee=view.seat)
+            scores.append(paid + ruin * bankrupt)
+    return scores
+
+
+def _placement_scores(params: dict, view: GameView, options: tuple) -> list[float]:
+    """Greedy's placement scores from GameView's queries (a second computation)."""
+    area, cover, block, waste = (float(params[key]) for key in ("area", "cover", "block", "waste"))
+    return [
+        area * row[F_REGION]
+        + cover * row[F_OPPONENT_HALVES]
+        + block * row[F_OPPONENT_REGION]
+        - waste * row[F_OWN_HALVES]
+        for row in view.placement_features(options).tolist()
+    ]
+
+
 def test_compiled_pick_best_draws_as_the_python_form() -> None:
-    """The twins' pick_best picks the index greedy's _pick_best picks from the same stream,
+    """The one pick_best picks the index the plain tie rule picks from the same stream,
     drawing only among ties, as often; with an empty stream, the first best."""
     rnd = np.random.default_rng(3)
     for trial in range(400):
@@ -122,8 +162,9 @@ def test_compiled_pick_best_draws_as_the_python_form() -> None:
 
 @pytest.mark.parametrize("rules_name", list(RULES))
 def test_twin_scores_equal_the_python_scores(rules_name: str) -> None:
-    """The twin's rotation and placement scores are the Python form's floats, exactly,
-    at every decision of random games."""
+    """The greedy kernels' rotation and placement scores (the twin's and the Python
+    form's) are, exactly, the floats GameView's queries give by the documented formula, at
+    every decision of random games."""
     rules = RULES[rules_name]
     strategies = [StrategySpec.of(ref).build() for ref in ("greedy", "greedy-block")]
     codes_of = placement_codes(rules.board_size)
@@ -140,10 +181,13 @@ def test_twin_scores_equal_the_python_scores(rules_name: str) -> None:
                     if state.phase == "orient":
                         out = np.empty(3)
                         greedy_rotation_scores(s, vector, out)
-                        assert out.tolist() == strategy.rotation_scores(view)
+                        assert out.tolist() == _rotation_scores(strategy.params, view)
+                        assert strategy.rotation_scores(view) == out.tolist()
                     else:
                         codes = np.array([codes_of[a] for a in actions], np.int64)
                         out = np.empty(len(actions))
                         greedy_placement_scores(s, vector, codes, len(actions), out)
-                        assert out.tolist() == strategy.placement_scores(view, actions)
+                        expected = _placement_scores(strategy.params, view, actions)
+                        assert out.tolist() == expected
+                        assert strategy.placement_scores(view, actions) == expected
             state = state.apply(actions[int(rnd.integers(len(actions)))])
