@@ -20,9 +20,11 @@ import contextlib
 import os
 import shutil
 import tempfile
+import tomllib
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from marrakech_sim.errors import MarrakechError, OutputError
 
@@ -58,6 +60,15 @@ def read_text(
             f"{what} {name!r} is not UTF-8 text: byte {data[exc.start : exc.start + 1]!r} "
             f"at line {line} (offset {exc.start}); save it as UTF-8"
         ) from exc
+
+
+def read_toml(path: str | Path, what: str, error: type[MarrakechError]) -> dict[str, Any]:
+    """The TOML table of `path` (read as `read_text` does); `error` when it is not TOML."""
+    text = read_text(path, what, error)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{what} {str(path)!r} is not valid TOML: {exc}") from exc
 
 
 @contextlib.contextmanager

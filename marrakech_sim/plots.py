@@ -126,6 +126,11 @@ def _col(table: pd.DataFrame, name: str, scale: float = 1.0) -> np.ndarray:
     return values
 
 
+def _categories(ax: Axes, axis: str, n: int) -> None:
+    """Room for n categories at 0 .. n - 1 along `axis` ("x" or "y")."""
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(-0.6, n - 0.4)
+
+
 def player_label(seat: int) -> str:
     """'player 1' for seat 0: how a person counts the players."""
     return f"player {int(seat) + 1}"
@@ -215,7 +220,7 @@ def plot_win_rates(
         ],
     )
     ax.tick_params(axis="y", labelsize="small")
-    ax.set_ylim(-0.6, len(tab) - 0.4)
+    _categories(ax, "y", len(tab))
     _percent_axis(ax, min(100.0, max(float(np.nanmax(hi)) if len(hi) else 0.0, 45.0) + 5))
     ax.set_xlabel("games won, % (95% interval)")
     ax.grid(axis="x", color=palette.GRID)
@@ -302,7 +307,7 @@ def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -
         [f"{rs}\n{p} players\nn={_count(part['n_games'].max())}" for (p, rs), part in groups],
         fontsize="small",
     )
-    ax.set_xlim(-0.6, len(groups) - 0.4)
+    _categories(ax, "x", len(groups))
     ax.set_ylabel("win share minus fair share, pp")
     ax.grid(axis="y", color=palette.GRID)
     handles, labels = ax.get_legend_handles_labels()
@@ -334,7 +339,7 @@ def plot_ratings(
         )
     ax.axvline(1500, color=palette.FAIR, linestyle=":", linewidth=1.0)
     ax.set_yticks(y, [str(s) for s in tab["strategy"]], fontsize="small")
-    ax.set_ylim(-0.6, len(tab) - 0.4)
+    _categories(ax, "y", len(tab))
     ax.set_xlabel("Elo (1500 = mean), 95% interval")
     ax.grid(axis="x", color=palette.GRID)
     set_title(ax, title)

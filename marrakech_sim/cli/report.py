@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from marrakech_sim.cli.common import library_errors
 from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _most_games(flag: str, default: int, which: str) -> Callable[[F], F]:
+    """A bound on the games (whole blocks) some part of the report reads."""
+    return click.option(
+        flag,
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=True,
+        help=f"Most games (whole blocks) {which}.",
+    )
 
 
 @click.command()
@@ -23,20 +38,8 @@ from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
     default=None,
     help="Report folder (default: reports/<first run folder's name>).",
 )
-@click.option(
-    "--rating-games",
-    type=click.IntRange(min=1),
-    default=RATING_GAMES,
-    show_default=True,
-    help="Most games (whole blocks) the rating fit uses.",
-)
-@click.option(
-    "--moves-games",
-    type=click.IntRange(min=1),
-    default=MOVES_GAMES,
-    show_default=True,
-    help="Most games (whole blocks) whose moves are read for per-turn metrics.",
-)
+@_most_games("--rating-games", RATING_GAMES, "the rating fit uses")
+@_most_games("--moves-games", MOVES_GAMES, "whose moves are read for per-turn metrics")
 @click.option("--title", default=None, help="Report title.")
 @library_errors
 def report(

@@ -51,7 +51,7 @@ from marrakech_sim.design.tune import (
     seed_for,
 )
 from marrakech_sim.errors import ConfigError, RunFolderError
-from marrakech_sim.files import read_text
+from marrakech_sim.files import read_toml
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.runner import resume_run, run_study
@@ -107,13 +107,7 @@ class TuneConfig:
 
 def load_tune_config(path: str | Path) -> TuneConfig:
     """Read and validate a tune config file (TOML)."""
-    import tomllib
-
-    text = read_text(path, "tune config", ConfigError)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{str(path)!r} is not valid TOML: {exc}") from exc
+    data = read_toml(path, "tune config", ConfigError)
     return tune_config_from_dict(data, default_name=Path(path).stem)
 
 

@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -236,6 +237,24 @@ def level_model(level: str) -> str:
     return f"{level} players in every seat"
 
 
+def _seat_sentence(f: Finding, r: Any, model: str, fair: float, plain: bool = False) -> str:
+    """A seat test's finding in words: the full sentence, or the summary's plain one."""
+    group = _group_words(r.ruleset, int(r.players))
+    if plain:
+        more = "more" if f.estimate >= 0 else "less"
+        return (
+            f"{player(r.seat).capitalize()} wins {pct(r.share)} of {group} among {model} "
+            f"({abs(f.estimate):.1f} pp {more} than a fair {pct(fair)}): "
+            f"{VERDICT_WORDS[f.verdict]}."
+        )
+    word = "an edge" if f.estimate >= 0 else "a deficit"
+    return (
+        f"Seat advantage ({group}, among {model}): {player(r.seat)} wins {pct(r.share)} "
+        f"against a fair share of {pct(fair)}, {word} of {_value(f)} "
+        f"({count(r.n_games)} games). {tail(f)}"
+    )
+
+
 def _seat_tests(
     rows: pd.DataFrame, model_of: Callable[[Any], str], options: ReportOptions
 ) -> Iterator[Test]:
@@ -248,22 +267,8 @@ def _seat_tests(
         se = 100 * math.sqrt(share * (1 - share) / n_eff) if n_eff > 0 else math.nan
         model = model_of(r)
 
-        def say(f: Finding, r: Any = r, model: str = model, fair: float = fair) -> str:
-            word = "an edge" if f.estimate >= 0 else "a deficit"
-            return (
-                f"Seat advantage ({_group_words(r.ruleset, int(r.players))}, among {model}): "
-                f"{player(r.seat)} wins {pct(r.share)} against a fair share of {pct(fair)}, "
-                f"{word} of {_value(f)} ({count(r.n_games)} games). {tail(f)}"
-            )
-
-        def plain(f: Finding, r: Any = r, model: str = model, fair: float = fair) -> str:
-            more = "more" if f.estimate >= 0 else "less"
-            return (
-                f"{player(r.seat).capitalize()} wins {pct(r.share)} of "
-                f"{_group_words(r.ruleset, int(r.players))} among {model} "
-                f"({abs(f.estimate):.1f} pp {more} than a fair {pct(fair)}): "
-                f"{VERDICT_WORDS[f.verdict]}."
-            )
+        say = partial(_seat_sentence, r=r, model=model, fair=fair)
+        plain = partial(_seat_sentence, r=r, model=model, fair=fair, plain=True)
 
         yield Test(
             "seat",
@@ -358,6 +363,25 @@ def _direction(r: Any, f: Finding) -> str:
     )
 
 
+def _variant_sentence(
+    f: Finding, r: Any, noun: str, model: str, players: int, plain: bool = False
+) -> str:
+    """A variant test's finding in words: the full sentence, or the summary's plain one."""
+    ruleset, baseline = title(r.ruleset).capitalize(), title(r.baseline)
+    among = f"{players} players, among {model}"
+    if plain:
+        word = "raises" if f.estimate > 0 else "lowers"
+        return (
+            f"{ruleset} (against {baseline}, {among}) {word} {noun} by {_value(f)}: "
+            f"{VERDICT_WORDS[f.verdict]}."
+        )
+    word = "higher" if f.estimate > 0 else "lower"
+    return (
+        f"{ruleset} against {baseline} ({among}): {noun} is {word} by {_value(f)} "
+        f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}"
+    )
+
+
 def _variant_tests(
     rows: pd.DataFrame,
     options: ReportOptions,
@@ -374,25 +398,9 @@ def _variant_tests(
         scale = 100.0 if unit == "pp" else 1.0
         model = model_of(r)
 
-        def say(
-            f: Finding, r: Any = r, noun: str = noun, model: str = model, players: int = players
-        ) -> str:
-            word = "higher" if f.estimate > 0 else "lower"
-            return (
-                f"{title(r.ruleset).capitalize()} against {title(r.baseline)} ({players} "
-                f"players, among {model}): {noun} is {word} by {_value(f)} "
-                f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}"
-            )
-
-        def plain(
-            f: Finding, r: Any = r, noun: str = noun, model: str = model, players: int = players
-        ) -> str:
-            word = "raises" if f.estimate > 0 else "lowers"
-            return (
-                f"{title(r.ruleset).capitalize()} (against {title(r.baseline)}, {players} "
-                f"players, among {model}) {word} {noun} by {_value(f)}: "
-                f"{VERDICT_WORDS[f.verdict]}."
-            )
+        words = {"r": r, "noun": noun, "model": model, "players": players}
+        say = partial(_variant_sentence, **words)
+        plain = partial(_variant_sentence, plain=True, **words)
 
         yield Test(
             f"variant: {metric}",

@@ -79,6 +79,18 @@ _SCRIPT = """
 """
 
 
+def page_head(title: str, style: str) -> str:
+    """The start of both pages (a replay's and `marrakech play --web`'s), to their <body>."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{escape(title)}</title>
+<style>{BOARD_STYLE}{style}</style>
+</head>
+"""
+
+
 def board_svg(
     state: GameState,
     *,
@@ -126,14 +138,7 @@ def page_html(replay: Replay, start: int = 0) -> str:
     tags = " · ".join(f"{escape(name)}: {escape(value)}" for name, value in record.tags()[:-1])
     last = len(replay.positions) - 1
     start = max(0, min(start, last))
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{escape(title)}</title>
-<style>{BOARD_STYLE}{_STYLE}</style>
-</head>
-<body data-turn="{start}">
+    return f"""{page_head(title, _STYLE)}<body data-turn="{start}">
 <h1>{escape(title)}</h1>
 <div class="tags">{tags}</div>
 <div class="controls">

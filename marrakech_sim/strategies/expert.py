@@ -742,6 +742,8 @@ class _Remembering(BaseStrategy):
     """A player that keeps the expert's memory of a game (expert_rotation's `memory`):
     fresh at each game's start, or when a decision comes from a game it does not fit."""
 
+    _budget: int  # set by each player
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._memory = np.zeros(0, np.int64)
@@ -755,6 +757,12 @@ class _Remembering(BaseStrategy):
         if len(self._memory) != size:  # on_game_start was not called for this game
             self._memory = np.zeros(size, np.int64)
         return self._memory
+
+    def _kernel_args(self, view: GameView) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+        """The decision kernels' first arguments: a copy of the position, the budget, the
+        seat's stream and the memory of the game."""
+        memory = self.memory(view)
+        return view.packed.copy(), self._budget, view.rng.state, memory
 
 
 class ExpertStrategy(_Remembering):
@@ -787,13 +795,10 @@ class ExpertStrategy(_Remembering):
         return len(self._memory) == 0 or not self._memory[M_FLAGS] & NOT_GREEDY
 
     def choose_rotation(self, view: GameView) -> int:
-        memory = self.memory(view)
-        return int(expert_rotation(view.packed.copy(), self._budget, view.rng.state, memory))
+        return int(expert_rotation(*self._kernel_args(view)))
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        memory = self.memory(view)
-        s = view.packed.copy()
-        return options[int(expert_placement(s, self._budget, view.rng.state, memory))]
+        return options[int(expert_placement(*self._kernel_args(view)))]
 
 
 class _Restricted(_Remembering):
@@ -816,15 +821,12 @@ class _Restricted(_Remembering):
         _compile((well_placement,), s, self._budget, state, self._codes, 16, memory)
 
     def _rotation(self, view: GameView) -> int:
-        memory = self.memory(view)
-        return int(well_rotation(view.packed.copy(), self._budget, view.rng.state, memory))
+        return int(well_rotation(*self._kernel_args(view)))
 
     def _placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        memory = self.memory(view)
-        s = view.packed.copy()
+        s, budget, rng, memory = self._kernel_args(view)
         count = k.legal_placements(s, self._codes)
-        chosen = well_placement(s, self._budget, view.rng.state, self._codes, count, memory)
-        return options[int(chosen)]
+        return options[int(well_placement(s, budget, rng, self._codes, count, memory))]
 
 
 class RotationOnlyStrategy(_Restricted):

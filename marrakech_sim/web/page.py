@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from html import escape
 
-from marrakech_sim.show.page import BOARD_STYLE
+from marrakech_sim.show.page import page_head
 
 _STYLE = """
 body { font-family: 'DejaVu Sans', Arial, sans-serif; margin: 16px; color: #222; }
@@ -341,14 +341,7 @@ _SCRIPT = r"""
 
 def page_html(title: str) -> str:
     """The play page (its data comes from the server's /api routes)."""
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{escape(title)}</title>
-<style>{BOARD_STYLE}{_STYLE}</style>
-</head>
-<body data-phase="" data-busy="1">
+    return f"""{page_head(title, _STYLE)}<body data-phase="" data-busy="1">
 <h1>{escape(title)}</h1>
 <div class="wrap">
   <div id="board"></div>

@@ -85,7 +85,13 @@ class BaseSection:
         return None
 
     def figures(self, rt: ReportTables) -> Figures:
-        return {}
+        charts: Figures = {}
+        self.draw(rt.tables, charts)
+        return charts
+
+    def draw(self, t: Tables, charts: Figures) -> None:
+        """Add the section's matplotlib charts to `charts` (what `figures` returns)."""
+        return None
 
     def charts(self, ctx: Context) -> dict[str, Chart]:
         return {
@@ -103,6 +109,11 @@ Column = tuple[str, Callable[[Any], str]]
 def rows(table: pd.DataFrame, columns: Sequence[Column]) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows; each column is (header, function of the row)."""
     return [h for h, _ in columns], [[fn(r) for _, fn in columns] for r in table.itertuples()]
+
+
+def table(caption: str, frame: pd.DataFrame, columns: Sequence[Column]) -> Table:
+    """A report table: its caption, then `rows` of `frame`."""
+    return (caption, *rows(frame, columns))
 
 
 def charted(titles: dict[str, str], *names: str) -> list[tuple[str, str]]:

@@ -14,7 +14,9 @@ from marrakech_sim import stats
 from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, rule_differences
 from marrakech_sim.report.pergame import Games, Slice
-from marrakech_sim.report.sections.base import BaseSection, Context, Part, rows
+from marrakech_sim.report.sections import base
+from marrakech_sim.report.sections.base import BaseSection, Context, Part
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, PLAYERS, RULESET
 from marrakech_sim.report.tables import ReportTables, small_unique
 
 
@@ -363,8 +365,7 @@ class DataSection(BaseSection):
     headings = ("Appendix: the data (runs, digests, rule sets, line-ups, faults)",)
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t, f = rt.tables, rt.facts
+        t, f = ctx.rt.tables, ctx.rt.facts
         s = Part(self.headings[0], numbered=False)
         runs = t.runs
         s.paragraphs.append(
@@ -377,102 +378,89 @@ class DataSection(BaseSection):
             f"interval below is computed from block totals."
         )
         s.tables.append(
-            (
+            base.table(
                 "Runs",
-                *rows(
-                    runs,
-                    [
-                        ("run", lambda r: str(r.run_id)),
-                        ("created", lambda r: str(r.created)),
-                        ("program version", lambda r: str(r.program_version)),
-                        ("seed", lambda r: str(r.seed)),
-                        (
-                            "games played / planned",
-                            lambda r: f"{count(r.games)} / {r.games_planned}",
-                        ),
-                        ("error games", lambda r: count(r.error_games)),
-                        ("blocks", lambda r: count(r.blocks)),
-                        ("line-ups", lambda r: count(r.lineups)),
-                        ("parts games/seats/moves", lambda r: r.parts),
-                    ],
-                ),
+                runs,
+                [
+                    ("run", lambda r: str(r.run_id)),
+                    ("created", lambda r: str(r.created)),
+                    ("program version", lambda r: str(r.program_version)),
+                    ("seed", lambda r: str(r.seed)),
+                    (
+                        "games played / planned",
+                        lambda r: f"{count(r.games)} / {r.games_planned}",
+                    ),
+                    ("error games", lambda r: count(r.error_games)),
+                    ("blocks", lambda r: count(r.blocks)),
+                    ("line-ups", lambda r: count(r.lineups)),
+                    ("parts games/seats/moves", lambda r: r.parts),
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Digests (sha256 over each table's part files)",
-                *rows(
-                    runs,
-                    [
-                        ("run", lambda r: str(r.run_id)),
-                        ("games", lambda r: r.sha256_games[:16]),
-                        ("seats", lambda r: r.sha256_seats[:16]),
-                        ("moves", lambda r: (r.sha256_moves or "-")[:16]),
-                    ],
-                ),
+                runs,
+                [
+                    ("run", lambda r: str(r.run_id)),
+                    ("games", lambda r: r.sha256_games[:16]),
+                    ("seats", lambda r: r.sha256_seats[:16]),
+                    ("moves", lambda r: (r.sha256_moves or "-")[:16]),
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Rule sets (options that differ from the standard rules)",
-                *rows(
-                    t.rulesets,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("players", lambda r: str(r.players)),
-                        ("differences", lambda r: str(r.differences)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("error games", lambda r: count(r.error_games)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                    ],
-                ),
+                t.rulesets,
+                [
+                    RULESET,
+                    PLAYERS,
+                    ("differences", lambda r: str(r.differences)),
+                    GAMES,
+                    ("error games", lambda r: count(r.error_games)),
+                    BLOCKS,
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Line-ups",
-                *rows(
-                    t.lineups,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
-                        ("games", lambda r: count(r.n_games_all)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                    ],
-                ),
+                t.lineups,
+                [
+                    RULESET,
+                    LINEUP,
+                    ("games", lambda r: count(r.n_games_all)),
+                    BLOCKS,
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Faults per strategy (games ended by the strategy's error)",
-                *rows(
-                    t.faults,
-                    [
-                        ("strategy", lambda r: str(r.strategy)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("faults", lambda r: count(r.n_errors)),
-                        (
-                            "rate [95%]",
-                            lambda r: (
-                                f"{pct(r.error_rate, 3)} "
-                                f"{interval(r.lo, r.hi, lambda x: pct(x, 3))}"
-                            ),
+                t.faults,
+                [
+                    ("strategy", lambda r: str(r.strategy)),
+                    GAMES,
+                    ("faults", lambda r: count(r.n_errors)),
+                    (
+                        "rate [95%]",
+                        lambda r: (
+                            f"{pct(r.error_rate, 3)} {interval(r.lo, r.hi, lambda x: pct(x, 3))}"
                         ),
-                    ],
-                ),
+                    ),
+                ],
             )
         )
         if not t.fault_kinds.empty:
             s.tables.append(
-                (
+                base.table(
                     "Faults by kind",
-                    *rows(
-                        t.fault_kinds,
-                        [
-                            ("kind", lambda r: str(r.kind) or "(unknown)"),
-                            ("games", lambda r: count(r.n_games)),
-                        ],
-                    ),
+                    t.fault_kinds,
+                    [
+                        ("kind", lambda r: str(r.kind) or "(unknown)"),
+                        GAMES,
+                    ],
                 )
             )
         return [s]

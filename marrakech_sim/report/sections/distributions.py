@@ -20,7 +20,8 @@ from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, num
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
-from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, panels, rows
+from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
+from marrakech_sim.report.sections.columns import RULESET
 from marrakech_sim.report.tables import QUANTILES, ReportTables
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import add_mean_interval
@@ -239,7 +240,7 @@ class DistributionSection(BaseSection):
                 if "n_missing" in dist
                 else pd.Series(dtype=float)
             )
-            fig, axes = panels(len(order), 2, 5.0, 3.3)
+            fig, axes = base.panels(len(order), 2, 5.0, 3.3)
             # one x range for every panel: from the least margin to the largest 99% point
             parts = [margins.loc[margins["ruleset"] == ruleset] for ruleset in order]
             span = (
@@ -276,7 +277,7 @@ class DistributionSection(BaseSection):
         if t.score_over_turns is not None:
             sot = t.score_over_turns
             groups = list(sot.groupby(["ruleset", "players"], sort=True))
-            fig, axes = panels(len(groups), 2, 5.5, 3.8)
+            fig, axes = base.panels(len(groups), 2, 5.5, 3.8)
             for ax, ((ruleset, players), part) in zip(axes, groups, strict=True):
                 # turns most games reach: later turns are a subset of long games, not the field
                 fewest = part.groupby("turn")["n_games"].transform("min")
@@ -293,9 +294,7 @@ class DistributionSection(BaseSection):
         return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t = rt.tables
-        ch = list(chart_titles)
+        t = ctx.rt.tables
         s = Part(self.headings[0])
         s.paragraphs.append(
             "Final score margins (the winner's score minus the runner-up's; 0 for a shared win), "
@@ -307,32 +306,26 @@ class DistributionSection(BaseSection):
             "are drawn on a log scale: nearly every game lasts until the rugs run out, and the "
             "log scale shows the shorter games bankruptcy ends."
         )
-        s.charts += [
-            (n, chart_titles[n])
-            for n in ("dist_margin", "dist_turns", "score_over_turns")
-            if n in ch
-        ]
+        s.charts += base.charted(chart_titles, "dist_margin", "dist_turns", "score_over_turns")
         s.tables.append(
-            (
+            base.table(
                 "Summaries",
-                *rows(
-                    t.distributions,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("metric", lambda r: str(r.metric)),
-                        ("games", lambda r: count(r.n)),
-                        ("no margin", lambda r: count(getattr(r, "n_missing", 0))),
-                        ("mean", lambda r: num(r.mean, 4)),
-                        ("sd", lambda r: num(r.sd, 3)),
-                        (
-                            "min / 5% / 25% / median / 75% / 95% / max",
-                            lambda r: " / ".join(
-                                f"{getattr(r, c):g}"
-                                for c in ("min", "q5", "q25", "q50", "q75", "q95", "max")
-                            ),
+                t.distributions,
+                [
+                    RULESET,
+                    ("metric", lambda r: str(r.metric)),
+                    ("games", lambda r: count(r.n)),
+                    ("no margin", lambda r: count(getattr(r, "n_missing", 0))),
+                    ("mean", lambda r: num(r.mean, 4)),
+                    ("sd", lambda r: num(r.sd, 3)),
+                    (
+                        "min / 5% / 25% / median / 75% / 95% / max",
+                        lambda r: " / ".join(
+                            f"{getattr(r, c):g}"
+                            for c in ("min", "q5", "q25", "q50", "q75", "q95", "max")
                         ),
-                    ],
-                ),
+                    ),
+                ],
             )
         )
         return [s]

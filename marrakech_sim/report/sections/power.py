@@ -14,7 +14,9 @@ import pandas as pd
 
 from marrakech_sim import stats
 from marrakech_sim.report.fmt import count, interval, num
-from marrakech_sim.report.sections.base import BaseSection, Context, Part, rows
+from marrakech_sim.report.sections import base
+from marrakech_sim.report.sections.base import BaseSection, Context, Part
+from marrakech_sim.report.sections.columns import GAMES, PLAYERS
 from marrakech_sim.report.tables import ReportTables
 from marrakech_sim.stats.intervals import z_value
 
@@ -150,8 +152,7 @@ class PowerSection(BaseSection):
         ctx.rt.tables.plan = plan_from_data(ctx.rt)
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t = rt.tables
+        t = ctx.rt.tables
         s = Part(self.headings[0])
         s.paragraphs.append(
             "Each headline claim with its 95% interval, and what its data can detect: the "
@@ -168,47 +169,43 @@ class PowerSection(BaseSection):
                 "with 80% power."
             )
             s.tables.append(
-                (
+                base.table(
                     "Claims",
-                    *rows(
-                        power,
-                        [
-                            ("section", lambda r: str(r.section)),
-                            ("claim", lambda r: str(r.claim)),
-                            (
-                                "estimate [95%]",
-                                lambda r: (
-                                    f"{num(r.estimate, 3)} {interval(r.lo, r.hi, num)} {r.unit}"
-                                ).strip(),
-                            ),
-                            ("games", lambda r: count(r.n_games)),
-                            (
-                                "detectable with 80% power",
-                                lambda r: f"{num(r.mde, 3)} {r.unit}".strip(),
-                            ),
-                            (
-                                "stated effect",
-                                lambda r: f"{num(r.target_effect, 3)} {r.unit}".strip(),
-                            ),
-                            ("games for 80% power at it", lambda r: count(r.n_for_power)),
-                        ],
-                    ),
+                    power,
+                    [
+                        ("section", lambda r: str(r.section)),
+                        ("claim", lambda r: str(r.claim)),
+                        (
+                            "estimate [95%]",
+                            lambda r: (
+                                f"{num(r.estimate, 3)} {interval(r.lo, r.hi, num)} {r.unit}"
+                            ).strip(),
+                        ),
+                        GAMES,
+                        (
+                            "detectable with 80% power",
+                            lambda r: f"{num(r.mde, 3)} {r.unit}".strip(),
+                        ),
+                        (
+                            "stated effect",
+                            lambda r: f"{num(r.target_effect, 3)} {r.unit}".strip(),
+                        ),
+                        ("games for 80% power at it", lambda r: count(r.n_for_power)),
+                    ],
                 )
             )
         if t.plan is not None:
             s.tables.append(
-                (
+                base.table(
                     "Games needed to detect a 1 pp seat-0 advantage (alpha 0.05, power 0.8)",
-                    *rows(
-                        t.plan,
-                        [
-                            ("players", lambda r: str(r.players)),
-                            ("design effect assumed", lambda r: num(r.design_effect, 3)),
-                            ("observed", lambda r: num(r.design_effect_observed, 3)),
-                            ("independent games", lambda r: count(r.n_games_independent)),
-                            ("games", lambda r: count(r.n_games)),
-                        ],
-                    ),
+                    t.plan,
+                    [
+                        PLAYERS,
+                        ("design effect assumed", lambda r: num(r.design_effect, 3)),
+                        ("observed", lambda r: num(r.design_effect_observed, 3)),
+                        ("independent games", lambda r: count(r.n_games_independent)),
+                        GAMES,
+                    ],
                 )
             )
         return [s]

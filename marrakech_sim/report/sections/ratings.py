@@ -26,18 +26,11 @@ import pandas as pd
 from marrakech_sim import plots, stats
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, num, p_is, pct
-from marrakech_sim.report.sections.base import (
-    BaseSection,
-    Column,
-    Context,
-    Figures,
-    Part,
-    panels,
-    rows,
-    strategy_colours,
-)
+from marrakech_sim.report.sections import base
+from marrakech_sim.report.sections.base import BaseSection, Column, Context, Figures, Part
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, PLAYERS, RULESET
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
-from marrakech_sim.report.tables import ReportTables, or_empty
+from marrakech_sim.report.tables import ReportTables, Tables, or_empty
 from marrakech_sim.stats.ratings import RatingFit, pooling_test
 
 POOLING_ALPHA = 0.05
@@ -165,28 +158,22 @@ class RatingSection(BaseSection):
     name = "ratings"
     headings = ("Ratings",)
 
-    def figures(self, rt: ReportTables) -> Figures:
-        t = rt.tables
-        charts: Figures = {}
-
-        strategy_colour = strategy_colours(t)
+    def draw(self, t: Tables, charts: Figures) -> None:
+        strategy_colour = base.strategy_colours(t)
         ratings = or_empty(t.ratings)
         if not ratings.empty:
             groups = list(ratings.groupby(["players", "ruleset"], sort=True))[::-1]
             per = ratings.groupby(["players", "ruleset"]).size().max()
-            fig, axes = panels(len(groups), 2, 5.2, 1.1 + 0.4 * per)
+            fig, axes = base.panels(len(groups), 2, 5.2, 1.1 + 0.4 * per)
             for ax, ((players, ruleset), part) in zip(axes, groups, strict=True):
                 plots.plot_ratings(
                     part, ax, rating_finding(part, str(ruleset), int(players)), strategy_colour
                 )
             plots.share_x(axes)
             charts["ratings"] = ("Ratings per player count and rule set (separate fits)", fig)
-        return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t, f = rt.tables, rt.facts
-        ch = list(chart_titles)
+        t, f = ctx.rt.tables, ctx.rt.facts
         s = Part(self.headings[0])
         if t.ratings is not None:
             sample = (
@@ -225,46 +212,45 @@ class RatingSection(BaseSection):
                 )
             if f.rating_note:
                 s.paragraphs.append("Note: " + f.rating_note + ".")
-            s.charts += [(n, chart_titles[n]) for n in ("ratings",) if n in ch]
+            s.charts += base.charted(chart_titles, "ratings")
             rating_columns: list[Column] = [
-                ("rule set", lambda r: str(r.ruleset)),
-                ("players", lambda r: str(r.players)),
+                RULESET,
+                PLAYERS,
                 ("#", lambda r: str(r.order)),
                 ("strategy", lambda r: str(r.strategy)),
-                ("games", lambda r: count(r.n_games)),
-                ("blocks", lambda r: count(r.n_blocks)),
+                GAMES,
+                BLOCKS,
                 ("rating [95%]", lambda r: f"{r.rating:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
                 ("Elo [95%]", lambda r: f"{r.elo:.0f} [{r.elo_lo:.0f}, {r.elo_hi:.0f}]"),
                 ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
             ]
             s.tables.append(
-                ("Ratings per player count and rule set", *rows(t.ratings, rating_columns))
+                base.table("Ratings per player count and rule set", t.ratings, rating_columns)
             )
             if t.ratings_pooled is not None:
                 s.tables.append(
-                    (
+                    base.table(
                         "Pooled ratings (pooling not rejected)",
-                        *rows(t.ratings_pooled, rating_columns[2:]),
+                        t.ratings_pooled,
+                        rating_columns[2:],
                     )
                 )
             s.tables.append(
-                (
+                base.table(
                     "Seat effects per rule set (log-strength over seat 0)",
-                    *rows(
-                        t.seat_effects,
-                        [
-                            ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
-                            ("players", lambda r: str(r.players)),
-                            ("seat", lambda r: str(r.seat)),
-                            ("games", lambda r: count(r.n_games)),
-                            (
-                                "effect [95%]",
-                                lambda r: f"{r.effect:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]",
-                            ),
-                            ("Elo", lambda r: f"{r.elo_effect:+.0f}"),
-                            ("win chance, equal strategies", lambda r: pct(r.win_prob_equal)),
-                        ],
-                    ),
+                    t.seat_effects,
+                    [
+                        ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
+                        PLAYERS,
+                        ("seat", lambda r: str(r.seat)),
+                        GAMES,
+                        (
+                            "effect [95%]",
+                            lambda r: f"{r.effect:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]",
+                        ),
+                        ("Elo", lambda r: f"{r.elo_effect:+.0f}"),
+                        ("win chance, equal strategies", lambda r: pct(r.win_prob_equal)),
+                    ],
                 )
             )
         else:

@@ -11,16 +11,12 @@ from marrakech_sim import plots
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, num, pct, pct2, pp, pp2, pval
 from marrakech_sim.report.pergame import PerGame
-from marrakech_sim.report.sections.base import (
-    BaseSection,
-    Context,
-    Figures,
-    Part,
-    pooled_levels,
-    rows,
-)
+from marrakech_sim.report.sections import base
+from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, PLAYERS, RULESET
 from marrakech_sim.report.tables import (
     ReportTables,
+    Tables,
     add_sums,
     block_chunks,
     check_block_layout,
@@ -184,22 +180,16 @@ class SeatSection(BaseSection):
     name = "seats"
     headings = ("Seat advantage",)
 
-    def figures(self, rt: ReportTables) -> Figures:
-        t = rt.tables
-        charts: Figures = {}
-
+    def draw(self, t: Tables, charts: Figures) -> None:
         if not t.seat_shares.empty:
             title = seat_finding(t.seat_shares)
             n = t.seat_shares.groupby(["players", "ruleset"]).ngroups
             fig = plots.new_figure(max(7, 2.0 * n), 4.2)
             plots.plot_seat_effects(t.seat_shares, fig.add_subplot(), title)
             charts["seat_advantage"] = (title, fig)
-        return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t = rt.tables
-        ch = list(chart_titles)
+        t = ctx.rt.tables
         s = Part(self.headings[0])
         s.paragraphs.append(
             "Win share per seat against the fair share 1/players, per player count and rule set. "
@@ -209,96 +199,89 @@ class SeatSection(BaseSection):
             "reference "
             "(the Pearson chi-square, which treats games as independent, is shown beside it); the "
             "trend is the slope of win share over seat order. Shared wins and tie-break wins are "
-            "counted separately." + pooled_levels(t)
+            "counted separately." + base.pooled_levels(t)
         )
-        s.charts += [(n, chart_titles[n]) for n in ("seat_advantage",) if n in ch]
+        s.charts += base.charted(chart_titles, "seat_advantage")
         s.tables.append(
-            (
+            base.table(
                 "Win share per seat",
-                *rows(
-                    t.seat_shares,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("players", lambda r: str(r.players)),
-                        ("seat", lambda r: str(r.seat)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                        ("share [95%]", lambda r: f"{pct(r.share)} {interval(r.lo, r.hi, pct)}"),
-                        (
-                            "effect [95%]",
-                            lambda r: (
-                                f"{pp(r.effect_pp)} {interval(r.effect_lo_pp, r.effect_hi_pp, pp)}"
-                            ),
+                t.seat_shares,
+                [
+                    RULESET,
+                    PLAYERS,
+                    ("seat", lambda r: str(r.seat)),
+                    GAMES,
+                    BLOCKS,
+                    ("share [95%]", lambda r: f"{pct(r.share)} {interval(r.lo, r.hi, pct)}"),
+                    (
+                        "effect [95%]",
+                        lambda r: (
+                            f"{pp(r.effect_pp)} {interval(r.effect_lo_pp, r.effect_hi_pp, pp)}"
                         ),
-                        (
-                            "outright / shared / tie-break wins",
-                            lambda r: " / ".join(
-                                count(x)
-                                for x in (r.outright_wins, r.shared_wins, r.tie_broken_wins)
-                            ),
+                    ),
+                    (
+                        "outright / shared / tie-break wins",
+                        lambda r: " / ".join(
+                            count(x) for x in (r.outright_wins, r.shared_wins, r.tie_broken_wins)
                         ),
-                    ],
-                ),
+                    ),
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Tests of equal shares and of a trend over seats",
-                *rows(
-                    t.seat_tests,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("players", lambda r: str(r.players)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                        (
-                            "F test on blocks: F (df1, df2), p",
-                            lambda r: (
-                                f"{num(r.f_block)} ({r.df_block}, {count(r.f_df2)}), "
-                                f"p={pval(r.p_block)}"
-                            ),
+                t.seat_tests,
+                [
+                    RULESET,
+                    PLAYERS,
+                    GAMES,
+                    BLOCKS,
+                    (
+                        "F test on blocks: F (df1, df2), p",
+                        lambda r: (
+                            f"{num(r.f_block)} ({r.df_block}, {count(r.f_df2)}), "
+                            f"p={pval(r.p_block)}"
                         ),
-                        (
-                            "Pearson chi2, p",
-                            lambda r: f"{num(r.chi2_pearson)}, p={pval(r.p_pearson)}",
+                    ),
+                    (
+                        "Pearson chi2, p",
+                        lambda r: f"{num(r.chi2_pearson)}, p={pval(r.p_pearson)}",
+                    ),
+                    (
+                        "trend per seat [95%], p",
+                        lambda r: (
+                            f"{pp(r.trend_pp, 2)} "
+                            f"{interval(r.trend_lo_pp, r.trend_hi_pp, pp2)}, "
+                            f"p={pval(r.trend_p)}"
                         ),
-                        (
-                            "trend per seat [95%], p",
-                            lambda r: (
-                                f"{pp(r.trend_pp, 2)} "
-                                f"{interval(r.trend_lo_pp, r.trend_hi_pp, pp2)}, "
-                                f"p={pval(r.trend_p)}"
-                            ),
-                        ),
-                    ],
-                ),
+                    ),
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Shared wins and tie-break decisions",
-                *rows(
-                    t.ties,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("players", lambda r: str(r.players)),
-                        ("games", lambda r: count(r.n_games)),
-                        (
-                            "shared wins [95%]",
-                            lambda r: (
-                                f"{count(r.shared_wins)} = {pct(r.shared_rate, 2)} "
-                                f"{interval(r.shared_lo, r.shared_hi, pct2)}"
-                            ),
+                t.ties,
+                [
+                    RULESET,
+                    PLAYERS,
+                    GAMES,
+                    (
+                        "shared wins [95%]",
+                        lambda r: (
+                            f"{count(r.shared_wins)} = {pct(r.shared_rate, 2)} "
+                            f"{interval(r.shared_lo, r.shared_hi, pct2)}"
                         ),
-                        (
-                            "decided by tie-break [95%]",
-                            lambda r: (
-                                f"{count(r.tie_broken)} = {pct(r.tie_broken_rate, 2)} "
-                                f"{interval(r.tie_broken_lo, r.tie_broken_hi, pct2)}"
-                            ),
+                    ),
+                    (
+                        "decided by tie-break [95%]",
+                        lambda r: (
+                            f"{count(r.tie_broken)} = {pct(r.tie_broken_rate, 2)} "
+                            f"{interval(r.tie_broken_lo, r.tie_broken_hi, pct2)}"
                         ),
-                    ],
-                ),
+                    ),
+                ],
             )
         )
         return [s]

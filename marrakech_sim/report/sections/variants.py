@@ -17,16 +17,9 @@ from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pp, pval
 from marrakech_sim.report.load import has_moves, rule_differences
 from marrakech_sim.report.pergame import PerGame
-from marrakech_sim.report.sections.base import (
-    BaseSection,
-    Context,
-    Figures,
-    Part,
-    panels,
-    pooled_levels,
-    rows,
-    ruleset_colours,
-)
+from marrakech_sim.report.sections import base
+from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, RULESET
 from marrakech_sim.report.sections.distributions import (
     DISTRIBUTION_METRICS,
     Distribution,
@@ -38,6 +31,7 @@ from marrakech_sim.report.tables import (
     GAME_METRICS,
     TURN_METRICS,
     ReportTables,
+    Tables,
     add_sums,
     check_block_layout,
     sums_frame,
@@ -345,17 +339,17 @@ def compare_rulesets(
     out.facts.baselines = base_of
     metrics = comparison_metrics(sorted({m for _, m in totals.sums}, key=_metric_order))
     records = []
-    for other, base in sorted(base_of.items()):
-        if other == base:
+    for other, baseline in sorted(base_of.items()):
+        if other == baseline:
             continue
         for metric, family in metrics:
-            if (base, metric) not in totals.sums or (other, metric) not in totals.sums:
+            if (baseline, metric) not in totals.sums or (other, metric) not in totals.sums:
                 continue
-            pair = (totals.sums[(base, metric)], totals.sums[(other, metric)])
+            pair = (totals.sums[(baseline, metric)], totals.sums[(other, metric)])
             if keyed is None or totals.con is None:  # every block its own cluster
                 res = estimators.clustered_difference_from_sums(pair[0], pair[1], level)
             else:
-                cells = (totals.cell_of[(base, metric)], totals.cell_of[(other, metric)])
+                cells = (totals.cell_of[(baseline, metric)], totals.cell_of[(other, metric)])
                 squares, clusters, paired = _paired_squares(totals.con, keyed, cells, pair)
                 res = estimators.clustered_difference_from_clusters(
                     pair[0], pair[1], squares, clusters, paired, level
@@ -364,7 +358,7 @@ def compare_rulesets(
                 {
                     "family": family,
                     "metric": metric,
-                    "baseline": base,
+                    "baseline": baseline,
                     "ruleset": other,
                     **res,
                     "n_games_baseline": int(pair[0]["n"]),
@@ -452,16 +446,13 @@ class VariantSection(BaseSection):
     name = "variants"
     headings = ("Variant comparison",)
 
-    def figures(self, rt: ReportTables) -> Figures:
-        t = rt.tables
-        charts: Figures = {}
-
-        ruleset_colour = ruleset_colours(t)
+    def draw(self, t: Tables, charts: Figures) -> None:
+        ruleset_colour = base.ruleset_colours(t)
         comp = t.variant_comparison
         if not comp.empty:
             metrics = list(dict.fromkeys(comp["metric"]))
             per = max(comp.groupby("metric").size().max(), 1)
-            fig, axes = panels(len(metrics), 1, 8.0, 1.2 + 0.4 * per)
+            fig, axes = base.panels(len(metrics), 1, 8.0, 1.2 + 0.4 * per)
             for ax, metric in zip(axes, metrics, strict=True):
                 part = comp.loc[comp["metric"] == metric]
                 share = is_share(metric)
@@ -487,12 +478,9 @@ class VariantSection(BaseSection):
             fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
             sig = int(comp["reject_holm"].sum())
             charts["variants"] = (f"{sig} of {len(comp)} differences significant after Holm", fig)
-        return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t, f = rt.tables, rt.facts
-        ch = list(chart_titles)
+        t, f = ctx.rt.tables, ctx.rt.facts
         s = Part(self.headings[0])
         comp = t.variant_comparison
         moves = (
@@ -514,64 +502,60 @@ class VariantSection(BaseSection):
             "and p-values Holm-corrected within each declared family: primary (each seat's win "
             "share, margin, bankruptcy rate, length), secondary (tie-breaks, the winner's dirhams "
             "share, lead changes, comebacks, turn decided), with t intervals on clusters - 1 "
-            "degrees of freedom." + moves + pooled_levels(t)
+            "degrees of freedom." + moves + base.pooled_levels(t)
         )
         if comp.empty:
             s.paragraphs.append("Only one rule set per player count: nothing to compare.")
         else:
-            s.charts += [(n, chart_titles[n]) for n in ("variants",) if n in ch]
+            s.charts += base.charted(chart_titles, "variants")
             s.tables.append(
-                (
+                base.table(
                     "Differences from the baseline",
-                    *rows(
-                        comp,
-                        [
-                            ("family", lambda r: str(getattr(r, "family", ""))),
-                            ("metric", lambda r: str(r.metric)),
-                            ("rule set", lambda r: str(r.ruleset)),
-                            ("baseline", lambda r: str(r.baseline)),
-                            (
-                                "games",
-                                lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}",
+                    comp,
+                    [
+                        ("family", lambda r: str(getattr(r, "family", ""))),
+                        ("metric", lambda r: str(r.metric)),
+                        RULESET,
+                        ("baseline", lambda r: str(r.baseline)),
+                        (
+                            "games",
+                            lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}",
+                        ),
+                        (
+                            "means",
+                            lambda r: (
+                                f"{_metric(r.metric, r.mean)} vs "
+                                f"{_metric(r.metric, r.baseline_mean)}"
                             ),
-                            (
-                                "means",
-                                lambda r: (
-                                    f"{_metric(r.metric, r.mean)} vs "
-                                    f"{_metric(r.metric, r.baseline_mean)}"
-                                ),
+                        ),
+                        (
+                            "difference [95%]",
+                            lambda r: (
+                                f"{_diff(r.metric, r.diff)} "
+                                f"{interval(r.lo, r.hi, lambda x: _diff(r.metric, x))}"
                             ),
-                            (
-                                "difference [95%]",
-                                lambda r: (
-                                    f"{_diff(r.metric, r.diff)} "
-                                    f"{interval(r.lo, r.hi, lambda x: _diff(r.metric, x))}"
-                                ),
-                            ),
-                            ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
-                        ],
-                    ),
+                        ),
+                        ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
+                    ],
                 )
             )
         s.tables.append(
-            (
+            base.table(
                 "Means per rule set",
-                *rows(
-                    t.variant_summary,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("metric", lambda r: str(r.metric)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                        (
-                            "mean [95%]",
-                            lambda r: (
-                                f"{_metric(r.metric, r.mean)} "
-                                f"{interval(r.lo, r.hi, lambda x: _metric(r.metric, x))}"
-                            ),
+                t.variant_summary,
+                [
+                    RULESET,
+                    ("metric", lambda r: str(r.metric)),
+                    GAMES,
+                    BLOCKS,
+                    (
+                        "mean [95%]",
+                        lambda r: (
+                            f"{_metric(r.metric, r.mean)} "
+                            f"{interval(r.lo, r.hi, lambda x: _metric(r.metric, x))}"
                         ),
-                    ],
-                ),
+                    ),
+                ],
             )
         )
         return [s]

@@ -15,8 +15,9 @@ from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
-from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, rows
-from marrakech_sim.report.tables import ReportTables, block_chunks, check_block_layout
+from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, RULESET
+from marrakech_sim.report.tables import ReportTables, Tables, block_chunks, check_block_layout
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import (
     add_rate_interval,
@@ -500,10 +501,7 @@ class WinRateSection(BaseSection):
     name = "win_rates"
     headings = ("Win rates",)
 
-    def figures(self, rt: ReportTables) -> Figures:
-        t = rt.tables
-        charts: Figures = {}
-
+    def draw(self, t: Tables, charts: Figures) -> None:
         strategy_colour = base.strategy_colours(t)
         players_of = base.players_of(t)
         lwr = t.lineup_win_rates
@@ -561,12 +559,9 @@ class WinRateSection(BaseSection):
                 ax.set_visible(False)
             fig.suptitle(title)
             charts["head_to_head"] = (title, fig)
-        return charts
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-        rt = ctx.rt
-        t = rt.tables
-        ch = list(chart_titles)
+        t = ctx.rt.tables
         players_of = base.players_of(t)
         s = Part(self.headings[0])
         s.paragraphs.append(
@@ -575,54 +570,48 @@ class WinRateSection(BaseSection):
             "fair share is 1/players: each rule set (and so each player count) is apart, in the "
             "table as in the chart."
         )
-        s.charts += [(n, chart_titles[n]) for n in ("win_rates", "head_to_head") if n in ch]
+        s.charts += base.charted(chart_titles, "win_rates", "head_to_head")
         s.tables.append(
-            (
+            base.table(
                 "Per strategy",
-                *rows(
-                    t.win_rates,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
-                        ("strategy", lambda r: str(r.strategy)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("blocks", lambda r: count(r.n_blocks)),
-                        ("wins", lambda r: count(r.wins)),
-                        ("rate [95%]", _rate),
-                        ("fair share", lambda r: pct(r.fair_share)),
-                    ],
-                ),
+                t.win_rates,
+                [
+                    RULESET,
+                    ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
+                    ("strategy", lambda r: str(r.strategy)),
+                    GAMES,
+                    BLOCKS,
+                    ("wins", lambda r: count(r.wins)),
+                    ("rate [95%]", _rate),
+                    ("fair share", lambda r: pct(r.fair_share)),
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Per line-up",
-                *rows(
-                    t.lineup_win_rates,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("line-up", lambda r: str(r.lineup).replace("|", ", ")),
-                        ("strategy", lambda r: str(r.strategy)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("rate [95%]", _rate),
-                    ],
-                ),
+                t.lineup_win_rates,
+                [
+                    RULESET,
+                    LINEUP,
+                    ("strategy", lambda r: str(r.strategy)),
+                    GAMES,
+                    ("rate [95%]", _rate),
+                ],
             )
         )
         s.tables.append(
-            (
+            base.table(
                 "Head to head (row strategy finished ahead of the opponent)",
-                *rows(
-                    t.head_to_head,
-                    [
-                        ("rule set", lambda r: str(r.ruleset)),
-                        ("strategy", lambda r: str(r.strategy)),
-                        ("opponent", lambda r: str(r.opponent)),
-                        ("games", lambda r: count(r.n_games)),
-                        ("tied pairs", lambda r: count(r.tied_pairs)),
-                        ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
-                    ],
-                ),
+                t.head_to_head,
+                [
+                    RULESET,
+                    ("strategy", lambda r: str(r.strategy)),
+                    ("opponent", lambda r: str(r.opponent)),
+                    GAMES,
+                    ("tied pairs", lambda r: count(r.tied_pairs)),
+                    ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                ],
             )
         )
         return [s]

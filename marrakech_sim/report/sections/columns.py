@@ -1,0 +1,12 @@
+"""Table columns that many of the report's tables begin with (see `base.table`)."""
+
+from __future__ import annotations
+
+from marrakech_sim.report.fmt import count
+from marrakech_sim.report.sections.base import Column
+
+RULESET: Column = ("rule set", lambda r: str(r.ruleset))
+PLAYERS: Column = ("players", lambda r: str(r.players))
+GAMES: Column = ("games", lambda r: count(r.n_games))
+BLOCKS: Column = ("blocks", lambda r: count(r.n_blocks))
+LINEUP: Column = ("line-up", lambda r: str(r.lineup).replace("|", ", "))
