@@ -516,7 +516,8 @@ class Asked:
     `state` is the position the person chooses in (the final one when `game` is set);
     `options` the legal placements, None when a rotation is asked, () at the end; `turns`
     the record actions so far (the last turn may be unfinished); `hint` the hint
-    strategy's choice when one was asked for.
+    strategy's choice when one was asked for; `fault` why the game ended in a strategy's
+    fault (then `options` is () and `turns` the turns played, the last maybe unfinished).
     """
 
     state: GameState
@@ -524,6 +525,7 @@ class Asked:
     turns: list[list[Any]]
     game: PersonGame | None = None
     hint: Decision | None = None
+    fault: str | None = None
 
     @property
     def actions(self) -> list[Any]:
@@ -540,33 +542,52 @@ def play_to_choice(
     seed: int = 0,
     name: str = "you",
     hint: StrategySpec | None = None,
+    budgets: Sequence[float | None] | None = None,
 ) -> Asked:
     """Play the game with the person's decisions `script`, up to the person's next choice.
 
     Stateless: the same script gives the same position (the game replays from `seed`),
     so a page can ask for one decision at a time and undo by dropping the last. Raises
     MarrakechError when a scripted decision is not legal where it is played.
+
+    Plug-in opponents and the hint strategy play in processes of their own
+    (`run.isolated`), as in `play_person`: whatever one does (raise, a BaseException
+    included, exit, crash, sleep, answer garbage) ends the game as its fault, and the
+    answer is an `Asked` with `fault` set and the turns played. budgets: each seat's time
+    per decision (default `opponent_budgets`).
     """
+    from marrakech_sim.run.isolated import close, isolated
+
     names = seat_names(rules, opponents, seat, name)
+    budgets = list(budgets) if budgets is not None else opponent_budgets(rules, seat)
+    seconds = max((b for b in budgets if b is not None), default=None)
     seen: list[_Seen] = []
-    hinter = hint.build() if hint is not None else None
-
-    def pause(view: GameView, options: tuple[Any, ...] | None) -> Decision:
-        advice = _advice(hinter, view, options)[0] if hinter is not None else None
-        raise _Pause(view.state(), options, advice)
-
-    person = _Person(list(script), pause, seen)
-    players: list[Any] = [_Watched(spec.build(), seen) for spec in opponents]
-    players.insert(seat, person)
+    built: list[Any] = []
     try:
-        game = play_game(
-            rules, players, seed, names=names, time_budgets=opponent_budgets(rules, seat)
-        )
-    except _Pause as asked:
-        turns = history_turns(rules, seen, asked.state)
-        return Asked(asked.state, asked.options, turns, hint=asked.hint)
-    if game.error is not None:
-        raise MarrakechError(f"the game ended in a fault: {game.error}")
+        hinter = isolated(hint, seconds) if hint is not None else None
+        built.append(hinter)
+
+        def pause(view: GameView, options: tuple[Any, ...] | None) -> Decision:
+            advice = _advice(hinter, view, options)[0] if hinter is not None else None
+            raise _Pause(view.state(), options, advice)
+
+        person = _Person(list(script), pause, seen)
+        built += [isolated(spec, seconds) for spec in opponents]
+        players: list[Any] = [_Watched(strategy, seen) for strategy in built[1:]]
+        players.insert(seat, person)
+        try:
+            game = play_game(rules, players, seed, names=names, time_budgets=budgets)
+        except _Pause as asked:
+            turns = history_turns(rules, seen, asked.state)
+            return Asked(asked.state, asked.options, turns, hint=asked.hint)
+    finally:
+        close(built)
+    if game.error is not None:  # an opponent's fault ends the game; its turns are kept
+        turns = history_turns(rules, seen)
+        state = GameState.start(rules)
+        for action in (a for turn in turns for a in turn):
+            state = state.apply(action.value if isinstance(action, (Roll, Rotation)) else action)
+        return Asked(state, (), turns, fault=game.error)
     if person.used < len(person.script):
         raise MarrakechError(
             f"the game ended after {person.used} of the {len(person.script)} decisions"

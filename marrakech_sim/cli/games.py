@@ -365,11 +365,11 @@ def _play_web(
     hint_ref: str,
     port: int,
 ) -> None:
-    from marrakech_sim.web.server import serve, url_of
+    from marrakech_sim.web.server import Games, serve, url_of
     from marrakech_sim.web.session import WebGame
 
     hint = StrategySpec.of(hint_ref) if hint_ref else None
-    game = WebGame(
+    first = WebGame(
         rules,
         opponents,
         run_seed=run_seed,
@@ -379,17 +379,22 @@ def _play_web(
         hint=hint,
         compiling=lambda words: click.echo(f"{words} ...", err=True),
     )
+    games = Games(first)
     try:
-        server = serve(game, port=port)
+        server = serve(games, port=port)
     except OSError as exc:
         raise click.ClickException(f"port {port}: {exc.strerror}; choose another --port") from exc
     click.echo(f"Playing on {url_of(server)}  (Ctrl-C stops; the game is saved in {run_dir})")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
+        game = games.current
         click.echo("stopped" + ("" if game.record else ": the game was not finished"))
     finally:
         server.server_close()
+    for game in games.played:
+        if game.fault is not None:
+            click.echo(f"{game.out_dir}: {game.fault}; the turns played are in {game.saved}")
 
 
 COMMANDS = (export_command, import_command, replay_command, play_command)

@@ -52,6 +52,13 @@ def isolated(spec: StrategySpec, seconds: float | None = None) -> Any:
     return IsolatedStrategy(spec, seconds)
 
 
+def close(strategies: Any) -> None:
+    """End the processes of the isolated strategies among `strategies` (others: nothing)."""
+    for strategy in strategies:
+        if isinstance(strategy, IsolatedStrategy):
+            strategy.close()
+
+
 class IsolatedStrategy:
     """A strategy's methods, called in a child process (module docstring)."""
 
@@ -67,6 +74,11 @@ class IsolatedStrategy:
         theirs.close()
         self.dead: str | None = None
         weakref.finalize(self, _end, self.process, self.conn)
+
+    def close(self) -> None:
+        """End its process now (else when this object is collected)."""
+        self.dead = self.dead or "its process was closed"
+        _end(self.process, self.conn)
 
     def on_game_start(self, view: GameView) -> None:
         self._call(view, "on_game_start", ())

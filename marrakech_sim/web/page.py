@@ -5,8 +5,8 @@ the script lays its highlights over it in the board's own coordinates: Assam's w
 under the rotation button the pointer is on, the legal placements under the pointer,
 the region a walk would pay for, and the frames of what the other seats did (a roll's
 frame walks a marker along Assam's path, square by square). The script marks its state
-on `document.body.dataset` (phase, decisions, position, busy, refusals), which the
-browser tests read back.
+on `document.body.dataset` (phase, decisions, position, busy, refusals, fault, games),
+which the browser tests read back.
 """
 
 from __future__ import annotations
@@ -190,10 +190,21 @@ _SCRIPT = r"""
     });
     moves.scrollTop = moves.scrollHeight;
     var result = document.getElementById('result');
-    result.textContent = view.phase === 'over'
-      ? 'Result ' + view.result + '. Saved: ' + view.saved.record + ' (run folder ' +
-        view.saved.run + '); replay it with: marrakech replay ' + view.saved.record
-      : '';
+    body.dataset.fault = view.fault ? '1' : '0';
+    if (view.phase !== 'over') {
+      result.textContent = '';
+    } else if (view.fault) {
+      result.textContent = view.saved.record
+        ? 'The turns played are saved in ' + view.saved.record +
+          '; replay them with: marrakech replay ' + view.saved.record
+        : 'The turns played could not be saved.';
+    } else {
+      result.textContent = 'Result ' + view.result + '. Saved: ' + view.saved.record +
+        ' (run folder ' + view.saved.run + '); replay it with: marrakech replay ' +
+        view.saved.record;
+    }
+    document.getElementById('new-game').style.display =
+      view.phase === 'over' ? 'inline-block' : 'none';
     redraw(null);
   }
   function show(view) {
@@ -328,6 +339,13 @@ _SCRIPT = r"""
       else { selected = h.move.placement[0]; redraw(h.move.placement[1]); }
     });
   });
+  document.getElementById('new-game').addEventListener('click', function () {
+    if (waiting()) { return; }
+    call('POST', '/api/new', undefined, function (v) {
+      body.dataset.games = String(parseInt(body.dataset.games, 10) + 1);
+      say('a new game'); show(v);
+    });
+  });
   document.addEventListener('keydown', function (e) {
     var r = {l: -1, s: 0, r: 1}[e.key];
     if (r !== undefined) { move({rotation: r}); }
@@ -341,7 +359,7 @@ _SCRIPT = r"""
 
 def page_html(title: str) -> str:
     """The play page (its data comes from the server's /api routes)."""
-    return f"""{page_head(title, _STYLE)}<body data-phase="" data-busy="1">
+    return f"""{page_head(title, _STYLE)}<body data-phase="" data-busy="1" data-games="1">
 <h1>{escape(title)}</h1>
 <div class="wrap">
   <div id="board"></div>
@@ -356,6 +374,8 @@ def page_html(title: str) -> str:
     <div class="buttons">
       <button id="hint" type="button" title="ask the hint strategy (H)">hint</button>
       <button id="undo" type="button" title="take your last choice back (U)">undo</button>
+      <button id="new-game" type="button" style="display: none"
+        title="start another game against the same seats">new game</button>
     </div>
     <div id="message" role="status"></div>
     <div id="caption"></div>

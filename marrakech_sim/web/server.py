@@ -2,8 +2,9 @@
 
 Routes (bottle): `GET /` the page; `GET /api/state` the view (as for a page opened now);
 `POST /api/choose` with {"rotation": r} or {"placement": [[x1, y1], [x2, y2]]}; `POST
-/api/undo`; `GET /api/hint`. A refused move answers 400 with {"error": message} and
-changes nothing.
+/api/undo`; `GET /api/hint`; `POST /api/new` a new game once this one is over (saved,
+or ended by an opponent's fault: `WebGame.next_game`). A refused move answers 400 with
+{"error": message} and changes nothing.
 The standard library's WSGI server serves them, one request at a time (one person, one
 game: the game's state is never touched by two requests at once).
 """
@@ -30,8 +31,25 @@ class _Quiet(WSGIRequestHandler):
         pass
 
 
-def app(game: WebGame) -> bottle.Bottle:
-    """The WSGI application serving `game`."""
+class Games:
+    """The games one server plays in turn: `current`, and a new one once it is over."""
+
+    def __init__(self, first: WebGame) -> None:
+        self.current = first
+        self.played = [first]
+
+    def new(self) -> dict[str, Any]:
+        """Start the next game (refused while the current one is not over); its view."""
+        if self.current.phase != "over":
+            raise Refused("finish this game first (or undo): a new game starts once it is over")
+        self.current = self.current.next_game(len(self.played) + 1)
+        self.played.append(self.current)
+        return self.current.view()
+
+
+def app(games: WebGame | Games) -> bottle.Bottle:
+    """The WSGI application serving `games` (a game: that one, then new ones)."""
+    table = games if isinstance(games, Games) else Games(games)
     web = bottle.Bottle()
 
     def answer(make: Callable[[], dict[str, Any]]) -> str:
@@ -46,7 +64,7 @@ def app(game: WebGame) -> bottle.Bottle:
             return json.dumps({"error": str(exc)})
 
     def index() -> str:
-        return page_html(f"Marrakech: {', '.join(game.names)}")
+        return page_html(f"Marrakech: {', '.join(table.current.names)}")
 
     def icon() -> str:
         bottle.response.status = 204
@@ -57,21 +75,22 @@ def app(game: WebGame) -> bottle.Bottle:
             data = json.loads(bottle.request.body.read() or b"null")
         except ValueError:
             data = None
-        return answer(lambda: game.choose(data))
+        return answer(lambda: table.current.choose(data))
 
     web.route("/", "GET", index)
     web.route("/favicon.ico", "GET", icon)
-    web.route("/api/state", "GET", lambda: answer(lambda: game.view(reload=True)))
+    web.route("/api/state", "GET", lambda: answer(lambda: table.current.view(reload=True)))
     web.route("/api/choose", "POST", choose)
-    web.route("/api/undo", "POST", lambda: answer(game.undo))
-    web.route("/api/hint", "GET", lambda: answer(game.hint))
+    web.route("/api/undo", "POST", lambda: answer(lambda: table.current.undo()))
+    web.route("/api/hint", "GET", lambda: answer(lambda: table.current.hint()))
+    web.route("/api/new", "POST", lambda: answer(table.new))
     return web
 
 
-def serve(game: WebGame, host: str = "127.0.0.1", port: int = 0) -> WSGIServer:
-    """A server for `game` bound to host:port (0: any free port), not yet serving:
+def serve(games: WebGame | Games, host: str = "127.0.0.1", port: int = 0) -> WSGIServer:
+    """A server for `games` bound to host:port (0: any free port), not yet serving:
     call `serve_forever()` (or `start_in_thread`), and `shutdown()` to stop."""
-    return make_server(host, port, app(game), handler_class=_Quiet)
+    return make_server(host, port, app(games), handler_class=_Quiet)
 
 
 def start_in_thread(server: WSGIServer) -> threading.Thread:

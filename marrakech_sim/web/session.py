@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from marrakech_sim.errors import MarrakechError
+from marrakech_sim.files import write_atomic
 from marrakech_sim.human import (
     ROTATION_WORDS,
     Asked,
@@ -184,7 +185,13 @@ def steps(
 
 
 class WebGame:
-    """A person's game against strategies, one choice at a time (see the module doc)."""
+    """A person's game against strategies, one choice at a time (see the module doc).
+
+    A plug-in opponent's fault (it raises, exits, crashes, sleeps past its time or answers
+    garbage: `human.play_to_choice` plays it in a process of its own) ends the game: the
+    turns played are saved as a record in `unfinished.txt` of the run folder, as the
+    terminal's `play` does, and the view says why (`fault`).
+    """
 
     def __init__(
         self,
@@ -197,23 +204,28 @@ class WebGame:
         name: str = "you",
         hint: StrategySpec | None = None,
         compiling: Callable[[str], None] | None = None,
+        budgets: Sequence[float | None] | None = None,
     ) -> None:
         """compiling(words): told before the opponents' kernels are compiled into an
-        empty cache (`human.warm_up`: minutes, once per installation)."""
+        empty cache (`human.warm_up`: minutes, once per installation). budgets: each
+        seat's time per decision (default: `human.opponent_budgets`)."""
         self.rules = rules
         self.opponents = list(opponents)
         self.names = seat_names(rules, self.opponents, seat, name)
         warm_up(rules, self.opponents, compiling)
         self.seat, self.name, self.hinter = seat, name, hint
+        self.budgets = list(budgets) if budgets is not None else None
         self.run_seed, self.seed = run_seed, game_seed(run_seed)
         self.out_dir = Path(out_dir)
         self.decisions: list[Decision] = []
         self.record: Record | None = None  # the saved record, once the game is over
-        self.asked = self._play(None)
+        self.saved: Path | None = None  # where the record is
+        self.fault: str | None = None  # why the game ended in a strategy's fault
         self.shown = 0  # actions whose frames the page has had
+        self.asked = self._play(None)
 
     def _play(self, hint: StrategySpec | None) -> Asked:
-        return play_to_choice(
+        asked = play_to_choice(
             self.rules,
             self.opponents,
             self.decisions,
@@ -221,14 +233,52 @@ class WebGame:
             seed=self.seed,
             name=self.name,
             hint=hint,
+            budgets=self.budgets,
         )
+        if asked.fault is not None and self.record is None:
+            self._save_fault(asked)
+        return asked
+
+    def _save_fault(self, asked: Asked) -> None:
+        """The turns played up to an opponent's fault, saved as the terminal's play does."""
+        self.fault = asked.fault
+        record = record_from_actions(
+            self.rules, self.names, asked.turns, event="play", seed=self.seed
+        )
+        self.record = record
+        target = self.out_dir / "unfinished.txt"
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.saved = write_atomic(target, record.to_text())
+        except OSError as exc:
+            self.fault += f" (its record could not be saved in {str(target)!r}: {exc.strerror})"
 
     @property
     def phase(self) -> str:
         """'orient' or 'place' (what is asked of the person), or 'over'."""
-        if self.asked.game is not None:
+        if self.asked.game is not None or self.asked.fault is not None:
             return "over"
         return "orient" if self.asked.options is None else "place"
+
+    def next_game(self, number: int) -> WebGame:
+        """Game `number` (2, 3, ...) of the same server: the same seats, strategies and
+        rules, run seed `run_seed + number - 1` and run folder `OUT-number` beside this
+        one's (the first that is missing or empty)."""
+        first = self.out_dir
+        out = Path(f"{first}-{number}")
+        while out.exists() and (not out.is_dir() or any(out.iterdir())):
+            number += 1
+            out = Path(f"{first}-{number}")
+        return WebGame(
+            self.rules,
+            self.opponents,
+            run_seed=self.run_seed + number - 1,
+            out_dir=out,
+            seat=self.seat,
+            name=self.name,
+            hint=self.hinter,
+            budgets=self.budgets,
+        )
 
     # ------------------------------------------------------------ the person's moves
 
@@ -275,6 +325,7 @@ class WebGame:
         self.asked = self._play(None)
         if self.asked.game is not None and self.record is None:
             self.record = save_game(self.asked.game, self.run_seed, self.opponents, self.out_dir)
+            self.saved = self.out_dir / "game.txt"
         return self.view()
 
     def undo(self) -> dict[str, Any]:
@@ -294,7 +345,13 @@ class WebGame:
             raise Refused("no hint strategy (start with --hint NAME)")
         if self.phase == "over":
             raise Refused("the game is over: no hints")
-        advice: Any = self._play(self.hinter).hint
+        asked = self._play(self.hinter)
+        if asked.fault is not None:  # an opponent that does not play the same game again
+            self.asked = asked
+            raise Refused(f"no hint: the game ended in a fault: {asked.fault}")
+        advice: Any = asked.hint
+        if advice is None:  # the hint strategy's fault is not the person's
+            raise Refused(f"no hint: the hint strategy ({self.hinter.label}) failed here")
         if self.phase == "orient":
             text = f"hint ({self.hinter.label}): {ROTATION_WORDS[int(advice)]}"
             return {"hint": text, "move": {"rotation": int(advice)}}
@@ -346,10 +403,16 @@ class WebGame:
         else:
             assert self.record is not None
             data["result"] = self.record.result
-            data["saved"] = {"run": str(self.out_dir), "record": str(self.out_dir / "game.txt")}
+            data["fault"] = self.fault
+            data["saved"] = {
+                "run": str(self.out_dir) if self.fault is None else None,
+                "record": str(self.saved) if self.saved is not None else None,
+            }
         return data
 
     def _prompt(self, state: GameState) -> str:
+        if self.fault is not None:
+            return f"Game over: it ended in a fault. {self.fault}"
         if self.phase == "over":
             outcome = state.outcome()
             won = outcome is not None and self.seat in outcome.winners
