@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from marrakech_sim.errors import MarrakechError
+from marrakech_sim.errors import MarrakechError, RecordError
 from marrakech_sim.files import write_atomic
 from marrakech_sim.play.game import GameRecord, PassThrough, play_game
 from marrakech_sim.play.strategy import BaseStrategy, Strategy, StrategySpec
@@ -63,9 +63,16 @@ class _Stop(PassThrough):
 class _Pause(PassThrough):
     """Raised out of play_game at the person's first decision past the script."""
 
-    def __init__(self, state: GameState, options: tuple[Any, ...] | None, hint: Any) -> None:
+    def __init__(
+        self,
+        state: GameState,
+        options: tuple[Any, ...] | None,
+        hint: Any,
+        hint_failed: BaseException | None = None,
+    ) -> None:
         super().__init__()
         self.state, self.options, self.hint = state, options, hint
+        self.hint_failed = hint_failed
 
 
 def _plain(decision: Decision) -> Any:
@@ -128,7 +135,7 @@ class _Watched:
     def choose_rotation(self, view: GameView) -> int:
         state = view.state()
         choice = self.inner.choose_rotation(view)
-        self.seen.append(_Seen(state, int(choice)))
+        self.seen.append(_Seen(state, choice))  # as given: the game judges it (a fault)
         return choice
 
     def choose_placement(self, view: GameView, options: tuple[Any, ...]) -> Any:
@@ -201,8 +208,12 @@ def history_turns(
             actions.append(a if isinstance(a, str) else Roll(a))
             state = state.apply(a)
         if decision is not None:
+            try:  # a strategy's last choice may be its fault: not a move
+                after = state.apply(decision)
+            except (MarrakechError, TypeError, ValueError):
+                break
             actions.append(Rotation(decision) if state.phase == "orient" else decision)
-            state = state.apply(decision)
+            state = after
     # group into turns: a turn starts at a draw, or at the first phase without one
     first = "roll" if rules.orient_at_end else "orient"
     turns: list[list[Any]] = []
@@ -213,6 +224,18 @@ def history_turns(
             turns.append([])
         turns[-1].append(a)
         state = state.apply(a.value if isinstance(a, (Roll, Rotation)) else a)
+    return turns
+
+
+def whole_turns(rules: Rules, turns: list[list[Any]]) -> list[list[Any]]:
+    """`turns` without an unfinished last one: a record holds whole turns (one to a line),
+    and one cut in the middle (a quit, an opponent's fault) would not import."""
+    if not turns:
+        return turns
+    try:
+        replay(record_from_actions(rules, [f"seat{i}" for i in range(rules.players)], turns))
+    except RecordError:
+        return turns[:-1]
     return turns
 
 
@@ -411,12 +434,12 @@ def play_person(
             show("(undone: your last choice is taken back)")
             continue
         except _Stop:
-            turns = history_turns(rules, prompter.seen)
+            turns = whole_turns(rules, history_turns(rules, prompter.seen))
             stopped = QuitGame(f"quit after {len(turns)} turns")
             stopped.record = record_from_actions(rules, names, turns, event="play", seed=seed)
             raise stopped from None
         if game.error is not None:  # an opponent's fault ends the game; its turns are kept
-            turns = history_turns(rules, prompter.seen)
+            turns = whole_turns(rules, history_turns(rules, prompter.seen))
             faulted = QuitGame(f"the game ended in a fault after {len(turns)} turns: {game.error}")
             faulted.record = record_from_actions(rules, names, turns, event="play", seed=seed)
             raise faulted
@@ -526,6 +549,7 @@ class Asked:
     game: PersonGame | None = None
     hint: Decision | None = None
     fault: str | None = None
+    hint_failed: BaseException | None = None  # what the hint strategy raised, if it failed
 
     @property
     def actions(self) -> list[Any]:
@@ -568,8 +592,8 @@ def play_to_choice(
         built.append(hinter)
 
         def pause(view: GameView, options: tuple[Any, ...] | None) -> Decision:
-            advice = _advice(hinter, view, options)[0] if hinter is not None else None
-            raise _Pause(view.state(), options, advice)
+            advice, failed = _advice(hinter, view, options) if hinter else (None, None)
+            raise _Pause(view.state(), options, advice, failed)
 
         person = _Person(list(script), pause, seen)
         built += [isolated(spec, seconds) for spec in opponents]
@@ -579,15 +603,16 @@ def play_to_choice(
             game = play_game(rules, players, seed, names=names, time_budgets=budgets)
         except _Pause as asked:
             turns = history_turns(rules, seen, asked.state)
-            return Asked(asked.state, asked.options, turns, hint=asked.hint)
+            return Asked(
+                asked.state, asked.options, turns, hint=asked.hint, hint_failed=asked.hint_failed
+            )
     finally:
         close(built)
-    if game.error is not None:  # an opponent's fault ends the game; its turns are kept
-        turns = history_turns(rules, seen)
-        state = GameState.start(rules)
-        for action in (a for turn in turns for a in turn):
-            state = state.apply(action.value if isinstance(action, (Roll, Rotation)) else action)
-        return Asked(state, (), turns, fault=game.error)
+    if game.error is not None:  # an opponent's fault ends the game; its whole turns are kept
+        turns = whole_turns(rules, history_turns(rules, seen))
+        kept = record_from_actions(rules, names, turns) if turns else None
+        final = replay(kept).final if kept else GameState.start(rules)
+        return Asked(final, (), turns, fault=game.error)
     if person.used < len(person.script):
         raise MarrakechError(
             f"the game ended after {person.used} of the {len(person.script)} decisions"

@@ -351,7 +351,10 @@ class WebGame:
             raise Refused(f"no hint: the game ended in a fault: {asked.fault}")
         advice: Any = asked.hint
         if advice is None:  # the hint strategy's fault is not the person's
-            raise Refused(f"no hint: the hint strategy ({self.hinter.label}) failed here")
+            raise Refused(
+                f"no hint: the hint strategy ({self.hinter.label}) raised "
+                f"{asked.hint_failed!r} (your game goes on)"
+            )
         if self.phase == "orient":
             text = f"hint ({self.hinter.label}): {ROTATION_WORDS[int(advice)]}"
             return {"hint": text, "move": {"rotation": int(advice)}}

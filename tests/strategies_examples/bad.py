@@ -171,7 +171,7 @@ class _Dies(BaseStrategy):
         return 0
 
     def choose_placement(self, view, options):
-        if self.doomed:
+        if getattr(self, "doomed", True):  # no game start: a hint strategy's, doomed
             self.die()
         return options[0]
 
