@@ -396,3 +396,56 @@ def test_the_game_moves_on_in_timed_frames_with_the_region_before_it_is_paid(
     assert int(_marks(page)["decisions"]) == int(decisions) + 1 == len(game.decisions)
     assert errors == []
     page.close()
+
+
+def test_an_opponent_that_ends_its_process_ends_the_game_on_the_page(
+    browser: Any, tmp_path: Path
+) -> None:
+    """An opponent calling os._exit (a plug-in, in a process of its own): the page says
+    why the game ended and where the turns played are saved (a record `import` replays);
+    the server goes on, and the new game button starts the next game on the same page."""
+    bad = ROOT / "tests" / "strategies_examples" / "bad.py"
+    game = WebGame(
+        Rules(players=2),
+        [StrategySpec.of(f"{bad}:HardExits")],
+        run_seed=5,
+        out_dir=tmp_path / "run",
+        hint=StrategySpec.of("greedy"),
+    )
+    server = serve(game, port=0)
+    start_in_thread(server)
+    try:
+        page, errors, _ = _open(browser, url_of(server))
+        assert not page.is_visible("#new-game")
+        page.click("#rot-straight")
+        _settle(page)
+        first, second = game.asked.options[0]  # type: ignore[index]
+        _click_square(page, *first)
+        _click_square(page, *second)
+        _settle(page)
+        marks = _marks(page)
+        assert marks["phase"] == "over" and marks["fault"] == "1"
+        prompt = page.inner_text("#prompt")
+        assert "ended in a fault" in prompt and "its process ended (exit code 1)" in prompt
+        saved = tmp_path / "run" / "unfinished.txt"
+        assert str(saved) in page.inner_text("#result")
+        out = CliRunner().invoke(main, ["import", str(saved)])
+        assert out.exit_code == 0 and "1 records, all replayed" in out.output, out.output
+        page.screenshot(path=str(SHOTS / "play-fault.png"))
+        page.click("#undo")
+        _settle(page)
+        assert "nothing to undo" in page.inner_text("#message")
+        assert page.is_visible("#new-game")
+        page.click("#new-game")
+        _settle(page)
+        marks = _marks(page)
+        assert marks["games"] == "2" and marks["phase"] == "orient" and marks["fault"] == "0"
+        assert page.inner_text("#result") == "" and not page.is_visible("#new-game")
+        page.click("#rot-left")
+        _settle(page)
+        assert _marks(page)["phase"] == "place" and _marks(page)["decisions"] == "1"
+        assert errors == []
+        page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
