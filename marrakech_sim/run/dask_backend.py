@@ -171,8 +171,8 @@ def dask_chunks(
         else prep.study.worker_memory_mb,
     )
     fork = backend.scheduler is None and FORK_WORKERS
-    if fork:  # the workers forked from here start with the kernels loaded and the plan made
-        prep.warm_up()
+    if fork:  # the workers forked from here start with the kernels loaded (the runner
+        # warmed `prep` up) and the plan made
         _INHERITED[study_key] = prep
     try:
         with _client(backend.scheduler, workers, fork) as client:

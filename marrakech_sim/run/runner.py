@@ -339,10 +339,13 @@ def _execute(
         with _sigterm_as_ctrl_c():
             for warning in unreproducible(prep) if todo else []:
                 log.warning("%s", warning)
-            if todo and backend is None:
-                # forked workers inherit the loaded kernels; games/s counts from here
+            if todo:
+                # forked workers (a LocalCluster's too) inherit the loaded kernels; games/s
+                # counts from here; on every backend a long run says so before it starts (a
+                # cluster's workers are its own: its figure is per core)
                 prep.warm_up(getattr(progress, "compiling", None))
-                _say_when_long(prep, 1 - games_before / plan.games_planned, workers)
+                cores = workers if backend is None or backend.scheduler is None else 1
+                _say_when_long(prep, 1 - games_before / plan.games_planned, cores)
                 started = time.perf_counter()
             if todo and backend is not None:
                 with contextlib.closing(

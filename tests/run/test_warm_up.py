@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,31 @@ def test_a_study_without_the_expert_has_no_estimate(tmp_path: Path) -> None:
     prep = _prepared(["random", "greedy"])
     prep.warm_up()
     assert prep.search_seconds() is None
+
+
+@pytest.mark.parametrize("where", ["local cluster", "scheduler"])
+def test_a_long_study_on_dask_says_so_before_its_games_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, where: str
+) -> None:
+    """The Dask backend warns as the process backend does (the same figure, from the
+    runner's warm-up): on its own LocalCluster for its workers, on a cluster given by its
+    scheduler per core (the cluster's workers are its own). The run then plays."""
+    pytest.importorskip("distributed")
+    from marrakech_sim.run import dask_backend, runner
+    from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
+
+    caplog.set_level("INFO", logger="marrakech_sim")
+    monkeypatch.setattr(runner, "LONG_RUN_SECONDS", 0.0)
+    study = study_from_dict(_expert_study(2, games=4))
+    with contextlib.ExitStack() as stack:
+        if where == "scheduler":
+            cluster = stack.enter_context(local_cluster(1, fork=dask_backend.FORK_WORKERS))
+            backend, workers = DaskBackend(scheduler=cluster.scheduler_address), None
+        else:
+            backend, workers = DaskBackend(), 1
+        result = runner.run_study(study, tmp_path / "run", workers=workers, backend=backend)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    long = [m for m in said if "may take up to about" in m and "Ctrl-C stops the run" in m]
+    assert len(long) == 1, said
+    assert " on 1 core (a rough figure" in long[0]
+    assert result.games_played == 4
