@@ -756,7 +756,14 @@ def save_game(
     try:
         write_run(game, run_seed, opponents, out)
     except (MarrakechError, OSError) as exc:  # the game is saved whatever stops the run folder
-        saved = write_atomic(out.parent / f"{out.name}-game.txt", game.record.to_text())
+        fallback = out.parent / f"{out.name}-game.txt"
+        try:
+            saved = write_atomic(fallback, game.record.to_text())
+        except (OSError, MarrakechError) as also:
+            raise MarrakechError(
+                f"the one-game run folder {str(out)!r} could not be written ({exc}), nor "
+                f"its record: {also}"
+            ) from exc
         raise MarrakechError(
             f"the one-game run folder {str(out)!r} could not be written ({exc}); "
             f"the game's record is in {str(saved)!r}"

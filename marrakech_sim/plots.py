@@ -410,29 +410,33 @@ def plot_distribution(
     not out of the shares). ``span``: the first and last values the axis shows, instead
     of the data's least and ``clip``'s (one x range across panels that compare).
     """
-    names = sorted(hist["ruleset"].unique())
+    # a rule set whose every game is in `extra` (every runner-up bankrupt) has no value
+    # to draw but its bar apart
+    names = sorted({*hist["ruleset"].unique(), *(extra or {})})
     colours = colours or palette.ruleset_colours(names)
     width = 0.8 / max(len(names), 1)
     totals = hist.groupby("value")["n_games"].sum().sort_index()
     values = totals.index.to_numpy(dtype=float) if len(totals) else np.array([0.0])
     first, top = span if span is not None else (float(values.min()), clip_top(hist, clip))
     right = top + max(2.0, 0.08 * (top - first))
+    bar_width = max(2.0, 0.05 * (right - first)) / max(len(names), 1)
     for i, ruleset in enumerate(names):
         part = hist.loc[hist["ruleset"] == ruleset].sort_values("value")
         more = extra[ruleset][1] if extra and ruleset in extra else 0.0
         total = part["n_games"].sum() + more
-        share = 100 * part["n_games"].to_numpy(dtype=float) / total
+        share = 100 * part["n_games"].to_numpy(dtype=float) / max(total, 1)
         offset = (i - (len(names) - 1) / 2) * width
         colour = colours[ruleset]
-        ax.bar(
-            part["value"].to_numpy(dtype=float) + offset,
-            share,
-            width=width,
-            color=colour,
-            label=f"{ruleset} (n={_count(total)})",
-        )
-        if extra and ruleset in extra:
-            bar_width = max(2.0, 0.05 * (right - first)) / max(len(names), 1)
+        label = f"{ruleset} (n={_count(total)})"
+        if len(part):
+            ax.bar(
+                part["value"].to_numpy(dtype=float) + offset,
+                share,
+                width=width,
+                color=colour,
+                label=label,
+            )
+        if extra and ruleset in extra and total:
             x = right + 1 + i * bar_width
             ax.bar(
                 [x],
@@ -441,6 +445,7 @@ def plot_distribution(
                 color="white",
                 edgecolor=colour,
                 hatch="///",
+                label=None if len(part) else label,
             )
             ax.annotate(
                 f"{100 * more / total:.1f}%",

@@ -652,6 +652,10 @@ def records_from_run(
 
     where: a DuckDB SQL condition over the games table's columns, e.g.
     `turns > 60 AND tie_broken` or `'one_left' = end_reason`.
+
+    A record needs the game's moves: a game the run kept none of (its study's
+    `keep_moves` below 1) is left out when choosing by `where` or taking all, and refused
+    (RecordError naming it) when asked for by id.
     """
     import pyarrow.dataset as ds
 
@@ -668,7 +672,7 @@ def records_from_run(
         ids = matched if ids is None else [g for g in ids if g in set(matched)]
     games_ds = runfolder.open_dataset(run_dir, "games")
     flt = ds.field("game_id").isin(ids) if ids is not None else None
-    games = games_ds.to_table(columns=["game_id", "ruleset", "seed"], filter=flt)
+    games = games_ds.to_table(columns=["game_id", "ruleset", "seed", "turns"], filter=flt)
     games = games.sort_by("game_id").to_pylist()
     if ids is not None:
         found = {g["game_id"] for g in games}
@@ -699,6 +703,14 @@ def records_from_run(
                 raise RecordError(f"game {g['game_id']}: unknown rule set {g['ruleset']!r}")
             at = np.searchsorted(row_game, g["game_id"], side="left")
             to = np.searchsorted(row_game, g["game_id"], side="right")
+            if g["turns"] and at == to:  # played, its moves not kept
+                if game_ids is None:
+                    continue
+                raise RecordError(
+                    f"run {str(run_dir)!r} kept no moves of game {g['game_id']} (its study's "
+                    f"keep_moves is {config.get('keep_moves', 1)}), and a record needs them: "
+                    "choose a game whose moves were kept"
+                )
             yield record_from_rows(
                 rules,
                 [name for _, name in sorted(names.get(g["game_id"], []))],

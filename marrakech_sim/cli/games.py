@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import click
 
 from marrakech_sim.cli.common import library_errors, rule_options, rules_from_cli
-from marrakech_sim.errors import ConfigError
+from marrakech_sim.errors import ConfigError, MarrakechError
 from marrakech_sim.files import write_atomic
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.record import (
@@ -24,6 +25,7 @@ from marrakech_sim.record import (
 )
 from marrakech_sim.rules import Rules
 from marrakech_sim.run.config import check_name
+from marrakech_sim.runfolder import every_move, read_manifest
 
 
 @click.command("export")
@@ -66,6 +68,8 @@ def export_command(
     elapsed = time.perf_counter() - started
     where_to = f" to {output}" if output else ""
     click.echo(f"wrote {len(records)} records{where_to} ({elapsed:.2f} s)", err=True)
+    if not games and not notable and not every_move(read_manifest(run_dir)):
+        click.echo("(only games whose moves the run kept have records: keep_moves)", err=True)
 
 
 @click.command("import")
@@ -313,6 +317,7 @@ def play_command(
         raise click.UsageError(f"{str(run_dir)!r} is a file: --out names a folder to write")
     if run_dir.exists() and any(run_dir.iterdir()):
         raise click.UsageError(f"{str(run_dir)!r} is not empty: choose --out or another --seed")
+    _check_writable(run_dir)
     if web:
         _play_web(rules, opponents, seat, run_seed, run_dir, name, hint_ref, port)
         return
@@ -344,15 +349,45 @@ def play_command(
         )
     except QuitGame as exc:
         if exc.record is not None:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / "unfinished.txt").write_text(exc.record.to_text(), encoding="utf-8")
-            click.echo(f"{exc}; the turns so far are in {run_dir / 'unfinished.txt'}")
+            target = run_dir / "unfinished.txt"
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                write_atomic(target, exc.record.to_text())
+            except (OSError, MarrakechError) as failed:  # the turns go to the terminal
+                click.echo(exc.record.to_text())
+                with contextlib.suppress(OSError):
+                    run_dir.rmdir()  # made here and empty: nothing half-written stays
+                why = failed.strerror if isinstance(failed, OSError) else str(failed)
+                raise click.ClickException(
+                    f"{exc}; {why}: the turns so far are the record above"
+                ) from None
+            click.echo(f"{exc}; the turns so far are in {target}")
         return
-    record = save_game(game, run_seed, opponents, run_dir)
+    try:
+        record = save_game(game, run_seed, opponents, run_dir)
+    except MarrakechError:
+        click.echo(game.record.to_text())  # whatever was saved or not, never lost
+        raise
     click.echo(f"Result {record.result}; record {run_dir / 'game.txt'}, run folder {run_dir}")
     click.echo(
         f"replay it: marrakech replay {run_dir / 'game.txt'}   check it: marrakech verify {run_dir}"
     )
+
+
+def _check_writable(run_dir: Path) -> None:
+    """Refuse, before the game, a run folder that cannot be written (a read-only file
+    system, no permission): the game would be played and then not saved."""
+    import os
+
+    folder = run_dir.absolute()
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise click.BadParameter(
+            f"{str(run_dir)!r}: {str(folder)!r} cannot be written (a read-only file system "
+            "or no permission): choose a folder the game can be saved in",
+            param_hint="--out",
+        )
 
 
 def _play_web(

@@ -250,8 +250,8 @@ class WebGame:
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.saved = write_atomic(target, record.to_text())
-        except OSError as exc:
-            self.fault += f" (its record could not be saved in {str(target)!r}: {exc.strerror})"
+        except (OSError, MarrakechError) as exc:
+            self.fault += f" (the turns played could not be saved: {exc})"
 
     @property
     def phase(self) -> str:

@@ -251,7 +251,8 @@ class DistributionSection(BaseSection):
             for ax, ruleset, part in zip(axes, order, parts, strict=True):
                 row = dist.loc[(dist["metric"] == "margin") & (dist["ruleset"] == ruleset)]
                 n_out = float(missing.get(ruleset, 0.0))
-                med = f"median {row['q50'].iloc[0]:g} points" if len(row) else ""
+                known = len(row) and pd.notna(row["q50"].iloc[0])  # none: all bankrupt
+                med = f"median {row['q50'].iloc[0]:g} points" if known else "no margin"
                 plots.plot_distribution(
                     part,
                     ax,
