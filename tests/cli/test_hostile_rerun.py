@@ -27,17 +27,17 @@ BIG = "9" * 5000
 def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with a small run ('run') and its first game's record ('game.txt')."""
     folder = tmp_path_factory.mktemp("hostile")
-    study = study_from_dict(
-        {
-            "seed": 3,
-            "games_per_lineup": 10,
-            "chunk_games": 10,
-            "rulesets": {"two": {"players": 2}},
-            "strategies": {"random": {}, "greedy": {}},
-            "schedule": {"kind": "round_robin"},
-        }
-    )
-    run_study(study, folder / "run", workers=0)
+    data = {
+        "seed": 3,
+        "games_per_lineup": 10,
+        "chunk_games": 10,
+        "rulesets": {"two": {"players": 2}},
+        "strategies": {"random": {}, "greedy": {}},
+        "schedule": {"kind": "round_robin"},
+    }
+    run_study(study_from_dict(data), folder / "run", workers=0)
+    # the same study keeping no moves: its games have no records
+    run_study(study_from_dict({**data, "keep_moves": 0.0}), folder / "nomoves", workers=0)
     result = CliRunner().invoke(
         main, ["export", str(folder / "run"), "--game", "0", "-o", str(folder / "game.txt")]
     )
@@ -103,6 +103,14 @@ CASES: list[tuple[str, list[str], Callable[[Path], bytes] | None]] = [
     ("play --name <script>", ["play", "--vs", "random", "--name", "<script>"], None),
     ("play --name empty", ["play", "--vs", "random", "--name", ""], None),
     ("play --name ANSI", ["play", "--vs", "random", "--name", "\x1b[31mx"], None),
+    ("play --name a | b", ["play", "--vs", "random", "--name", "a | b"], None),
+    ("play --out unwritable", ["play", "--vs", "random", "--out", "/proc/self/x"], None),
+    ("replay --gif into /proc", ["replay", "{run}", "0", "--gif", "/proc/x.gif"], None),
+    ("replay --html missing folder", ["replay", "{run}", "0", "--html", "{dir}/no/x.html"], None),
+    ("export --game without moves", ["export", "{nomoves}", "--game", "1"], None),
+    ("export --notable without moves", ["export", "{nomoves}", "--notable"], None),
+    ("replay game without moves", ["replay", "{nomoves}", "1"], None),
+    ("study config /dev/zero", ["study", "/dev/zero", "--run-dir", "{dir}/r"], None),
     (
         "run --scheduler not a URL",
         ["run", "{config}", "--backend", "dask", "--scheduler", "x"],
@@ -126,11 +134,15 @@ def test_a_hostile_command_is_one_line_and_writes_nothing(
     path = tmp_path / "record.txt"
     if record is not None:
         path.write_bytes(record(place))
-    run = tmp_path / "run"
+    run, nomoves = tmp_path / "run", tmp_path / "nomoves"
     shutil.copytree(place / "run", run)
+    shutil.copytree(place / "nomoves", nomoves)
     out = tmp_path / "out"
     out.mkdir()
-    args = [a.format(run=run, record=path, dir=out, config=config) if "{" in a else a for a in argv]
+    args = [
+        a.format(run=run, nomoves=nomoves, record=path, dir=out, config=config) if "{" in a else a
+        for a in argv
+    ]
     result = CliRunner().invoke(main, args, input="q\n")
     assert result.exit_code in (1, 2), (case, result.exit_code, result.output)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(
