@@ -137,6 +137,10 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
         )
     for chunk in sorted(every - expected):
         report.problems.append(f"part {runfolder.part_name(chunk)} is not part of the run")
+    # a file no chunk is read from (a second name of a part, a stray) is named, as the
+    # report and resume name it: readers refuse the folder while it is there
+    for stray in runfolder.check_parts(run_dir, moves_required=False).strays:
+        report.problems.append(f"{stray} is not part of the run (not read as a chunk)")
     for chunk in sorted(expected):
         absent = [table for table in runfolder.TABLES if chunk not in found[table]]
         if absent:
@@ -198,6 +202,11 @@ def _verify_chunk(
     ruleset = games.column("ruleset").to_numpy(zero_copy_only=False)
     planned_rs = np.array([prep.rulesets[i].name for i in prep.match_ruleset[cg.match_id]], object)
     _compare(report, name, "games", "ruleset", gid, ruleset, planned_rs)
+    planned_players = np.array(
+        [prep.rulesets[i].rules.players for i in prep.match_ruleset[cg.match_id]]
+    )
+    players = games.column("players").to_numpy().astype(np.int64)
+    _compare(report, name, "games", "players", gid, players, planned_players)
     end_reason = games.column("end_reason").to_numpy(zero_copy_only=False)
     is_error = end_reason == "error"
     has_error = games.column("error").is_valid().to_numpy(zero_copy_only=False)
@@ -408,6 +417,11 @@ def _compare(
         i = bad[0]
         report._mismatch(
             len(bad),
-            f"{part}: {table}.{column} of game {game[i]}: recorded {recorded[i]!r}, "
-            f"expected {expected[i]!r}",
+            f"{part}: {table}.{column} of game {game[i]}: recorded {_plain(recorded[i])!r}, "
+            f"expected {_plain(expected[i])!r}",
         )
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as its Python value (9, not np.int8(9), in a message)."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -71,6 +71,8 @@ def _tamper(run: Path, table: str, column: str, row: int, value: int) -> None:
         ("seats", "dirhams", 2, 99, "seats.dirhams"),
         ("games", "turns", 0, 3, "turns"),
         ("games", "seed", 1, 5, "games.seed"),
+        # issue 29: the players column was not checked (4 -> 9 passed)
+        ("games", "players", 0, 9, "games.players of game 0: recorded 9, expected 4"),
     ],
 )
 def test_verify_fails_on_a_tampered_part(
@@ -94,6 +96,16 @@ def test_verify_fails_on_missing_and_corrupt_parts(copy: Path) -> None:
     assert not report.ok
     assert any("part-000001.parquet missing in seats" in p for p in report.problems)
     assert any("part-000002.parquet cannot be read" in p for p in report.problems)
+    assert CliRunner().invoke(main, ["verify", str(copy)]).exit_code == 1
+
+
+@pytest.mark.parametrize("name", ["part-0000001.parquet", "part-00001.parquet", "notes.txt"])
+def test_verify_names_a_file_that_is_no_part(copy: Path, name: str) -> None:
+    """A chunk's copy under a second name (or any stray file) is named as not part of the
+    run, as report and resume name it (issue 29: verify said 0 mismatches)."""
+    shutil.copy(copy / "games" / "part-000001.parquet", copy / "games" / name)
+    report = verify_run(copy)
+    assert any(f"games/{name} is not part of the run" in p for p in report.problems)
     assert CliRunner().invoke(main, ["verify", str(copy)]).exit_code == 1
 
 
