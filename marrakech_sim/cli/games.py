@@ -25,7 +25,6 @@ from marrakech_sim.record import (
 )
 from marrakech_sim.rules import Rules
 from marrakech_sim.run.config import check_name
-from marrakech_sim.runfolder import every_move, read_manifest
 
 
 @click.command("export")
@@ -68,6 +67,8 @@ def export_command(
     elapsed = time.perf_counter() - started
     where_to = f" to {output}" if output else ""
     click.echo(f"wrote {len(records)} records{where_to} ({elapsed:.2f} s)", err=True)
+    from marrakech_sim.runfolder import every_move, read_manifest
+
     if not games and not notable and not every_move(read_manifest(run_dir)):
         click.echo("(only games whose moves the run kept have records: keep_moves)", err=True)
 

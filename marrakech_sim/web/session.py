@@ -251,7 +251,7 @@ class WebGame:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.saved = write_atomic(target, record.to_text())
         except (OSError, MarrakechError) as exc:
-            self.fault += f" (the turns played could not be saved: {exc})"
+            self.fault = f"{asked.fault} (the turns played could not be saved: {exc})"
 
     @property
     def phase(self) -> str:
