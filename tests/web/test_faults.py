@@ -121,16 +121,21 @@ def test_an_opponent_fault_ends_only_its_game_and_the_server_serves_a_new_one(
     status, state = _call(url, "api/state")
     assert status == 200 and state["names"] == view["names"]
     assert state["phase"] == "over" or state["decisions"] == 0
-    children = [p for p in Path("/proc").iterdir() if p.name.isdigit()]
-    mine = [p for p in children if _parent(p) == os.getpid()]
-    assert not mine, "an opponent's process outlived its request"
+    assert not _forks(), "an opponent's process outlived its request"
 
 
-def _parent(proc: Path) -> int | None:
-    try:
-        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
+def _forks() -> list[int]:
+    """This process's children forked from it (the opponents' processes), not others'."""
+    me = Path("/proc/self/cmdline").read_bytes()
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == os.getpid() and (proc / "cmdline").read_bytes() == me:
+                found.append(int(proc.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 def test_a_new_game_is_refused_while_one_is_played(serving: Any) -> None:
