@@ -401,7 +401,7 @@ def _play_web(
     hint_ref: str,
     port: int,
 ) -> None:
-    from marrakech_sim.web.server import Games, serve, url_of
+    from marrakech_sim.web.server import Games, serve, serve_until_ctrl_c, url_of
     from marrakech_sim.web.session import WebGame
 
     hint = StrategySpec.of(hint_ref) if hint_ref else None
@@ -422,7 +422,7 @@ def _play_web(
         raise click.ClickException(f"port {port}: {exc.strerror}; choose another --port") from exc
     click.echo(f"Playing on {url_of(server)}  (Ctrl-C stops; the game is saved in {run_dir})")
     try:
-        server.serve_forever()
+        serve_until_ctrl_c(server)
     except KeyboardInterrupt:
         game = games.current
         click.echo("stopped" + ("" if game.record else ": the game was not finished"))

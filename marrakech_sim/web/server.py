@@ -12,6 +12,7 @@ game: the game's state is never touched by two requests at once).
 from __future__ import annotations
 
 import json
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -87,10 +88,49 @@ def app(games: WebGame | Games) -> bottle.Bottle:
     return web
 
 
+class _Server(WSGIServer):
+    """A WSGI server that stops between requests when asked (`serve_until_ctrl_c`)."""
+
+    handling = False  # a request is being answered
+    stopping = False  # stop once it is
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.handling = True
+        try:
+            super().process_request(request, client_address)
+        finally:
+            self.handling = False
+
+    def service_actions(self) -> None:  # (serve_forever's loop, between requests)
+        if self.stopping:
+            raise KeyboardInterrupt
+
+
 def serve(games: WebGame | Games, host: str = "127.0.0.1", port: int = 0) -> WSGIServer:
     """A server for `games` bound to host:port (0: any free port), not yet serving:
     call `serve_forever()` (or `start_in_thread`), and `shutdown()` to stop."""
-    return make_server(host, port, app(games), handler_class=_Quiet)
+    return make_server(host, port, app(games), server_class=_Server, handler_class=_Quiet)
+
+
+def serve_until_ctrl_c(server: WSGIServer) -> None:
+    """Serve until Ctrl-C (KeyboardInterrupt out of here), in the main thread.
+
+    Ctrl-C in the middle of a request stops the server once the request is answered: a
+    KeyboardInterrupt raised inside one would be taken by the WSGI handler as that
+    request's error (and the server would go on), or inside an opponent's decision as
+    that opponent's fault."""
+
+    def ctrl_c(signum: int, frame: Any) -> None:
+        if isinstance(server, _Server) and server.handling:
+            server.stopping = True
+            return
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, ctrl_c)
+    try:
+        server.serve_forever()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def start_in_thread(server: WSGIServer) -> threading.Thread:

@@ -26,7 +26,7 @@ from marrakech_sim.web.session import WebGame
 
 BAD = Path(__file__).resolve().parents[1] / "strategies_examples" / "bad.py"
 RULES = Rules(players=2, rugs_per_colour=3)
-BUDGETS = [None, 1.0]  # the opponent's time per decision (a sleeping one is stopped soon)
+BUDGETS = [None, 3.0]  # the opponent's time per decision: a sleeper is stopped in 4 s
 
 
 def _call(url: str, route: str, data: Any = None) -> tuple[int, dict[str, Any]]:
@@ -82,7 +82,7 @@ def serving(tmp_path: Path) -> Iterator[Any]:
         ("HardExits", "its process ended (exit code 1)"),
         ("Segfaults", "its process ended (killed by SIGSEGV)"),
         ("KillsItself", "its process ended (killed by SIGKILL)"),
-        ("Sleeps", "gave no answer within 2 s"),
+        ("Sleeps", "gave no answer within 4 s"),
         ("Garbage", "chose ['not', {'a': 'placement'}], not one of the legal options"),
         ("NoneRotation", "chose None, not one of the legal options"),
     ],
@@ -151,7 +151,7 @@ def test_a_new_game_is_refused_while_one_is_played(serving: Any) -> None:
         ("HardExits", "its process ended (exit code 1)"),
         ("Segfaults", "its process ended (killed by SIGSEGV)"),
         ("InterruptsItself", "KeyboardInterrupt()"),
-        ("Sleeps", "its process gave no answer within 2 s"),
+        ("Sleeps", "its process gave no answer within 4 s"),
     ],
 )
 def test_a_failing_hint_strategy_gives_no_hint_and_the_game_goes_on(
@@ -172,3 +172,44 @@ def test_a_failing_hint_strategy_gives_no_hint_and_the_game_goes_on(
         assert status == 200, view
     assert view["fault"] is None and view["result"] != "*"
     assert parse_records((games.current.out_dir / "game.txt").read_text())
+
+
+def test_the_play_web_command_survives_an_opponent_that_exits(tmp_path: Path) -> None:
+    """The real command (its server in the main thread, as a person runs it): an opponent
+    calling os._exit ends the game, the server answers a new game, and on Ctrl-C the
+    command names the fault and where its turns are."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-c", "from marrakech_sim.cli import main; main()", "play"]
+    command += ["--web", "--vs", f"{BAD}:HardExits", "--port", "0", "--seed", "4"]
+    server = subprocess.Popen(
+        [*command, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        # Ctrl-C as in a terminal (a background job of a shell starts with it ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, line
+        url = found.group(0)
+        status, view = _call(url, "api/state")
+        while status == 200 and view["phase"] != "over":
+            status, view = _call(url, "api/choose", _move(view))
+        assert status == 200 and "its process ended (exit code 1)" in view["fault"], view
+        assert parse_records((out / "unfinished.txt").read_text())
+        status, again = _call(url, "api/new")
+        assert status == 200 and again["phase"] == "orient", again
+        server.send_signal(signal.SIGINT)
+        said = server.communicate(timeout=60)[0]
+    finally:
+        server.kill()
+    assert "Traceback" not in said, said
+    assert f"{out}: " in said and "its process ended (exit code 1)" in said
