@@ -9,6 +9,7 @@ game is printed rather than lost.
 from __future__ import annotations
 
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -120,8 +121,13 @@ def test_play_prints_the_turns_when_they_cannot_be_saved(tmp_path: Path) -> None
     no empty folder is left."""
     out_dir = tmp_path / "game"
     argv = ["play", "--vs", "random", "--seed", "2", "--out", str(out_dir), "--no-colour"]
+    command = [sys.executable, "-c", "from marrakech_sim.cli import main; main()", *argv]
+    # once without the limit: the kernel cache written (else the limited game compiles
+    # its kernels in a decision, past the opponent's time: a fault before any turn)
+    subprocess.run(command, input="q\n", capture_output=True, text=True, timeout=900, check=True)
+    shutil.rmtree(out_dir)
     done = subprocess.run(
-        [sys.executable, "-c", "from marrakech_sim.cli import main; main()", *argv],
+        command,
         input="1\n2\nq\n",
         capture_output=True,
         text=True,
