@@ -44,13 +44,19 @@ from marrakech_sim.strategies.greedy import GreedyStrategy
 Level = tuple[str, str, dict]
 
 
-def levels(budgets: list[int]) -> list[Level]:
-    """random, greedy, then expert at each budget (in the order given)."""
+def expert_level(budget: int, width: int = 0) -> Level:
+    """expert at `budget` and `width` (0, every placement played on: not in the label)."""
+    label = f"expert{{budget={budget}}}" if width == 0 else f"expert{{budget={budget},width={width}}}"
+    return (label, "expert", {"budget": budget, "width": width})
+
+
+def levels(budgets: list[int], width: int = 0) -> list[Level]:
+    """random, greedy, then expert at each budget (in the order given) and `width`."""
     out: list[Level] = [
         ("random", "random", {}),
         ("greedy", "greedy", dict(GreedyStrategy.PARAMETERS)),
     ]
-    out += [(f"expert{{budget={b}}}", "expert", {"budget": b}) for b in budgets]
+    out += [expert_level(b, width if b >= 2 else 0) for b in budgets]
     return out
 
 
@@ -157,7 +163,7 @@ def chart(rows: list[Row], speeds: dict[str, dict[int, float]], path: Path) -> N
             ]
             if not picked:
                 continue
-            budgets = [int(r.stronger.split("=")[1].rstrip("}")) for r in picked]
+            budgets = [int(r.stronger.split("=")[1].split(",")[0].rstrip("}")) for r in picked]
             rate = np.array([r.rate for r in picked])
             err = np.array([[r.rate - r.low for r in picked], [r.high - r.rate for r in picked]])
             ax.errorbar(

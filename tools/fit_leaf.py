@@ -109,6 +109,7 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
                         values,
                         boot,
                         MODEL_LOOKAHEAD,
+                        0,
                     )
                     action = pick_best(values, n, rngs[seat : seat + 1]) - 1
                 else:
@@ -127,6 +128,7 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
                         values,
                         boot,
                         MODEL_LOOKAHEAD,
+                        0,
                     )
                     action = options[pick_best(values, n, rngs[seat : seat + 1])]
                 else:
@@ -164,7 +166,7 @@ def play_mix(
             for seat in range(players):
                 twin, budget = (a, ba) if seat == g % players else (b, bb)
                 codes[g, seat] = twins.CODES[twin]
-                values = greedy if twin == "greedy" else {"budget": budget}
+                values = greedy if twin == "greedy" else {"budget": budget, "width": 0}
                 params[g, seat] = twins.encode_params(twin, values)
         rng = np.random.default_rng([seed, players, i])
         seeds = rng.integers(0, 2**63, n, dtype=np.uint64)

@@ -130,6 +130,9 @@ LEAF_WEIGHTS = (
 DEFAULT_BUDGET = 8
 #: largest budget: samples per option and decision
 MAX_BUDGET = 4096
+#: largest width (placements played on per decision and roll; there are at most 16 legal
+#: placements on the standard board's options buffer)
+MAX_WIDTH = 16
 #: the greedy weights of the roll-outs: GreedyStrategy's defaults, in GREEDY_PARAMETERS order
 ROLLOUT_GREEDY = (1.0, 1.0, 0.5, 1.0, 10.0)
 #: the play-outs' model of the other seats' rotations: greedy's rotation score plus this
@@ -532,17 +535,36 @@ def schedule(s, budget):
 _LEAF_WEIGHTS = np.array(LEAF_WEIGHTS, np.float64)
 
 
+@njit(cache=True, _nrt=False)
+def keep_best(pre, count, width, keep):
+    """keep[i] = 1 for the `width` options of pre[:count] with the highest values (the
+    first of equal values first), 0 for the others; all of them when width is 0 or at
+    least count."""
+    for i in range(count):
+        keep[i] = 1 if width == 0 or width >= count else 0
+    if width == 0 or width >= count:
+        return
+    for _ in range(width):
+        best = -1e300
+        chosen = 0
+        for i in range(count):
+            if keep[i] == 0 and pre[i] > best:
+                best = pre[i]
+                chosen = i
+        keep[chosen] = 1
+
+
 @njit(cache=True, _nrt=True)
-def expert_values(s, budget, rng, values, look):
+def expert_values(s, budget, rng, values, look, width):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
     legal placements in legal_placements order); returns the number of options: the
     search of expert_values_with, with the fitted LEAF_WEIGHTS of the player count."""
     row = min(s[k.P_], 1 + _LEAF_WEIGHTS.shape[0]) - 2
-    return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS[row], look)
+    return expert_values_with(s, budget, rng, values, _LEAF_WEIGHTS[row], look, width)
 
 
 @njit(cache=True, _nrt=True)
-def expert_values_with(s, budget, rng, values, weights, look):
+def expert_values_with(s, budget, rng, values, weights, look, width):
     """values[i] = the value of option i of the decision in s (rotations -1, 0, 1, or the
     legal placements in legal_placements order), leaves valued with `weights`, the other
     seats' rotations in the play-outs modelled with weight `look` (model_rotation);
@@ -552,6 +574,10 @@ def expert_values_with(s, budget, rng, values, weights, look):
     by their counts); when the option is the mover's own rotation, the mover's
     placement after each roll is the best of its placements (each valued by mean_value),
     else the position after the roll is valued by mean_value (horizon: `schedule`).
+    With `width` >= 1 and play-outs (budget >= 2), only the `width` best placements by
+    budget 1's value (the finished turn, valued by leaf_value) are played on, both the
+    decision's own options when they are placements and the mover's placements after
+    each roll of a rotation; the others are not played (value -1e18). width 0: all.
     Draws once from `rng`; s is not changed (NRT on: it allocates its buffers, and is
     called from kernels without it).
     """
@@ -580,8 +606,22 @@ def expert_values_with(s, budget, rng, values, weights, look):
     c = np.empty_like(s)
     d = np.empty_like(s)
     e = np.empty_like(s)
+    pruning = width > 0 and budget >= 2
+    pre = np.empty(16)
+    keep = np.ones(16, np.int64)
+    inner = np.ones(16, np.int64)
+    if pruning and not nested:
+        for i in range(count):
+            for a in range(s.shape[0]):
+                c[a] = s[a]
+            k.k_apply(c, options[i])
+            pre[i] = mean_value(c, d, seed, 1, -1, 1, start, me, weights, greedy, work)
+        keep_best(pre, count, width, keep)
     for i in range(count):
         values[i] = 0.0
+        if keep[i] == 0:
+            values[i] = -1e18  # not played on: below every value played
+            continue
         for f in range(nf):
             weight = face_weight(s, f)  # the first roll: each distinct face once
             if weight == 0:
@@ -601,7 +641,17 @@ def expert_values_with(s, budget, rng, values, weights, look):
                 )
                 continue
             best = -1e18
-            for q in range(k.legal_placements(c, mine)):
+            placements = k.legal_placements(c, mine)
+            if pruning:
+                for q in range(placements):
+                    for a in range(c.shape[0]):
+                        e[a] = c[a]
+                    k.k_apply(e, mine[q])
+                    pre[q] = mean_value(e, d, seed, 1, -1, 1, start, me, weights, greedy, work)
+                keep_best(pre, placements, width, inner)
+            for q in range(placements):
+                if inner[q] == 0:
+                    continue
                 for a in range(c.shape[0]):
                     e[a] = c[a]
                 k.k_apply(e, mine[q])
@@ -669,24 +719,25 @@ def lookahead(s, budget, memory):
 
 
 @njit(cache=True, _nrt=True)
-def expert_rotation(s, budget, rng, memory):
-    """The expert's rotation (-1, 0 or 1) in s; memory: its memory of the game
-    (memory_size(s), zero at the game's start), read and updated."""
+def expert_rotation(s, budget, width, rng, memory):
+    """The expert's rotation (-1, 0 or 1) in s at `budget` and `width` (expert_values);
+    memory: its memory of the game (memory_size(s), zero at the game's start), read and
+    updated."""
     if remembers(s, budget):
         if other_turned_as_greedy(s, memory) == 0:
             memory[M_FLAGS] |= NOT_GREEDY
         memory[M_FLAGS] &= ~PLACED
     values = np.empty(16)
-    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory))
+    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory), width)
     return pick_best(values, count, rng) - 1
 
 
 @njit(cache=True, _nrt=True)
-def expert_placement(s, budget, rng, memory):
+def expert_placement(s, budget, width, rng, memory):
     """The expert's placement as an index into legal_placements order; memory as in
     expert_rotation (where it remembers: the state after the placement chosen)."""
     values = np.empty(16)
-    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory))
+    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory), width)
     chosen = pick_best(values, count, rng)
     if remembers(s, budget):
         options = np.empty(16, np.int64)
@@ -703,7 +754,7 @@ def well_rotation(s, budget, rng, memory):
     a draw) with budget 0, else the expert's at that budget."""
     if budget == 0:
         return greedy_rotation(s, rollout_greedy(), rng)
-    return expert_rotation(s, budget, rng, memory)
+    return expert_rotation(s, budget, 0, rng, memory)
 
 
 @njit(cache=True, _nrt=True)
@@ -712,7 +763,7 @@ def well_placement(s, budget, rng, options, count, memory):
     legal_placements order): greedy's with budget 0, else the expert's."""
     if budget == 0:
         return greedy_placement(s, rollout_greedy(), rng, options, count)
-    return expert_placement(s, budget, rng, memory)
+    return expert_placement(s, budget, 0, rng, memory)
 
 
 # ---------------------------------------------------------------- the Python forms
@@ -736,6 +787,17 @@ def check_budget(name: str, budget: Any, low: int) -> int:
             f"to {MAX_BUDGET} (samples per option and decision)"
         )
     return budget
+
+
+def check_width(name: str, width: Any) -> int:
+    """`width` as an int from 0 to 16 (0: every placement is played on), or a
+    ConfigError naming it."""
+    if isinstance(width, bool) or not isinstance(width, int) or not 0 <= width <= MAX_WIDTH:
+        raise ConfigError(
+            f"{name}: width {width!r} is not allowed; it is an integer from 0 (every "
+            f"placement played on) to {MAX_WIDTH} (placements played on per decision and roll)"
+        )
+    return width
 
 
 class _Remembering(BaseStrategy):
@@ -775,17 +837,19 @@ class ExpertStrategy(_Remembering):
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
         "budget": DEFAULT_BUDGET,  # chance sequences sampled per option and decision
+        "width": 0,  # placements played on per decision and roll (0: all; budget >= 2)
     }
     COMPILED: ClassVar[str | None] = "expert"
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._budget = check_budget("expert", self.params["budget"], 1)
+        self._width = check_width("expert", self.params["width"])
 
     def on_game_start(self, view: GameView) -> None:
         super().on_game_start(view)
-        s, state = view.packed.copy(), view.rng.state
-        _compile((expert_rotation, expert_placement), s, self._budget, state, self._memory)
+        s, state, width = view.packed.copy(), view.rng.state, self._width
+        _compile((expert_rotation, expert_placement), s, self._budget, width, state, self._memory)
 
     @property
     def other_seems_greedy(self) -> bool:
@@ -795,10 +859,12 @@ class ExpertStrategy(_Remembering):
         return len(self._memory) == 0 or not self._memory[M_FLAGS] & NOT_GREEDY
 
     def choose_rotation(self, view: GameView) -> int:
-        return int(expert_rotation(*self._kernel_args(view)))
+        s, budget, rng, memory = self._kernel_args(view)
+        return int(expert_rotation(s, budget, self._width, rng, memory))
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
-        return options[int(expert_placement(*self._kernel_args(view)))]
+        s, budget, rng, memory = self._kernel_args(view)
+        return options[int(expert_placement(s, budget, self._width, rng, memory))]
 
 
 class _Restricted(_Remembering):

@@ -9,7 +9,7 @@ PARAMETER_ORDER.
     0     random   marrakech_sim.strategies.basic.RandomStrategy    -
     1     greedy   marrakech_sim.strategies.greedy.GreedyStrategy   area, cover, block, waste, ruin
                    (and its presets greedy-area, greedy-block)
-    2     expert   strategies.expert.ExpertStrategy   budget
+    2     expert   strategies.expert.ExpertStrategy   budget, width
     3     rotation-only   strategies.expert.RotationOnlyStrategy   budget
     4     placement-only  strategies.expert.PlacementOnlyStrategy  budget
 
@@ -57,7 +57,7 @@ CODES = {
 PARAMETER_ORDER: dict[str, tuple[str, ...]] = {
     "random": (),
     "greedy": GREEDY_PARAMETERS,
-    "expert": ("budget",),
+    "expert": ("budget", "width"),
     "rotation-only": ("budget",),
     "placement-only": ("budget",),
 }
@@ -157,7 +157,7 @@ def _choose_rotation(code, params, s, rng, memory, searching):
 
     def rotation(code, params, s, rng, memory, searching):
         if code == EXPERT:
-            return expert_rotation(s, int(params[0]), rng, memory)
+            return expert_rotation(s, int(params[0]), int(params[1]), rng, memory)
         if code == ROTATION_ONLY:
             return well_rotation(s, int(params[0]), rng, memory)
         return _basic_rotation(code, params, s, rng)
@@ -176,7 +176,7 @@ def _choose_placement(code, params, s, rng, options, count, memory, searching):
 
     def placement(code, params, s, rng, options, count, memory, searching):
         if code == EXPERT:
-            return expert_placement(s, int(params[0]), rng, memory)
+            return expert_placement(s, int(params[0]), int(params[1]), rng, memory)
         if code == PLACEMENT_ONLY:
             return well_placement(s, int(params[0]), rng, options, count, memory)
         return _basic_placement(code, params, s, rng, options, count)

@@ -226,7 +226,7 @@ def test_expert_samples_four_times_its_budget_in_the_endgame() -> None:
     options = np.empty(16, np.int64)
     rng = np.array([2026], np.uint64)
     values = np.empty(16)
-    count = expert_values(s.copy(), 2, rng.copy(), values, MODEL_LOOKAHEAD)
+    count = expert_values(s.copy(), 2, rng.copy(), values, MODEL_LOOKAHEAD, 0)
     assert count == k.legal_placements(s, options) and schedule(s, 2) == TO_THE_END
 
     def by_hand(samples: int) -> np.ndarray:
@@ -266,7 +266,7 @@ def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> No
     expert's one parameter is budget, default 8 (as docs/STRATEGIES.md states)."""
     for name in ("expert", "rotation-only", "placement-only"):
         assert name in registered() and describe(name)["compiled"]
-    assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8}
+    assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8, "width": 0}
 
 
 def model_by_hand(rules: Rules, s: np.ndarray) -> int:
@@ -381,7 +381,7 @@ def test_with_two_players_the_round_is_expanded_exactly() -> None:
         for budget in (2, 8):
             values[budget] = np.empty(16)
             count = expert_values(
-                s.copy(), budget, np.array([7], np.uint64), values[budget], MODEL_LOOKAHEAD
+                s.copy(), budget, np.array([7], np.uint64), values[budget], MODEL_LOOKAHEAD, 0
             )
         assert count == k.legal_placements(s, options)
         np.testing.assert_array_equal(values[2][:count], values[8][:count])
@@ -398,7 +398,7 @@ def test_with_two_players_the_round_is_expanded_exactly() -> None:
     )
     rotations = {budget: np.empty(16) for budget in (2, 8, 16)}
     for budget, values in rotations.items():
-        expert_values(turn.copy(), budget, np.array([7], np.uint64), values, MODEL_LOOKAHEAD)
+        expert_values(turn.copy(), budget, np.array([7], np.uint64), values, MODEL_LOOKAHEAD, 0)
     np.testing.assert_array_equal(rotations[8][:3], rotations[16][:3])
     assert not np.array_equal(rotations[2][:3], rotations[8][:3])
 
