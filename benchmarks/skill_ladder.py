@@ -46,7 +46,7 @@ Level = tuple[str, str, dict]
 
 def expert_level(budget: int, width: int = 0) -> Level:
     """expert at `budget` and `width` (0, every placement played on: not in the label)."""
-    label = f"expert{{budget={budget}}}" if width == 0 else f"expert{{budget={budget},width={width}}}"
+    label = f"expert{{budget={budget}" + (f",width={width}}}" if width else "}")
     return (label, "expert", {"budget": budget, "width": width})
 
 

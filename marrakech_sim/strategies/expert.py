@@ -130,8 +130,8 @@ LEAF_WEIGHTS = (
 DEFAULT_BUDGET = 8
 #: largest budget: samples per option and decision
 MAX_BUDGET = 4096
-#: largest width (placements played on per decision and roll; there are at most 16 legal
-#: placements on the standard board's options buffer)
+#: largest width (the mover's placements played on after each roll of a rotation; the
+#: search's option buffers hold 16)
 MAX_WIDTH = 16
 #: the greedy weights of the roll-outs: GreedyStrategy's defaults, in GREEDY_PARAMETERS order
 ROLLOUT_GREEDY = (1.0, 1.0, 0.5, 1.0, 10.0)
@@ -143,6 +143,8 @@ MODEL_LOOKAHEAD = 0.2
 #: greedy's best (the expert's memory of the game), the model's weight for that seat:
 #: greedy's rotation, its ties broken by the look (docs/STRATEGIES.md)
 GREEDY_LOOKAHEAD = 1e-6
+#: states whose model rotation a search remembers (cached_rotation)
+MODEL_CACHE = 4
 #: the model's value of a face whose walk ends the mover's game (no placement follows)
 MODEL_OUT = -1000.0
 #: mixes a decision's seed with the sample number (an odd 64-bit constant)
@@ -374,13 +376,42 @@ def model_rotation(c, greedy, options, e, scores, memo, look):
 
 
 @njit(cache=True, _nrt=False)
+def cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look):
+    """model_rotation(c, ...), remembered: seen[i] holds a state the model turned in and
+    turned[i] its rotation (turned[-1]: the slot written next). A search meets the same
+    state at the other seat's rotation many times (a decision's options expand every
+    face of a roll that comes after it, and every colour of a draw before it), and the
+    model's answer depends on the state alone (greedy and look are fixed in a search):
+    the same rotations, computed once."""
+    n = c.shape[0]
+    for i in range(seen.shape[0]):
+        if turned[i] < -1:
+            continue  # an empty slot
+        same = True
+        for a in range(n):
+            if seen[i, a] != c[a]:
+                same = False
+                break
+        if same:
+            return turned[i]
+    r = model_rotation(c, greedy, options, e, scores, memo, look)
+    slot = turned[-1]
+    for a in range(n):
+        seen[slot, a] = c[a]
+    turned[slot] = r
+    turned[-1] = (slot + 1) % seen.shape[0]
+    return r
+
+
+@njit(cache=True, _nrt=False)
 def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, model):
     """Play c on in place until turn start + horizon or the end: every seat places as
     greedy, the searching seat `me` turns Assam as greedy and the others as
     model_rotation; rolls and rug draws from `stream`, except the first roll, which is
     die face index first_face, and the first draw, colour first_colour, when >= 0.
-    model: (options, state, scores, memo, look), model_rotation's buffers."""
-    options, e, scores, memo, look = model
+    model: (options, state, scores, memo, seen, turned, look), model_rotation's buffers
+    and its cache (cached_rotation)."""
+    options, e, scores, memo, seen, turned, look = model
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     none = stream[0:0]
@@ -398,7 +429,7 @@ def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, mo
         elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
             k.k_apply(c, greedy_rotation(c, greedy, none))
         elif phase == k.PHASE_ORIENT:
-            k.k_apply(c, model_rotation(c, greedy, options, e, scores, memo, look))
+            k.k_apply(c, cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look))
         else:
             count = k.legal_placements(c, options)
             k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
@@ -407,8 +438,11 @@ def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, mo
 @njit(cache=True)
 def work_buffers(s):
     """The buffers of a search in s (sampled_total's `work`): options, values, result,
-    stream, mixer, feats, and model_rotation's state, rotation scores, memo and look
-    (its weight, MODEL_LOOKAHEAD until set)."""
+    stream, mixer, feats, and model_rotation's state, rotation scores, memo, the cache
+    of its answers (cached_rotation: MODEL_CACHE states, their rotations and the next
+    slot) and look (its weight, MODEL_LOOKAHEAD until set)."""
+    turned = np.full(MODEL_CACHE + 1, -2, np.int64)
+    turned[-1] = 0
     p = s[k.P_]
     return (
         np.empty(16, np.int64),
@@ -420,6 +454,8 @@ def work_buffers(s):
         np.empty_like(s),
         np.empty(3),
         np.empty(2 * s[k.N_] * s[k.N_]),
+        np.empty((MODEL_CACHE, s.shape[0]), np.int64),
+        turned,
         np.full(1, MODEL_LOOKAHEAD),
     )
 
@@ -429,8 +465,8 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
     """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
     on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
     face index first_face when >= 0. work: work_buffers."""
-    options, values, result, stream, mixer, feats, state, scores, memo, look = work
-    model = (options, state, scores, memo, look)
+    options, values, result, stream, mixer, feats, state, scores, memo, seen, turned, look = work
+    model = (options, state, scores, memo, seen, turned, look)
     total = 0.0
     for j in range(samples):
         for a in range(c.shape[0]):
@@ -468,8 +504,8 @@ def exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, wor
     rugs of that colour left, times every face of the die (or face index first_face
     when >= 0), by its count (RULES.md section 1). A further draw or roll, which one
     round with 2 players does not hold, would be sampled from the decision's seed."""
-    options, values, result, stream, mixer, feats, state, scores, memo, look = work
-    model = (options, state, scores, memo, look)
+    options, values, result, stream, mixer, feats, state, scores, memo, seen, turned, look = work
+    model = (options, state, scores, memo, seen, turned, look)
     nf = c[k.NFACES_]
     left = c[k.RUGS_LEFT_AT]
     seat = c[k.SEAT_]
@@ -574,10 +610,12 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
     by their counts); when the option is the mover's own rotation, the mover's
     placement after each roll is the best of its placements (each valued by mean_value),
     else the position after the roll is valued by mean_value (horizon: `schedule`).
-    With `width` >= 1 and play-outs (budget >= 2), only the `width` best placements by
-    budget 1's value (the finished turn, valued by leaf_value) are played on, both the
-    decision's own options when they are placements and the mover's placements after
-    each roll of a rotation; the others are not played (value -1e18). width 0: all.
+    With `width` >= 1 and play-outs (budget >= 2), a rotation's best placement after
+    each roll is the best by mean_value of only the `width` placements best by budget
+    1's value (the finished turn, valued by leaf_value; first best first): the others
+    are not played on. width 0: all. A placement decision's own options are all played
+    on (pruning them by budget 1's value lost about 3 points against greedy:
+    docs/STRATEGIES.md).
     Draws once from `rng`; s is not changed (NRT on: it allocates its buffers, and is
     called from kernels without it).
     """
@@ -609,19 +647,8 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
     pruning = width > 0 and budget >= 2
     pre = np.empty(16)
     keep = np.ones(16, np.int64)
-    inner = np.ones(16, np.int64)
-    if pruning and not nested:
-        for i in range(count):
-            for a in range(s.shape[0]):
-                c[a] = s[a]
-            k.k_apply(c, options[i])
-            pre[i] = mean_value(c, d, seed, 1, -1, 1, start, me, weights, greedy, work)
-        keep_best(pre, count, width, keep)
     for i in range(count):
         values[i] = 0.0
-        if keep[i] == 0:
-            values[i] = -1e18  # not played on: below every value played
-            continue
         for f in range(nf):
             weight = face_weight(s, f)  # the first roll: each distinct face once
             if weight == 0:
@@ -648,9 +675,9 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
                         e[a] = c[a]
                     k.k_apply(e, mine[q])
                     pre[q] = mean_value(e, d, seed, 1, -1, 1, start, me, weights, greedy, work)
-                keep_best(pre, placements, width, inner)
+                keep_best(pre, placements, width, keep)
             for q in range(placements):
-                if inner[q] == 0:
+                if keep[q] == 0:
                     continue
                 for a in range(c.shape[0]):
                     e[a] = c[a]
@@ -790,12 +817,12 @@ def check_budget(name: str, budget: Any, low: int) -> int:
 
 
 def check_width(name: str, width: Any) -> int:
-    """`width` as an int from 0 to 16 (0: every placement is played on), or a
+    """`width` as an int from 0 to MAX_WIDTH (0: every placement is played on), or a
     ConfigError naming it."""
     if isinstance(width, bool) or not isinstance(width, int) or not 0 <= width <= MAX_WIDTH:
         raise ConfigError(
             f"{name}: width {width!r} is not allowed; it is an integer from 0 (every "
-            f"placement played on) to {MAX_WIDTH} (placements played on per decision and roll)"
+            f"placement played on) to {MAX_WIDTH} (own placements played on after each roll)"
         )
     return width
 
@@ -837,7 +864,7 @@ class ExpertStrategy(_Remembering):
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
         "budget": DEFAULT_BUDGET,  # chance sequences sampled per option and decision
-        "width": 0,  # placements played on per decision and roll (0: all; budget >= 2)
+        "width": 0,  # own placements played on after each roll of a rotation (0: all)
     }
     COMPILED: ClassVar[str | None] = "expert"
 

@@ -27,6 +27,7 @@ from marrakech_sim.strategies.expert import (
     GREEDY_LOOKAHEAD,
     HORIZON_ROUNDS,
     LEAF_WEIGHTS,
+    MODEL_CACHE,
     MODEL_LOOKAHEAD,
     MODEL_OUT,
     ROLLOUT_GREEDY,
@@ -34,6 +35,7 @@ from marrakech_sim.strategies.expert import (
     ExpertStrategy,
     PlacementOnlyStrategy,
     RotationOnlyStrategy,
+    cached_rotation,
     expert_values,
     leaf_value,
     mean_value,
@@ -96,12 +98,63 @@ def test_compiled_twins_play_the_python_games(rules: Rules) -> None:
         np.testing.assert_array_equal(seats[g], record.seats)
 
 
-@pytest.mark.parametrize("budget", [1, 2])
-def test_expert_passes_the_conformance_checker(budget: int) -> None:
+@pytest.mark.parametrize("params", [{"budget": 1}, {"budget": 2}, {"budget": 4, "width": 1}])
+def test_expert_passes_the_conformance_checker(params: dict[str, int]) -> None:
     """check-strategy finds no problem with expert (every seat, 2-4 players, both orders;
-    budget 2: with its memory of the game and the exact round)."""
-    report = check_strategy("expert", {"budget": budget}, games=1)
+    budget 2: with its memory of the game and the exact round; width 1: the pruned
+    search)."""
+    report = check_strategy("expert", params, games=1)
     assert report.ok, report.lines()
+
+
+@pytest.mark.parametrize("width", [-1, 17, "two", 1.5, True])
+def test_bad_width_is_a_config_error_naming_it(width: object) -> None:
+    """A width that is not an integer from 0 to 16 is a ConfigError quoting it and the
+    allowed range."""
+    with pytest.raises(ConfigError) as found:
+        StrategySpec.of("expert", {"budget": 4, "width": width}).build()
+    message = str(found.value)
+    assert "width" in message and repr(width) in message and "from 0" in message, message
+
+
+@pytest.mark.parametrize("rules", [TWO, Rules(players=4)], ids=["2p", "4p"])
+def test_expert_with_a_width_plays_the_same_games_compiled_and_in_python(rules: Rules) -> None:
+    """expert{budget=4, width=1} (the pruned search) plays move for move the same game in
+    play_batch and through play_game, and the same again by seed."""
+    specs = [StrategySpec.of("expert", {"budget": 4, "width": 1})]
+    specs += [StrategySpec.of("greedy")] * (rules.players - 1)
+    moves, _, seats = play_compiled(rules, specs, [8])
+    record = play_game(rules, [spec.build() for spec in specs], 8)
+    assert record.error is None
+    np.testing.assert_array_equal(moves[0, : record.turns], record.moves)
+    np.testing.assert_array_equal(seats[0], record.seats)
+    again = play_game(rules, [spec.build() for spec in specs], 8)
+    np.testing.assert_array_equal(again.moves, record.moves)
+
+
+def test_a_width_prunes_only_the_rotations_own_placements() -> None:
+    """width 0 and a width of at least every placement value alike; width 1 values a
+    placement decision's options as width 0 does (they are all played on), and a
+    rotation by its play-outs of budget 1's best placement after each roll, which
+    changes some rotation's value in the positions tried."""
+    rng = np.array([7], np.uint64)
+    changed = 0
+    for s in random_positions(TWO, 9):
+        if s[k.PHASE_] not in (k.PHASE_ORIENT, k.PHASE_PLACE):
+            continue
+        values = {w: np.empty(16) for w in (0, 1, 16)}
+        counts = {
+            w: expert_values(s.copy(), 4, rng.copy(), values[w], MODEL_LOOKAHEAD, w) for w in values
+        }
+        count = counts[0]
+        assert counts[1] == counts[16] == count
+        np.testing.assert_array_equal(values[0][:count], values[16][:count])
+        if s[k.PHASE_] == k.PHASE_PLACE:
+            np.testing.assert_array_equal(values[0][:count], values[1][:count])
+        else:
+            assert (values[1][:count] <= values[0][:count] + 1e-12).all()  # a max over fewer
+            changed += not np.array_equal(values[0][:count], values[1][:count])
+    assert changed > 0
 
 
 def _decision_states(rules: Rules, phase: str, count: int, seed: int) -> list[GameState]:
@@ -317,6 +370,10 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
         np.empty(2 * n * n),
         np.full(1, MODEL_LOOKAHEAD),
     )
+    memory = np.empty((MODEL_CACHE, len(buffers[1])), np.int64)
+    turned = np.full(MODEL_CACHE + 1, -2, np.int64)
+    turned[-1] = 0
+    earlier: list[np.ndarray] = []
     differ = seen = 0
     for seed in (11, 12):
         for s in random_positions(rules, seed):
@@ -324,6 +381,12 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
                 continue
             got = model_rotation(s, greedy, *buffers)
             assert got == model_by_hand(rules, s), (seed, int(s[k.TURN_]))
+            # the search's cache of the model's answers: the same answer, asked anew or
+            # again, with the earlier positions asked in between
+            earlier.append(s.copy())
+            for again in (s, *earlier[-3:], s):
+                cached = cached_rotation(again, greedy, *buffers[:4], memory, turned, buffers[4])
+                assert cached == model_rotation(again.copy(), greedy, *buffers)
             view = GameView(rules, s.copy(), int(s[k.SEAT_]), Rng(1, 1))
             plain = GreedyStrategy().rotation_scores(view)
             differ += got != int(np.argmax(plain)) - 1
