@@ -12,6 +12,7 @@ Games per second of each level: self-play (the level in every seat), thread CPU 
     python benchmarks/skill_ladder.py --budgets 1 4 --blocks 20 --players 2   # a quick look
     python benchmarks/skill_ladder.py --against expectimax --budgets 8 --players 2 --blocks 100
     python benchmarks/skill_ladder.py --restricted --blocks 2000     # which decision matters
+    python benchmarks/skill_ladder.py --budgets 4 --width 1 --players 2 --blocks 500 --seed 10000
 
 With --against REF (a strategy without a compiled twin, such as expectimax) each expert
 level plays REF instead, through play_game (the Python loop, one core).
@@ -187,6 +188,9 @@ def main() -> None:
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument(
+        "--width", type=int, default=0, help="the expert levels' width from budget 2 (0: all)"
+    )
+    parser.add_argument(
         "--speed-games", type=int, default=40, help="self-play games per speed line"
     )
     parser.add_argument(
@@ -242,7 +246,7 @@ def main() -> None:
                     flush=True,
                 )
         return
-    ladder = levels(args.budgets)
+    ladder = levels(args.budgets, args.width)
     for players in args.players:  # compile (or load) the kernels before any timing
         self_play_speed(Rules(players=players), ladder[-1], 1, args.seed)
     rows: list[Row] = []
