@@ -1,5 +1,5 @@
 """`expert`: a shallow expectimax with greedy roll-outs over sampled dice; one compute
-knob, `budget`.
+knob, `budget`, and `width`, which plays on only the best of a rotation's placements.
 
 At each decision every option (3 rotations, or each legal placement) is valued:
 
