@@ -307,3 +307,32 @@ def test_replay_prints_a_turn_and_steps_by_key(run_dir: Path) -> None:
     shown = re.findall(r"after turn (\d+) of", result.output)
     last = str(len(next(records_from_run(run_dir, [0])).turns))
     assert shown == ["0", "1", "2", "1", last]
+
+
+def test_records_of_games_a_strategy_faulted_import(tmp_path: Path) -> None:
+    """A game that a strategy's fault ended stops inside its last turn; its record says so
+    (Result "*", Final the position inside that turn) and imports and replays to it, while
+    a finished game's record with an unfinished last turn is still refused."""
+    from conftest import EXAMPLES, play_run
+
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 3,
+            "games_per_lineup": 4,
+            "rotation": "none",
+            "rulesets": {"four": {}},
+            "strategies": {"random": {}, "bad": {"ref": f"{EXAMPLES / 'bad.py'}:Raises"}},
+            "schedule": {"kind": "lineups", "lineups": [["random", "random", "random", "bad"]]},
+        },
+    )
+    records = list(records_from_run(run))
+    assert len(records) == 4 and all(r.result == "*" for r in records)
+    text = format_records(records)
+    back = read_records(text)  # replays each and checks Final against the actions
+    assert [r.final.to_notation() for r in back] == [r.final for r in records]
+    randoms = [StrategySpec.of("random").build() for _ in range(4)]
+    finished = record_from_game(play_game(Rules(), randoms, 4))
+    cut = format_records([finished]).rstrip().rsplit(" ", 1)[0]  # the last placement dropped
+    with pytest.raises(RecordError, match="unfinished"):
+        read_records(cut)
