@@ -332,7 +332,7 @@ def test_records_of_games_a_strategy_faulted_import(tmp_path: Path) -> None:
     back = read_records(text)  # replays each and checks Final against the actions
     assert [r.final.to_notation() for r in back] == [r.final for r in records]
     randoms = [StrategySpec.of("random").build() for _ in range(4)]
-    finished = record_from_game(play_game(Rules(), randoms, 4))
+    finished = record_from_game(play_game(Rules(), randoms, 4), Rules(), ["random"] * 4)
     cut = format_records([finished]).rstrip().rsplit(" ", 1)[0]  # the last placement dropped
     with pytest.raises(RecordError, match="unfinished"):
         read_records(cut)
