@@ -1,8 +1,9 @@
 """Playing a run's chunks as Dask tasks: a LocalCluster on this machine, or a cluster.
 
-The runner hands `dask_chunks` the chunks to play and gets their `ChunkResult`s back, as
-from its worker processes; everything else about a run (the folder, the manifest,
-resume, the stopping rule, `verify`) stays the runner's. Each chunk is one task
+`DaskChunks` is the runner's `run.backend.Backend` on Dask: the runner hands it the
+chunks to play and gets their `ChunkResult`s back, as from its worker processes;
+everything else about a run (the folder, the manifest, resume, the stopping rule,
+`verify`) stays the runner's. Each chunk is one task
 (`play_chunk` on whole blocks, seeded by the plan), so the tables do not depend on which
 worker played what, nor on a worker lost mid-run: the scheduler runs its unfinished
 tasks again elsewhere, and a chunk's parts are written whole, once, under the chunk's
@@ -42,7 +43,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -145,40 +146,72 @@ def require_distributed() -> None:
         ) from None
 
 
-def dask_chunks(
-    prep: Prepared,
-    run_dir: Path,
-    todo: list[int],
-    backend: DaskBackend,
-    workers: int,
-    writer: str,
-) -> Generator[ChunkResult, None, None]:
-    """Play the chunks `todo` on Dask; yield each one's result once its parts are on disk.
+class DaskChunks:
+    """The `run.backend.Backend` of a run with `backend=DaskBackend(...)`: its chunks as
+    Dask tasks, on a LocalCluster of `workers` processes or on the backend's scheduler.
 
-    Results come in the order chunks finish. Close the generator to stop early: with
+    Results come in the order chunks finish. `close(stop=True)` stops early: with
     parts="workers" that waits for the chunks already running (their parts must land
     before the runner tidies the folder); otherwise they are cancelled.
     """
-    if backend.scheduler is None and workers < 1:
-        raise ConfigError(f"workers {workers}: a LocalCluster needs at least 1 worker")
-    study_key = f"{prep.study.name}-{uuid.uuid4().hex[:8]}"  # this session's study
-    # the bounds of the processes that play plug-in strategies (module docstring): a
-    # LocalCluster's workers share this machine; a cluster's workers size their own
-    isolation = _Isolation(
-        game_limit(prep),
-        worker_memory_mb(prep.study, workers)
-        if backend.scheduler is None
-        else prep.study.worker_memory_mb,
-    )
-    fork = backend.scheduler is None and FORK_WORKERS
-    if fork:  # the workers forked from here start with the kernels loaded (the runner
-        # warmed `prep` up) and the plan made
-        _INHERITED[study_key] = prep
-    try:
-        with _client(backend.scheduler, workers, fork) as client:
-            yield from _play(client, prep, study_key, run_dir, todo, backend, writer, isolation)
-    finally:
-        _INHERITED.pop(study_key, None)
+
+    def __init__(self, backend: DaskBackend, workers: int) -> None:
+        self.backend = backend
+        self.cluster_workers = workers
+        self._stack = contextlib.ExitStack()
+        self._job: tuple[Client, Prepared, str, Path, str, _Isolation] | None = None
+        self._results: Generator[ChunkResult, None, None] | None = None
+
+    @property
+    def workers(self) -> int | None:
+        """A LocalCluster's worker processes (forked after the runner's warm-up); None for
+        a cluster at a scheduler, whose workers are its own."""
+        return self.cluster_workers if self.backend.scheduler is None else None
+
+    def describe(self) -> dict[str, Any]:
+        return self.backend.describe(self.cluster_workers)
+
+    def start(self, prep: Prepared, run_dir: Path, writer: str) -> None:
+        backend, workers = self.backend, self.cluster_workers
+        if backend.scheduler is None and workers < 1:
+            raise ConfigError(f"workers {workers}: a LocalCluster needs at least 1 worker")
+        study_key = f"{prep.study.name}-{uuid.uuid4().hex[:8]}"  # this session's study
+        # the bounds of the processes that play plug-in strategies (module docstring): a
+        # LocalCluster's workers share this machine; a cluster's workers size their own
+        isolation = _Isolation(
+            game_limit(prep),
+            worker_memory_mb(prep.study, workers)
+            if backend.scheduler is None
+            else prep.study.worker_memory_mb,
+        )
+        fork = backend.scheduler is None and FORK_WORKERS
+        if fork:  # the workers forked from here start with the kernels loaded (the runner
+            # warmed `prep` up) and the plan made
+            _INHERITED[study_key] = prep
+            self._stack.callback(_INHERITED.pop, study_key, None)
+        try:
+            client = self._stack.enter_context(_client(backend.scheduler, workers, fork))
+        except BaseException:
+            self._stack.close()
+            raise
+        self._job = (client, prep, study_key, run_dir, writer, isolation)
+
+    def play(self, todo: Sequence[int]) -> Iterator[ChunkResult]:
+        if self._job is None:
+            raise RuntimeError("DaskChunks.play before start")
+        client, prep, study_key, run_dir, writer, isolation = self._job
+        self._results = _play(
+            client, prep, study_key, run_dir, list(todo), self.backend, writer, isolation
+        )
+        return self._results
+
+    def close(self, *, stop: bool = False) -> None:
+        results, self._results, self._job = self._results, None, None
+        try:
+            if results is not None:
+                results.close()  # (GeneratorExit in _play: waits or cancels, as above)
+        finally:
+            self._stack.close()
 
 
 @contextlib.contextmanager

@@ -522,6 +522,53 @@ def worker_pool(
     pool.close()
 
 
+class ProcessBackend:
+    """The run's chunks played by `workers` worker processes of this machine (a
+    `ChunkPool`); the `run.backend.Backend` of `run_study(workers=N)`, N >= 1.
+
+    start_method: how the workers start (default `default_start_method`); forked ones
+    inherit the kernels the runner's warm-up loaded.
+    """
+
+    def __init__(self, workers: int, start_method: str | None = None) -> None:
+        self.workers = workers
+        self.start_method = start_method
+        self._pool: ChunkPool | None = None
+        self._run_dir: Path | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "workers": self.workers,
+            "start_method": self.start_method or default_start_method(),
+        }
+
+    def start(self, prep: Prepared, run_dir: Path, writer: str) -> None:
+        self._run_dir = run_dir
+        self._pool = ChunkPool(
+            prep.study,
+            run_dir,
+            self.workers,
+            self.start_method,
+            prep,
+            writer,
+            game_seconds=game_limit(prep),
+        )
+
+    def play(self, todo: Sequence[int]) -> Iterator[ChunkResult]:
+        if self._pool is None:
+            raise RuntimeError("ProcessBackend.play before start")
+        return self._pool.play(todo)
+
+    def close(self, *, stop: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        pool.close(terminate=stop)
+        if pool.deaths and self._run_dir is not None:
+            # a worker killed while writing leaves its temporary part
+            runfolder.remove_temporaries(self._run_dir)
+
+
 def _receive(conn: Any) -> tuple[str, Any] | None:
     """A worker's next reply from its pipe, handing the log records before it to this
     process's loggers; None when the pipe holds no reply now (or is closed)."""
@@ -551,7 +598,9 @@ def run_logging(run_dir: Path, console_level: int = logging.WARNING) -> Iterator
         raise RunFolderError(f"{str(run_dir)!r} is not a folder: give a run folder's name")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(run_dir / runfolder.LOG_FILE)
+        # opened at the first record: a run refused before it logs anything (a folder
+        # that is not a run's, `run_study`) leaves no run.log there
+        file_handler = logging.FileHandler(run_dir / runfolder.LOG_FILE, delay=True)
     except OSError as exc:  # /proc/x, a file's name, a read-only or full file system
         raise RunFolderError(
             f"cannot write the run folder {str(run_dir)!r}: {runfolder.describe_os_error(exc)}"

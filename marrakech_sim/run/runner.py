@@ -27,19 +27,18 @@ import pyarrow as pa
 from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError, RunInterrupted
 from marrakech_sim.play.game import raise_stop_play
+from marrakech_sim.run.backend import Backend, InProcessBackend
 from marrakech_sim.run.chunk import (
     WARM_UP_BUDGET,
     ChunkResult,
     Prepared,
     block_totals,
-    play_chunk,
     unreproducible,
-    write_chunk,
 )
 from marrakech_sim.run.config import Study, study_from_dict
-from marrakech_sim.run.dask_backend import DaskBackend, dask_chunks
+from marrakech_sim.run.dask_backend import DaskBackend, DaskChunks
 from marrakech_sim.run.plan import Plan
-from marrakech_sim.run.pool import default_start_method, game_limit, log_chunk, worker_pool
+from marrakech_sim.run.pool import ProcessBackend
 from marrakech_sim.run.provenance import check_same_code, code_digest
 from marrakech_sim.run.stopping import Stopper, stopping_line
 
@@ -118,25 +117,35 @@ def _manifest(study: Study, plan: Plan, prep: Prepared, run_id: str) -> dict[str
 
 
 def run_study(
-    study: Study,
+    study: Study | None,
     out_dir: str | Path,
     *,
+    resume: bool = False,
     workers: int | None = None,
     start_method: str | None = None,
     progress: Progress | None = None,
     writer: str = "encoder",
-    backend: DaskBackend | None = None,
+    backend: DaskBackend | Backend | None = None,
 ) -> RunResult:
-    """Play a study into a new run folder `out_dir`.
+    """Play a study into a new run folder `out_dir`, or (resume=True) finish the run there.
 
+    resume: go on with the run in `out_dir` (`resume_run`): its study is rebuilt from its
+    run.json (`study`, when given, must be that one) and its parts keep their writer.
     workers: processes (default: CPU count); 0 plays in this process. writer: the Parquet
-    writer of the parts (`runfolder.WRITERS`; the tables are the same). backend: play
-    the chunks as Dask tasks instead (`run.dask_backend`; `workers` then sizes its
-    LocalCluster). Raises RunFolderError when `out_dir` already holds something,
-    RunInterrupted on Ctrl-C.
+    writer of the parts (`runfolder.WRITERS`; the tables are the same). backend: a
+    DaskBackend plays the chunks as Dask tasks instead (`run.dask_backend`; `workers`
+    then sizes its LocalCluster); any other `run.backend.Backend` plays them its way
+    (`workers` and `start_method` then unused). Raises RunFolderError when `out_dir`
+    already holds something (a new run) or no run to resume, RunInterrupted on Ctrl-C.
     """
     runfolder.check_writer(writer)
     run_dir = Path(out_dir)
+    if resume:
+        return _resume(run_dir, study, workers, start_method, progress, backend)
+    if study is None:
+        raise TypeError("run_study: give the study to play (None only with resume=True)")
+    # refused before the lock file is made in a folder that is not a run's
+    check_new_folder(run_dir)
     with runfolder.locked(run_dir), _writing(run_dir):
         # under the lock: two runs into one folder cannot both pass
         check_new_folder(run_dir, holding_lock=True)
@@ -174,23 +183,48 @@ def resume_run(
     workers: int | None = None,
     start_method: str | None = None,
     progress: Progress | None = None,
-    backend: DaskBackend | None = None,
+    backend: DaskBackend | Backend | None = None,
 ) -> RunResult:
-    """Finish a run that was interrupted: play exactly the chunks that are not on disk.
+    """Finish a run that was interrupted: `run_study(None, run_dir, resume=True, ...)`.
 
-    The parts already there are checked first (`runfolder.check_parts` against the plan,
-    and each part against its digest in run.json); a damaged chunk (a part missing,
-    unreadable, disagreeing with the other tables or the plan, or changed since it was
-    written) is removed and played again, and named in `RunResult.replayed`. A run.json
-    whose definition (config, seed, plan) was edited is refused.
+    Exactly the chunks that are not on disk are played. The parts already there are
+    checked first (`runfolder.check_parts` against the plan, and each part against its
+    digest in run.json); a damaged chunk (a part missing, unreadable, disagreeing with
+    the other tables or the plan, or changed since it was written) is removed and played
+    again, and named in `RunResult.replayed`. A run.json whose definition (config, seed,
+    plan) was edited is refused.
     """
-    run_dir = Path(run_dir)
+    return run_study(
+        None,
+        run_dir,
+        resume=True,
+        workers=workers,
+        start_method=start_method,
+        progress=progress,
+        backend=backend,
+    )
+
+
+def _resume(
+    run_dir: Path,
+    given: Study | None,
+    workers: int | None,
+    start_method: str | None,
+    progress: Progress | None,
+    backend: DaskBackend | Backend | None,
+) -> RunResult:
+    """`resume_run`'s work: check the folder's run, replay its damaged chunks, play the rest."""
     manifest = runfolder.read_manifest(run_dir)
     edited = runfolder.edited_definition(manifest)
     if edited is not None:
         raise RunFolderError(f"{str(run_dir)!r}: {edited}")
     check_same_code(run_dir, manifest)
     study = _study_of(run_dir, manifest)
+    if given is not None and given.to_dict() != study.to_dict():
+        raise RunFolderError(
+            f"{str(run_dir)!r} holds a run of another study (its run.json's config differs "
+            "from the one given): resume it without a study, or choose a new folder"
+        )
     with runfolder.locked(run_dir), _writing(run_dir):
         prep = Prepared(study)
         if prep.plan.games_planned != manifest.get("games_planned"):
@@ -256,6 +290,18 @@ def study_from_manifest(manifest: dict[str, Any]) -> Study:
     return study_from_dict(config, default_name=config.get("name", "study"))
 
 
+def _backend(
+    workers: int, start_method: str | None, backend: DaskBackend | Backend | None
+) -> Backend:
+    """The backend that plays the run's chunks: the one given (a DaskBackend's chunks on
+    Dask), else worker processes, or this process when `workers` is 0."""
+    if isinstance(backend, DaskBackend):
+        return DaskChunks(backend, workers)
+    if backend is not None:
+        return backend
+    return ProcessBackend(workers, start_method) if workers else InProcessBackend()
+
+
 def _execute(
     run_dir: Path,
     manifest: dict[str, Any],
@@ -263,11 +309,12 @@ def _execute(
     workers: int | None,
     start_method: str | None,
     progress: Progress | None,
-    backend: DaskBackend | None = None,
+    backend: DaskBackend | Backend | None = None,
 ) -> RunResult:
     study, plan = prep.study, prep.plan
     if workers is None:
         workers = os.cpu_count() or 1
+    player = _backend(workers, start_method, backend)
     removed = runfolder.remove_temporaries(run_dir)
     done = {c for c in runfolder.chunks_done(run_dir) if 0 <= c < plan.chunks}
     writer = manifest.get("writer", "encoder")
@@ -281,15 +328,8 @@ def _execute(
     todo = [c for c in range(plan.chunks) if c not in done]
     if stop_at is not None:
         todo = []
-    session = {
-        "started": runfolder.utc_now(),
-        "workers": workers,
-        "start_method": (start_method or default_start_method()) if workers else "in-process",
-        "chunks_to_play": len(todo),
-    }
-    if backend is not None:
-        session.update(backend.describe(workers))
-        del session["start_method"]
+    described = player.describe()
+    session = {"started": runfolder.utc_now(), **described, "chunks_to_play": len(todo)}
     manifest["status"] = "running"
     manifest.setdefault("sessions", []).append(session)
     runfolder.write_manifest(run_dir, manifest)
@@ -302,7 +342,7 @@ def _execute(
         plan.games_planned,
         games_before,
         f", {removed} unfinished part(s) removed" if removed else "",
-        f"{workers} workers" if workers else "in-process",
+        f"{described['workers']} workers" if described.get("workers") else "in-process",
     )
     started = time.perf_counter()
     played = games_before
@@ -344,37 +384,20 @@ def _execute(
                 # counts from here; on every backend a long run says so before it starts (a
                 # cluster's workers are its own: its figure is per core)
                 prep.warm_up(getattr(progress, "compiling", None))
-                cores = workers if backend is None or backend.scheduler is None else 1
+                cores = player.workers if player.workers is not None else 1
                 _say_when_long(prep, 1 - games_before / plan.games_planned, cores)
                 started = time.perf_counter()
-            if todo and backend is not None:
-                with contextlib.closing(
-                    dask_chunks(prep, run_dir, todo, backend, workers, writer)
-                ) as results:
-                    for result in results:
+            if todo:
+                player.start(prep, run_dir, writer)
+                try:
+                    for result in player.play(todo):
                         if (found := finished(result)) is not None:
                             stop_at = found
                             break
-            elif todo and workers == 0:
-                for chunk in todo:
-                    result, tables = play_chunk(prep, chunk, reuse_buffers=True)
-                    write_chunk(run_dir, chunk, tables, writer)
-                    log_chunk(result)
-                    if (found := finished(result)) is not None:
-                        stop_at = found
-                        break
-            elif todo:
-                limit = game_limit(prep)
-                with worker_pool(
-                    study, run_dir, workers, start_method, prep, writer, game_seconds=limit
-                ) as pool:
-                    for result in pool.play(todo):
-                        if (found := finished(result)) is not None:
-                            stop_at = found
-                            pool.close(terminate=True)
-                            break
-                if pool.deaths:  # a worker killed while writing leaves its temporary part
-                    runfolder.remove_temporaries(run_dir)
+                except BaseException:
+                    player.close(stop=True)
+                    raise
+                player.close(stop=stop_at is not None)
     except KeyboardInterrupt:
         manifest["status"] = "interrupted"
         _close_session(manifest, session, played, plan, done, stopper)
