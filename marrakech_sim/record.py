@@ -666,10 +666,10 @@ def records_from_run(
     from marrakech_sim import runfolder
 
     manifest = runfolder.read_manifest(run_dir)
-    config = manifest.get("config", {})
+    config = manifest.config
     rulesets = {name: Rules.from_dict(opts) for name, opts in config.get("rulesets", {}).items()}
     event = str(config.get("name") or "?")
-    date = str(manifest.get("created", ""))[:10] or None
+    date = manifest.created[:10] or None
     ids = list(game_ids) if game_ids is not None else None
     if where is not None:
         matched = games_where(run_dir, where)

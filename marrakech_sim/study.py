@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from marrakech_sim import runfolder
@@ -73,16 +74,16 @@ def _play(
     if not (run_dir / runfolder.MANIFEST).exists():
         return "ran", run_study(study, run_dir, workers=workers, progress=progress, backend=backend)
     manifest = runfolder.read_manifest(run_dir)
-    if _canonical(manifest["config"]) != _canonical(study.to_dict()):
+    if _canonical(manifest.config) != _canonical(study.to_dict()):
         raise RunFolderError(
             f"{str(run_dir)!r} holds a run of a different study config; give another run "
             "folder (--run-dir) or remove it"
         )
-    if manifest.get("status") in runfolder.FINISHED:
+    if manifest.status in runfolder.FINISHED:
         check_same_code(run_dir, manifest)  # (resume_run checks an interrupted one)
         return "reused", None
     return "resumed", resume_run(run_dir, workers=workers, progress=progress, backend=backend)
 
 
-def _canonical(config: dict[str, object]) -> str:
+def _canonical(config: Mapping[str, object]) -> str:
     return json.dumps(config, sort_keys=True, default=str)

@@ -341,7 +341,7 @@ def run_command(
     from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
     from marrakech_sim.run.pool import run_logging
-    from marrakech_sim.run.runner import check_new_folder, new_run_id, resume_run, run_study
+    from marrakech_sim.run.runner import new_run_id, run_study
 
     if (config is None) == (resume_dir is None):
         raise click.UsageError("give a CONFIG file or --resume RUN_DIR (one of them)")
@@ -350,6 +350,7 @@ def run_command(
             "--out, --games, --seed and --decision-seconds do not apply to --resume"
         )
     dask = _backend(backend, scheduler, parts, workers)
+    study = None
     if resume_dir is not None:
         run_dir = Path(resume_dir)
     else:
@@ -358,29 +359,20 @@ def run_command(
             games_per_lineup=games, seed=seed, decision_seconds=decision_seconds
         )
         run_dir = Path(out) if out else Path("runs") / new_run_id(study)
-        check_new_folder(run_dir)  # before the log is opened there
     click.echo(f"run folder: {run_dir}", err=True)
     level = logging.INFO if verbose else logging.WARNING
     try:
         with run_logging(run_dir, console_level=level), _progress() as progress:
-            if resume_dir is not None:
-                result = resume_run(
-                    run_dir,
-                    workers=workers,
-                    start_method=start_method,
-                    progress=progress,
-                    backend=dask,
-                )
-            else:
-                result = run_study(
-                    study,
-                    run_dir,
-                    workers=workers,
-                    start_method=start_method,
-                    progress=progress,
-                    writer=writer,
-                    backend=dask,
-                )
+            result = run_study(
+                study,
+                run_dir,
+                resume=resume_dir is not None,
+                workers=workers,
+                start_method=start_method,
+                progress=progress,
+                writer=writer,
+                backend=dask,
+            )
     except RunInterrupted as exc:
         click.echo("", err=True)
         click.echo(str(exc), err=True)

@@ -308,7 +308,7 @@ def _evaluator(
         study = _step_study(config, level, rules, purses, seed, games)
         run_dir = folder / f"{seed}.run"
         if (run_dir / runfolder.MANIFEST).exists():
-            if runfolder.read_manifest(run_dir).get("status") not in runfolder.FINISHED:
+            if runfolder.read_manifest(run_dir).status not in runfolder.FINISHED:
                 resume_run(run_dir, workers=workers)
         else:
             shutil.rmtree(run_dir, ignore_errors=True)

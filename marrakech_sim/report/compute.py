@@ -56,7 +56,7 @@ def compute_tables(
         "response",
     )
     seconds = dict.fromkeys(steps, 0.0)
-    paired = [r.index for r in runs if r.manifest.get("config", {}).get("common_seeds")]
+    paired = [r.index for r in runs if r.manifest.config.get("common_seeds")]
 
     @contextmanager
     def clock(name: str) -> Iterator[None]:
@@ -130,7 +130,7 @@ def report_options(runs: list[RunInfo]) -> ReportOptions:
     """What matters to the designer: the first run's `[report]` table that has one, else
     the defaults (run.config.ReportOptions)."""
     for run in runs:
-        config = run.manifest.get("config", {})
+        config = run.manifest.config
         raw = config.get("report") if isinstance(config, dict) else None
         if isinstance(raw, dict):
             margins = raw.get("margins", {})

@@ -34,7 +34,7 @@ import duckdb
 from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError
 from marrakech_sim.rules import Rules
-from marrakech_sim.runfolder import TABLES, read_manifest
+from marrakech_sim.runfolder import TABLES, Manifest, read_manifest
 
 RUN_SHIFT = 1 << 40  # game ids of a run stay below this
 _RULE_KEYS = frozenset(f.name for f in dataclasses.fields(Rules))
@@ -46,7 +46,7 @@ class RunInfo:
 
     index: int
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     parts: dict[str, list[Path]]
     rulesets: dict[str, dict[str, Any]]
     ruleset_labels: dict[str, str] = field(default_factory=dict)
@@ -56,21 +56,17 @@ class RunInfo:
     def run_id(self) -> str:
         """The run's name in the report: the manifest's run id (the folder name when it has
         none), or `label` where two different runs have the same one."""
-        return self.label or manifest_run_id(self.manifest, self.path)
+        return self.label or self.manifest.run_id
 
     @property
     def identity(self) -> tuple[str, str, str]:
         """What makes two folders the same run: its id, when it was made, and its seed (a
         copy of a run folder is the same run; two runs of one name are not)."""
         m = self.manifest
-        return (manifest_run_id(m, self.path), str(m.get("created")), str(m.get("seed")))
+        return (m.run_id, m.created, str(m.seed))
 
 
-def manifest_run_id(manifest: dict[str, Any], path: Path) -> str:
-    return str(manifest.get("run_id", path.name))
-
-
-def _manifest(path: Path) -> dict[str, Any]:
+def _manifest(path: Path) -> Manifest:
     """The run's manifest, and RunFolderError unless its parts are whole and complete."""
     if not (path / "run.json").is_file():
         raise RunFolderError(f"{str(path)!r} is not a run folder: it has no run.json")
@@ -79,10 +75,9 @@ def _manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
-def _strategies(manifest: dict[str, Any]) -> dict[str, Any]:
+def _strategies(manifest: Manifest) -> dict[str, Any]:
     """Strategy name -> its definition (ref and parameters) as the manifest records it."""
-    config = manifest.get("config")
-    found = config.get("strategies", {}) if isinstance(config, dict) else {}
+    found = manifest.config.get("strategies", {})
     if isinstance(found, list):  # a list of {"name": ...}
         found = {str(s.get("name")): s for s in found if isinstance(s, dict)}
     if not isinstance(found, dict):
@@ -120,10 +115,9 @@ def _check_distinct(runs: list[RunInfo]) -> None:
             defined.setdefault(name, (definition, run))
 
 
-def _rulesets(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _rulesets(manifest: Manifest) -> dict[str, dict[str, Any]]:
     """The manifest's resolved rule sets: name -> options (run.json keeps them in its config)."""
-    config = manifest.get("config", {}) if isinstance(manifest.get("config"), dict) else {}
-    found = config.get("rulesets", manifest.get("rulesets", {}))
+    found = manifest.config.get("rulesets", manifest.extra.get("rulesets", {}))
     if isinstance(found, list):  # a list of {"name": ..., options}
         found = {str(r.get("name")): r for r in found if isinstance(r, dict)}
     if not isinstance(found, dict):
@@ -152,7 +146,7 @@ def open_runs(paths: list[Path] | tuple[Path, ...]) -> list[RunInfo]:
     runs: list[RunInfo] = []
     seen_options: dict[str, dict[str, Any]] = {}
     manifests = [_manifest(Path(raw)) for raw in paths]
-    ids = [manifest_run_id(m, Path(raw)) for m, raw in zip(manifests, paths, strict=True)]
+    ids = [m.run_id for m in manifests]
     for index, raw in enumerate(paths):
         path = Path(raw)
         manifest = manifests[index]

@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -63,7 +63,7 @@ from marrakech_sim.run.pool import (
 from marrakech_sim.run.provenance import code_digest
 
 if TYPE_CHECKING:
-    from distributed import Client, LocalCluster
+    from distributed import Client, Future, LocalCluster, as_completed
 
 log = logging.getLogger(__name__)
 
@@ -225,14 +225,13 @@ def local_cluster(workers: int, *, fork: bool = False) -> Iterator[LocalCluster]
     """
     require_distributed()
     import dask
-    from distributed import LocalCluster
 
     settings: dict[str, Any] = dict(QUIET_CLUSTER)
     if fork:  # read as each nanny starts its worker: only the first start forks
         settings["distributed.worker.multiprocessing-method"] = "fork"
     # read when the scheduler and the nannies start; the nannies hand them to the workers
     with dask.config.set(settings):
-        cluster = LocalCluster(
+        cluster = _new_cluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
@@ -270,10 +269,8 @@ def dask_setup(worker: Any) -> None:
 
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int, fork: bool) -> Iterator[Client]:
-    from distributed import Client
-
     if scheduler is None:
-        with local_cluster(workers, fork=fork) as cluster, Client(cluster) as client:
+        with local_cluster(workers, fork=fork) as cluster, _new_client(cluster) as client:
             yield client
         return
     client = _connect(scheduler)
@@ -286,13 +283,11 @@ def _connect(scheduler: str) -> Client:
     CONNECT_TIMEOUT_S: also when something that is not a Dask scheduler listens there
     (an HTTP server accepts and never answers the handshake; another sends bytes that read
     as a frame of exabytes)."""
-    from distributed import Client
-
     box: dict[str, Any] = {}
 
     def connect() -> None:
         try:
-            box["client"] = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+            box["client"] = _new_client(scheduler, timeout=CONNECT_TIMEOUT_S)
         except Exception as exc:  # OSError, a malformed frame (ValueError, MemoryError), ...
             box["error"] = exc
 
@@ -311,7 +306,8 @@ def _connect(scheduler: str) -> Client:
             f"no Dask scheduler answers at {scheduler!r} ({type(exc).__name__}: "
             f"{runfolder.one_line(exc)}); start one with `dask scheduler` (docs/cluster.md)"
         ) from None
-    return box["client"]
+    client: Client = box["client"]
+    return client
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -333,7 +329,7 @@ def _play(
     writer: str,
     isolation: _Isolation,
 ) -> Generator[ChunkResult, None, None]:
-    from distributed import KilledWorker, as_completed, wait
+    from distributed import KilledWorker
 
     study = prep.study  # small; in every task, so no worker holds data others need
     level = logging.getLogger("marrakech_sim").getEffectiveLevel()
@@ -341,13 +337,13 @@ def _play(
     digest = code_digest()
     pending = list(reversed(todo))  # popped from the end: chunks go out in order
     in_flight: dict[Any, int] = {}
-    finished = as_completed()
+    finished = _as_completed()
 
     threads = [0, 0.0]  # worker threads, when counted: workers may come and go
 
     def top_up() -> None:
         if time.monotonic() - threads[1] > 1.0:  # a scheduler round trip, not per chunk
-            threads[:] = [sum(client.nthreads().values()), time.monotonic()]
+            threads[:] = [_threads(client), time.monotonic()]
         while pending and len(in_flight) < max(2, TASKS_PER_THREAD * int(threads[0])):
             chunk = pending.pop()
             future = client.submit(
@@ -364,7 +360,7 @@ def _play(
                 pure=False,
             )
             in_flight[future] = chunk
-            finished.add(future)
+            _add(finished, future)
 
     try:
         top_up()
@@ -388,10 +384,58 @@ def _play(
             yield done.result
     except GeneratorExit:  # the runner stops early
         if backend.parts == "workers":  # a running task cannot be stopped: let it land
-            wait(list(in_flight))
+            _wait(list(in_flight))
         raise
     finally:
-        client.cancel(list(in_flight))
+        _cancel(client, list(in_flight))
+
+
+# distributed's calls are untyped: each goes through one typed function here
+
+
+def _new_cluster(**options: Any) -> LocalCluster:
+    from distributed import LocalCluster
+
+    make: Callable[..., LocalCluster] = LocalCluster
+    return make(**options)
+
+
+def _new_client(address: str | LocalCluster, **options: Any) -> Client:
+    from distributed import Client
+
+    make: Callable[..., Client] = Client
+    return make(address, **options)
+
+
+def _as_completed() -> as_completed:
+    """An empty `as_completed` iterator that futures are added to."""
+    from distributed import as_completed
+
+    make: Callable[[], as_completed] = as_completed
+    return make()
+
+
+def _add(finished: as_completed, future: Future[Any]) -> None:
+    add: Callable[[Future[Any]], None] = finished.add
+    add(future)
+
+
+def _threads(client: Client) -> int:
+    """The worker threads of the client's cluster now."""
+    nthreads: Callable[[], dict[str, int]] = client.nthreads
+    return sum(nthreads().values())
+
+
+def _wait(futures: list[Future[Any]]) -> None:
+    from distributed import wait
+
+    wait_for: Callable[[list[Future[Any]]], object] = wait
+    wait_for(futures)
+
+
+def _cancel(client: Client, futures: list[Future[Any]]) -> None:
+    cancel: Callable[[list[Future[Any]]], object] = client.cancel
+    cancel(futures)
 
 
 def _forward(record: logging.LogRecord) -> None:

@@ -574,7 +574,7 @@ def _receive(conn: Any) -> tuple[str, Any] | None:
     process's loggers; None when the pipe holds no reply now (or is closed)."""
     while True:
         try:
-            message = conn.recv()
+            message: tuple[str, Any] = conn.recv()
         except (EOFError, OSError):  # the worker died (perhaps half way through a message)
             return None
         if message[0] != "log":

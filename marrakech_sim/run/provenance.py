@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.kernel_cache import digest_of_sources
+
+if TYPE_CHECKING:
+    from marrakech_sim.runfolder import Manifest
 
 DECIDING = (
     "marrakech_sim/rules/",
@@ -37,9 +40,9 @@ def code_digest() -> str:
     return digest_of_sources(lambda name, source: name.startswith(DECIDING))
 
 
-def check_same_code(run_dir: Path, manifest: dict[str, Any]) -> None:
+def check_same_code(run_dir: Path, manifest: Manifest) -> None:
     """Raise RunFolderError unless the run in `run_dir` was played by this code."""
-    theirs = manifest.get("code_digest")
+    theirs = manifest.code_digest
     if theirs != code_digest():
         raise RunFolderError(
             f"{str(run_dir)!r} was played by other code (code digest "

@@ -41,6 +41,7 @@ from marrakech_sim.run.plan import Plan
 from marrakech_sim.run.pool import ProcessBackend
 from marrakech_sim.run.provenance import check_same_code, code_digest
 from marrakech_sim.run.stopping import Stopper, stopping_line
+from marrakech_sim.runfolder import Manifest
 
 log = logging.getLogger(__name__)
 MANIFEST_SECONDS = 5.0  # run.json (with the parts' digests) is rewritten at most this often
@@ -78,42 +79,41 @@ def new_run_id(study: Study) -> str:
     return f"{study.name}-{stamp}-{uuid.uuid4().hex[:6]}"
 
 
-def _manifest(study: Study, plan: Plan, prep: Prepared, run_id: str) -> dict[str, Any]:
+def _manifest(study: Study, prep: Prepared, run_id: str, writer: str) -> Manifest:
     import numba
 
     from marrakech_sim import __version__
 
-    columns = [f.name for f in prep.moves_schema]
-    manifest = {
-        "format_version": runfolder.FORMAT_VERSION,
-        "run_id": run_id,
-        "created": runfolder.utc_now(),
-        "program_version": __version__,
-        "code_digest": code_digest(),
-        "seed": study.seed,
-        "config": study.to_dict(),
-        "games_planned": plan.games_planned,
-        "blocks": plan.blocks,
-        "chunks": plan.chunks,
-        "matches": plan.matches_table(),
-        "seed_derivation": SEED_DERIVATION,
-        "moves_columns": columns,
-        "status": "running",
-        "games_played": 0,
-        "chunks_played": 0,
-        "stopping": None,
-        "environment": {
+    plan = prep.plan
+    manifest = Manifest(
+        run_id=run_id,
+        created=runfolder.utc_now(),
+        program_version=__version__,
+        code_digest=code_digest(),
+        seed=study.seed,
+        config=study.to_dict(),
+        games_planned=plan.games_planned,
+        blocks=plan.blocks,
+        chunks=plan.chunks,
+        matches=plan.matches_table(),
+        seed_derivation=SEED_DERIVATION,
+        moves_columns=[f.name for f in prep.moves_schema],
+        status="running",
+        games_played=0,
+        chunks_played=0,
+        stopping=None,
+        environment={
             "python": platform.python_version(),
             "numpy": np.__version__,
             "pyarrow": pa.__version__,
             "numba": numba.__version__,
             "platform": platform.platform(),
         },
-        "sessions": [],
-        "digests": {},  # part -> its digest, recorded as each chunk is done
-    }
-    manifest["manifest_digest"] = runfolder.manifest_digest(manifest)
-    return manifest
+        sessions=[],
+        digests={},  # part -> its digest, recorded as each chunk is done
+        writer=writer,
+    )
+    return manifest.replace(manifest_digest=runfolder.manifest_digest(manifest))
 
 
 def run_study(
@@ -150,8 +150,7 @@ def run_study(
         # under the lock: two runs into one folder cannot both pass
         check_new_folder(run_dir, holding_lock=True)
         prep = Prepared(study)
-        manifest = _manifest(study, prep.plan, prep, run_dir.name)
-        manifest["writer"] = writer
+        manifest = _manifest(study, prep, run_dir.name, writer)
         runfolder.write_manifest(run_dir, manifest)
         return _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
 
@@ -166,7 +165,7 @@ def check_new_folder(run_dir: Path, *, holding_lock: bool = False) -> None:
         return
     status = None
     with contextlib.suppress(RunFolderError):
-        status = runfolder.read_manifest(run_dir).get("status")
+        status = runfolder.read_manifest(run_dir).status
     if status == "running" and holding_lock:  # then no other writer is running it
         status = "interrupted"
     if status is not None and status not in runfolder.FINISHED:
@@ -227,10 +226,10 @@ def _resume(
         )
     with runfolder.locked(run_dir), _writing(run_dir):
         prep = Prepared(study)
-        if prep.plan.games_planned != manifest.get("games_planned"):
+        if prep.plan.games_planned != manifest.games_planned:
             raise RunFolderError(
                 f"{str(run_dir)!r}: its config now plans {prep.plan.games_planned} games, the "
-                f"manifest says {manifest.get('games_planned')!r} (a strategy or program "
+                f"manifest says {manifest.games_planned!r} (a strategy or program "
                 "changed, or run.json was edited?)"
             )
         plan = prep.plan
@@ -250,21 +249,20 @@ def _resume(
                 dataclasses.replace(parts, damaged=damaged).describe(most=len(damaged)),
             )
             runfolder.remove_chunks(run_dir, sorted(damaged))
-            runfolder.forget_chunks(manifest, damaged)
+            manifest = runfolder.forget_chunks(manifest, damaged)
         # chunks done after the manifest was last written (a kill -9) get their digests
         # now; the others' are the same as recorded (a differing one is damaged)
-        manifest.setdefault("digests", {}).update(
-            {k: v for k, v in found.items() if runfolder.chunk_of_key(k) not in damaged}
-        )
+        digests = {
+            **(manifest.digests or {}),
+            **{k: v for k, v in found.items() if runfolder.chunk_of_key(k) not in damaged},
+        }
+        manifest = manifest.replace(digests=digests)
         result = _execute(run_dir, manifest, prep, workers, start_method, progress, backend)
         return dataclasses.replace(result, replayed=damaged)
 
 
-def _study_of(run_dir: Path, manifest: dict[str, Any]) -> Study:
-    """The study of a run folder's manifest; RunFolderError when run.json does not hold one."""
-    config = manifest.get("config")
-    if not isinstance(config, dict):
-        raise RunFolderError(f"{str(run_dir)!r}: run.json has no config table to resume from")
+def _study_of(run_dir: Path, manifest: Manifest) -> Study:
+    """The study of a run folder's manifest; RunFolderError when its config is not one."""
     try:
         return study_from_manifest(manifest)
     except ConfigError as exc:
@@ -284,9 +282,9 @@ def _writing(run_dir: Path) -> Iterator[None]:
         ) from exc
 
 
-def study_from_manifest(manifest: dict[str, Any]) -> Study:
+def study_from_manifest(manifest: Manifest) -> Study:
     """The study a run folder was made from (its resolved config)."""
-    config = dict(manifest["config"])
+    config = dict(manifest.config)
     return study_from_dict(config, default_name=config.get("name", "study"))
 
 
@@ -304,7 +302,7 @@ def _backend(
 
 def _execute(
     run_dir: Path,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     prep: Prepared,
     workers: int | None,
     start_method: str | None,
@@ -317,7 +315,7 @@ def _execute(
     player = _backend(workers, start_method, backend)
     removed = runfolder.remove_temporaries(run_dir)
     done = {c for c in runfolder.chunks_done(run_dir) if 0 <= c < plan.chunks}
-    writer = manifest.get("writer", "encoder")
+    writer = manifest.writer or "encoder"
     stopper = Stopper(study.stopping, plan) if study.stopping else None
     stop_at: int | None = None
     if stopper is not None:  # the rule sees the chunks already on disk, in order
@@ -330,10 +328,23 @@ def _execute(
         todo = []
     described = player.describe()
     session = {"started": runfolder.utc_now(), **described, "chunks_to_play": len(todo)}
-    manifest["status"] = "running"
-    manifest.setdefault("sessions", []).append(session)
-    runfolder.write_manifest(run_dir, manifest)
+    # what changes as the run goes on; each write of run.json makes a new Manifest of them
+    digests = dict(manifest.digests or {})
+    sessions = [*(manifest.sessions or []), session]
+
     games_before = sum(_chunk_size(plan, c) for c in done)
+    played = games_before
+
+    def save(**changes: Any) -> None:
+        nonlocal manifest
+        manifest = manifest.replace(digests=dict(digests), sessions=list(sessions), **changes)
+        runfolder.write_manifest(run_dir, manifest)
+
+    def close_session(status: str, **changes: Any) -> None:
+        sessions[-1] = {**session, "finished": runfolder.utc_now()}
+        save(status=status, **changes, **_closing(played, done, stopper))
+
+    save(status="running")
     log.info(
         "run %s: %d of %d chunks to play (%d games planned, %d on disk%s), %s",
         run_dir,
@@ -345,7 +356,6 @@ def _execute(
         f"{described['workers']} workers" if described.get("workers") else "in-process",
     )
     started = time.perf_counter()
-    played = games_before
     errors = 0
     session_games = 0
 
@@ -358,10 +368,9 @@ def _execute(
         errors += result.errors
         done.add(result.chunk)
         # the chunk's parts as written: a later change to them is found by resume and report
-        manifest.setdefault("digests", {}).update(runfolder.written_digests(run_dir, result.chunk))
+        digests.update(runfolder.written_digests(run_dir, result.chunk))
         if time.perf_counter() - written[0] > MANIFEST_SECONDS:
-            manifest["games_played"], manifest["chunks_played"] = played, len(done)
-            runfolder.write_manifest(run_dir, manifest)
+            save(games_played=played, chunks_played=len(done))
             written[0] = time.perf_counter()
         if progress is not None:
             progress(played, plan.games_planned, time.perf_counter() - started, errors)
@@ -399,36 +408,29 @@ def _execute(
                     raise
                 player.close(stop=stop_at is not None)
     except KeyboardInterrupt:
-        manifest["status"] = "interrupted"
-        _close_session(manifest, session, played, plan, done, stopper)
-        runfolder.write_manifest(run_dir, manifest)
+        close_session("interrupted")
         raise RunInterrupted(
             f"run interrupted after {played} of {plan.games_planned} games; resume it with "
             f"`marrakech run --resume {run_dir}`"
         ) from None
     except Exception as exc:  # the run stopped on an error: its status says so, not 'running'
-        manifest["status"] = "failed"
-        manifest["error"] = runfolder.one_line(exc)
-        _close_session(manifest, session, played, plan, done, stopper)
         with contextlib.suppress(OSError):  # a full disk may refuse this write too
-            runfolder.write_manifest(run_dir, manifest)
+            close_session("failed", error=runfolder.one_line(exc))
         raise
     if stop_at is not None:
         # the decision is taken on the chunks in order: later chunks are not part of the run
         later = [c for c in range(stop_at + 1, plan.chunks)]
         runfolder.remove_chunks(run_dir, later)
-        runfolder.forget_chunks(manifest, later)
+        gone = set(later)
+        for key in [k for k in digests if runfolder.chunk_of_key(k) in gone]:
+            del digests[key]
         runfolder.remove_temporaries(run_dir)
         done = {c for c in done if c <= stop_at}
         played = sum(_chunk_size(plan, c) for c in done)
     complete = len(done) == plan.chunks or (stop_at is not None and len(done) == stop_at + 1)
-    manifest["status"] = (
-        ("stopped" if stop_at is not None else "complete") if complete else "incomplete"
-    )
-    _close_session(manifest, session, played, plan, done, stopper)
-    runfolder.write_manifest(run_dir, manifest)
+    close_session(("stopped" if stop_at is not None else "complete") if complete else "incomplete")
     seconds = time.perf_counter() - started
-    log.info("run %s: %s, %d games in %.1f s", run_dir, manifest["status"], session_games, seconds)
+    log.info("run %s: %s, %d games in %.1f s", run_dir, manifest.status, session_games, seconds)
     return RunResult(
         run_dir=run_dir,
         games_planned=plan.games_planned,
@@ -436,8 +438,8 @@ def _execute(
         games_this_session=session_games,
         seconds=seconds,
         errors=errors,
-        stopping=manifest["stopping"],
-        status=manifest["status"],
+        stopping=None if manifest.stopping is None else dict(manifest.stopping),
+        status=str(manifest.status),
     )
 
 
@@ -508,21 +510,16 @@ def _chunk_size(plan: Plan, chunk: int) -> int:
     return int(plan.chunk_first_game[chunk + 1] - plan.chunk_first_game[chunk])
 
 
-def _close_session(
-    manifest: dict[str, Any],
-    session: dict[str, Any],
-    played: int,
-    plan: Plan,
-    done: set[int],
-    stopper: Stopper | None,
-) -> None:
-    session["finished"] = runfolder.utc_now()
-    manifest["games_played"] = played
-    manifest["chunks_played"] = len(done)
-    manifest["updated"] = runfolder.utc_now()
+def _closing(played: int, done: set[int], stopper: Stopper | None) -> dict[str, Any]:
+    """The manifest's keys as a session ends: progress, and the stopping rule's state."""
+    out: dict[str, Any] = {
+        "games_played": played,
+        "chunks_played": len(done),
+        "updated": runfolder.utc_now(),
+    }
     if stopper is not None:
         statistics = _plain(stopper.decision or stopper.last)
-        manifest["stopping"] = {
+        out["stopping"] = {
             "rule": stopper.rule.to_dict(),
             "stopped": stopper.decision is not None,
             "statistics": statistics,
@@ -536,6 +533,7 @@ def _close_session(
                 else ""
             ),
         }
+    return out
 
 
 def _plain(data: dict[str, Any]) -> dict[str, Any]:

@@ -121,18 +121,19 @@ def verify_run(run_dir: str | Path) -> VerifyReport:
         report.problems.append(f"the manifest's config does not load: {exc}")
         return report
     plan = prep.plan
-    expected = set(range(int(manifest.get("chunks_played", plan.chunks))))
-    if manifest.get("status") in ("complete",):
+    played = manifest.chunks_played
+    expected = set(range(plan.chunks if played is None else played))
+    if manifest.status == "complete":
         expected = set(range(plan.chunks))
     found = {table: dict(runfolder.iter_parts(run_dir, table)) for table in runfolder.TABLES}
     every = set().union(*(set(v) for v in found.values()))
-    if manifest.get("status") not in ("complete", "stopped"):
+    if manifest.status not in ("complete", "stopped"):
         # a run still playing (or stopped early) has its chunks on disk verified; the
         # manifest counts chunks only when a session ends
         expected = every & set(range(plan.chunks))
         lost = sorted(set(range(plan.chunks)) - expected)
         report.problems.append(
-            f"the run is {manifest.get('status')!r}, not complete: {len(lost)} of "
+            f"the run is {manifest.status!r}, not complete: {len(lost)} of "
             f"{plan.chunks} chunks missing ({_ranges(lost)})"
         )
     for chunk in sorted(every - expected):

@@ -7,6 +7,7 @@ read      reading: the manifest, each table as a pyarrow dataset or table
 check     checking: every part whole, the tables agreeing, the run finished
 digest    integrity by content: each part's digest and the run's definition in run.json
 lock      one writer per run folder (an advisory lock held for the run)
+manifest  run.json as a typed, frozen value (`Manifest`)
 columns   compiled helpers: move rows to columns, Parquet's level encodings
 """
 
@@ -43,6 +44,7 @@ from marrakech_sim.runfolder.folder import (
     write_part_file,
 )
 from marrakech_sim.runfolder.lock import LOCK_FILE, describe_os_error, holds_a_run, locked
+from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.parts import (
     Column,
     Part,
@@ -89,6 +91,7 @@ __all__ = [
     "TABLES",
     "WRITERS",
     "Column",
+    "Manifest",
     "Part",
     "PartsCheck",
     "changed_chunks",

@@ -20,7 +20,6 @@ import itertools
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,7 +28,8 @@ import pyarrow.parquet as pq
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.runfolder.digest import changed_chunks, chunk_digests, edited_definition
 from marrakech_sim.runfolder.folder import chunk_of, is_part_name, is_temporary, part_name
-from marrakech_sim.runfolder.schema import MANIFEST, TABLES
+from marrakech_sim.runfolder.manifest import Manifest
+from marrakech_sim.runfolder.schema import TABLES
 
 FINISHED = ("complete", "stopped")  # run.json statuses of a run that played to its end
 
@@ -65,18 +65,18 @@ class PartsCheck:
         return f"{len(items)} damaged chunk(s): {text}{more}"
 
 
-def records_moves(run_dir: str | Path, manifest: Mapping[str, Any]) -> bool:
+def records_moves(run_dir: str | Path, manifest: Manifest) -> bool:
     """Whether every chunk of the run must have a moves part.
 
     A run written by the runner says so in its manifest (`moves_columns`); a folder
     written by other code may keep moves for some chunks only (benchmarks do).
     """
-    return "moves_columns" in manifest
+    return manifest.moves_columns is not None
 
 
-def every_move(manifest: Mapping[str, Any]) -> bool:
+def every_move(manifest: Manifest) -> bool:
     """Whether the run keeps the moves of every game (its study's `keep_moves` is 1)."""
-    return bool(manifest.get("config", {}).get("keep_moves", 1) == 1)
+    return bool(manifest.config.get("keep_moves", 1) == 1)
 
 
 def check_parts(
@@ -121,7 +121,7 @@ def check_parts(
     return PartsCheck(whole, damaged, tuple(strays))
 
 
-def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsCheck:
+def check_complete(run_dir: str | Path, manifest: Manifest) -> PartsCheck:
     """RunFolderError unless the run folder is finished, whole and agrees with its manifest.
 
     The one check a reader runs before trusting a run's tables (the report does): no damaged
@@ -130,12 +130,12 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
     """
     run_dir = Path(run_dir)
     resume = f"; resume it with `marrakech run --resume {run_dir}`"
-    status = manifest.get("status")
+    status = manifest.status
     if status is not None and status not in FINISHED:
+        played = "?" if manifest.games_played is None else manifest.games_played
         raise RunFolderError(
             f"run {str(run_dir)!r} is not finished (status {status!r}, "
-            f"{manifest.get('games_played', '?')} of {manifest.get('games_planned', '?')} "
-            f"games){resume}"
+            f"{played} of {manifest.games_planned} games){resume}"
         )
     edited = edited_definition(manifest)
     if edited is not None:
@@ -155,19 +155,17 @@ def check_complete(run_dir: str | Path, manifest: Mapping[str, Any]) -> PartsChe
         raise RunFolderError(f"run {str(run_dir)!r} has {parts.describe()}{resume}")
     if not parts.whole:
         raise RunFolderError(f"run {str(run_dir)!r} has no games (no games/part-*.parquet)")
-    chunks = manifest.get("chunks_played")
-    if chunks is not None and sorted(parts.whole) != list(
-        range(_count(run_dir, chunks, "chunks_played"))
-    ):
-        missing = sorted(set(range(_count(run_dir, chunks, "chunks_played"))) - set(parts.whole))
-        extra = sorted(set(parts.whole) - set(range(_count(run_dir, chunks, "chunks_played"))))
+    chunks = manifest.chunks_played
+    if chunks is not None and sorted(parts.whole) != list(range(chunks)):
+        missing = sorted(set(range(chunks)) - set(parts.whole))
+        extra = sorted(set(parts.whole) - set(range(chunks)))
         raise RunFolderError(
             f"run {str(run_dir)!r}: run.json records chunks 0..{int(chunks) - 1}; "
             + (f"missing {_few(missing)}" if missing else f"parts of unplayed chunks {_few(extra)}")
             + resume
         )
-    games = manifest.get("games_played")
-    if games is not None and _count(run_dir, games, "games_played") != parts.games:
+    games = manifest.games_played
+    if games is not None and games != parts.games:
         raise RunFolderError(
             f"run {str(run_dir)!r}: run.json records games_played = {games}, its parts hold "
             f"{parts.games} games"
@@ -179,14 +177,6 @@ def one_line(exc: BaseException, most: int = 200) -> str:
     """An exception's message on one line, cut to `most` characters (pyarrow's span lines)."""
     text = " ".join(str(exc).split())
     return text if len(text) <= most else text[: most - 3] + "..."
-
-
-def _count(run_dir: Path, value: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RunFolderError(
-            f"{str(run_dir / MANIFEST)!r}: {key} = {value!r} is not a count of games or chunks"
-        )
-    return value
 
 
 def _few(chunks: list[int]) -> str:

@@ -17,9 +17,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from marrakech_sim.runfolder.folder import chunk_of, part_name
+from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.read import iter_parts
 from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
@@ -46,9 +46,9 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def manifest_digest(manifest: Mapping[str, Any]) -> str:
+def manifest_digest(manifest: Manifest) -> str:
     """The digest of the manifest's `DEFINING_KEYS` (as canonical JSON)."""
-    defining = {key: manifest.get(key) for key in DEFINING_KEYS}
+    defining = {key: getattr(manifest, key) for key in DEFINING_KEYS}
     text = json.dumps(defining, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -81,23 +81,23 @@ def chunk_of_key(key: str) -> int:
     return chunk_of(key.rpartition("/")[2])
 
 
-def forget_chunks(manifest: dict[str, Any], chunks: Iterable[int]) -> None:
-    """Drop the recorded digests of `chunks` (their parts were removed)."""
+def forget_chunks(manifest: Manifest, chunks: Iterable[int]) -> Manifest:
+    """The manifest without the recorded digests of `chunks` (their parts were removed)."""
     gone = set(chunks)
-    digests = manifest.get("digests")
-    if isinstance(digests, dict):
-        for key in [k for k in digests if chunk_of_key(k) in gone]:
-            del digests[key]
+    if manifest.digests is None:
+        return manifest
+    kept = {k: v for k, v in manifest.digests.items() if chunk_of_key(k) not in gone}
+    return manifest.replace(digests=kept)
 
 
 def changed_chunks(
-    manifest: Mapping[str, Any], found: Mapping[str, str], *, required: bool
+    manifest: Manifest, found: Mapping[str, str], *, required: bool
 ) -> dict[int, str]:
     """The chunks whose parts' digests `found` (`chunk_digests`) differ from those
     recorded (chunk -> why); with `required`, a part with no recorded digest counts as
     changed too. Empty for a manifest without ``digests``."""
-    digests = manifest.get("digests")
-    if not isinstance(digests, dict):
+    digests = manifest.digests
+    if digests is None:
         return {}
     out: dict[int, str] = {}
     for key, digest in sorted(found.items()):
@@ -112,9 +112,9 @@ def changed_chunks(
     return out
 
 
-def edited_definition(manifest: Mapping[str, Any]) -> str | None:
+def edited_definition(manifest: Manifest) -> str | None:
     """What is wrong when the manifest's defining keys changed since the run started."""
-    recorded = manifest.get("manifest_digest")
+    recorded = manifest.manifest_digest
     if recorded is None or recorded == manifest_digest(manifest):
         return None
     return (

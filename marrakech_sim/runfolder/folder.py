@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.runfolder import _parquet
+from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.parts import Part
 from marrakech_sim.runfolder.schema import COMPRESSION, COMPRESSION_LEVEL, MANIFEST, TABLES
 
@@ -150,12 +149,12 @@ def remove_chunks(run_dir: Path, chunks: Sequence[int]) -> None:
                     (folder / name).unlink()
 
 
-def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     """Write run.json atomically."""
     path = Path(run_dir) / MANIFEST
     tmp = Path(run_dir) / f".{MANIFEST}.{os.getpid()}.tmp"
     try:
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+        tmp.write_text(manifest.to_json())
         os.replace(tmp, path)
     finally:  # a full disk must not leave a stray temporary file behind
         with contextlib.suppress(OSError):

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from marrakech_sim.errors import RunFolderError
+from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.read import open_dataset, read_manifest
 from marrakech_sim.runfolder.schema import TABLES
 
@@ -67,16 +68,14 @@ class Run:
         self._con: Any = None
 
     @property
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
         """The first run's manifest."""
         return self.manifests[0]
 
     @property
     def run_ids(self) -> list[str]:
         """The runs' ids, in order."""
-        return [
-            str(m.get("run_id", p.name)) for m, p in zip(self.manifests, self.paths, strict=True)
-        ]
+        return [m.run_id for m in self.manifests]
 
     @property
     def games(self) -> Any:

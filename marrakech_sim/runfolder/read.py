@@ -19,6 +19,7 @@ from marrakech_sim.play import turns as t
 from marrakech_sim.rules.options import COLOUR_LETTERS, FACINGS
 from marrakech_sim.runfolder.folder import chunk_of, is_part_name
 from marrakech_sim.runfolder.lock import is_locked
+from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.schema import (
     FORMAT_VERSION,
     GAMES_SCHEMA,
@@ -29,8 +30,9 @@ from marrakech_sim.runfolder.schema import (
 )
 
 
-def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    """The run's manifest; RunFolderError when the folder is not a run folder.
+def read_manifest(run_dir: str | Path) -> Manifest:
+    """The run's manifest; RunFolderError when the folder is not a run folder (or its
+    run.json not a manifest: a key missing or of the wrong kind).
 
     A run whose run.json says 'running' while no writer holds the folder's lock was
     stopped in a way that left it no time to say so (kill -9, a power cut): its status
@@ -38,18 +40,19 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     """
     path = Path(run_dir) / MANIFEST
     try:
-        manifest: dict[str, Any] = json.loads(path.read_text())
+        data: Any = json.loads(path.read_text())
     except FileNotFoundError as exc:
         raise RunFolderError(f"{str(run_dir)!r} is not a run folder: no {MANIFEST}") from exc
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise RunFolderError(f"cannot read {str(path)!r}: {exc}") from exc
-    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    version = data.get("format_version") if isinstance(data, dict) else None
     if version != FORMAT_VERSION:
         raise RunFolderError(
             f"{str(path)!r}: format_version = {version!r}; this program reads {FORMAT_VERSION}"
         )
-    if manifest.get("status") == "running" and not is_locked(run_dir):
-        manifest["status"] = "interrupted"
+    manifest = Manifest.from_dict(data, str(path))
+    if manifest.status == "running" and not is_locked(run_dir):
+        manifest = manifest.replace(status="interrupted")
     return manifest
 
 

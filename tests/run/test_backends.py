@@ -61,8 +61,8 @@ def test_each_backend_through_the_protocol_writes_the_same_parts(
     assert result.status == "complete" and result.games_played == result.games_planned
     found = part_digests(out)
     manifest = runfolder.read_manifest(out)
-    assert found == part_digests(reference) and len(found) == 3 * manifest["chunks"] > 3
-    (session,) = manifest["sessions"]
+    assert found == part_digests(reference) and len(found) == 3 * manifest.chunks > 3
+    (session,) = manifest.sessions
     assert {k: session[k] for k in backend.describe()} == backend.describe()
 
 

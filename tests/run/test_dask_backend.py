@@ -51,7 +51,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def sessions(run_dir: Path) -> list[dict[str, Any]]:
-    return list(runfolder.read_manifest(run_dir)["sessions"])
+    return list(runfolder.read_manifest(run_dir).sessions)
 
 
 @pytest.mark.parametrize("parts", ["client", "workers"])
@@ -80,7 +80,7 @@ def test_worker_records_reach_the_run_log(
     pids = set(cluster_pids(cluster).values())
     chunks = [r for r in caplog.records if r.name == "marrakech_sim.run.pool"]
     assert sorted(int(r.getMessage().split()[1].rstrip(":")) for r in chunks) == list(
-        range(runfolder.read_manifest(tmp_path / "run")["chunks"])
+        range(runfolder.read_manifest(tmp_path / "run").chunks)
     )
     assert {r.process if r.process in pids else parent(r.process) for r in chunks} <= pids
     assert os.getpid() not in {r.process for r in chunks} and result.status == "complete"
@@ -272,10 +272,9 @@ def test_resume_on_dask_finishes_an_interrupted_run(
     out = tmp_path / "run"
     run_study(study_from_dict(study_data()), out, workers=0)
     manifest = runfolder.read_manifest(out)
-    runfolder.remove_chunks(out, range(5, manifest["chunks"]))
+    runfolder.remove_chunks(out, range(5, manifest.chunks))
     (out / "moves" / ".part-000007.parquet.x.tmp").write_bytes(b"half")
-    manifest["status"] = "interrupted"
-    runfolder.write_manifest(out, manifest)
+    runfolder.write_manifest(out, manifest.replace(status="interrupted"))
     result = resume_run(out, backend=DaskBackend(scheduler=cluster.scheduler_address))
     assert result.status == "complete" and result.games_this_session < result.games_planned
     assert_same_tables(reference, out)
@@ -499,7 +498,7 @@ def test_unreachable_scheduler_is_a_cluster_error(
         run_study(study_from_dict(study_data()), tmp_path / "run", backend=backend)
     # the run's status says it failed (not 'running'); a new run there is told to resume
     manifest = runfolder.read_manifest(tmp_path / "run")
-    assert manifest["status"] == "failed" and "127.0.0.1:9" in manifest["error"]
+    assert manifest.status == "failed" and "127.0.0.1:9" in manifest.error
     with pytest.raises(RunFolderError, match=r"unfinished run \(status 'failed'\): resume it"):
         run_study(study_from_dict(study_data()), tmp_path / "run", workers=0)
     assert resume_run(tmp_path / "run", workers=0).status == "complete"
@@ -538,7 +537,7 @@ def test_a_server_that_is_not_dask_is_a_cluster_error(
         for conn in held:
             conn.close()
     assert time.monotonic() - started < 30
-    assert runfolder.read_manifest(tmp_path / "run")["status"] == "failed"
+    assert runfolder.read_manifest(tmp_path / "run").status == "failed"
 
 
 def test_local_cluster_needs_a_worker(tmp_path: Path) -> None:
@@ -582,7 +581,7 @@ def test_ctrl_c_on_dask_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert f"marrakech run --resume {out}" in err.decode() and b"Traceback" not in err
-    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    assert runfolder.read_manifest(out).status == "interrupted"
     result = resume_run(out, workers=0)
     assert result.status == "complete" and len(runfolder.read_table(out, "games")) == 1200
 
@@ -647,4 +646,4 @@ def test_kill_9_of_a_dask_run_leaves_no_process_of_it(tmp_path: Path) -> None:
     while time.monotonic() < deadline and any(running(p) for p in family):
         time.sleep(0.1)
     assert not [p for p in family if running(p)]
-    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    assert runfolder.read_manifest(out).status == "interrupted"

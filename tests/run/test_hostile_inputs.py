@@ -70,7 +70,7 @@ def no_traceback(result: Any) -> str:
 def run_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("hostile") / "a"
     result = run_study(study_from_dict(study_data()), out, workers=0)
-    assert result.status == "complete" and runfolder.read_manifest(out)["chunks"] > 4
+    assert result.status == "complete" and runfolder.read_manifest(out).chunks > 4
     return out
 
 
@@ -274,7 +274,7 @@ def test_failed_start_that_left_a_log_does_not_block_a_retry(tmp_path: Path) -> 
     args = ["run", str(config), "--out", str(out), "--workers", "0", "--no-summary"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert runfolder.read_manifest(out).status == "complete"
 
 
 # ---------------------------------------------------------------- 11. full or read-only disk
@@ -500,7 +500,7 @@ def test_report_of_an_all_error_run_is_one_line(tmp_path: Path) -> None:
 def test_report_of_a_whole_run_still_works(run_a: Path, tmp_path: Path) -> None:
     """The checks pass a whole run: its report counts every game once."""
     result = build_report([run_a], tmp_path / "report")
-    assert result.facts["n_games"] == runfolder.read_manifest(run_a)["games_played"]
+    assert result.facts["n_games"] == runfolder.read_manifest(run_a).games_played
 
 
 # ---------------------------------------------------------------- 13. the summary

@@ -100,7 +100,7 @@ def test_serial_run_mixes_compiled_and_python_games(serial: Path) -> None:
     """A study mixing both loops and two rule sets plays every planned game once."""
     games = runfolder.read_table(serial, "games")
     manifest = runfolder.read_manifest(serial)
-    assert len(games) == manifest["games_planned"] == games["game_id"].nunique()
+    assert len(games) == manifest.games_planned == games["game_id"].nunique()
     assert set(games["ruleset"]) == {"four", "three_end"}
     # blocks: one seed per block, several seatings each
     per_block = games.groupby("block")["seed"].nunique()
@@ -167,7 +167,7 @@ def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None
     proc.communicate()
     done_at_kill = runfolder.chunks_done(out)
     manifest = runfolder.read_manifest(out)  # 'running' in run.json, and no writer left
-    assert manifest["status"] == "interrupted" and len(done_at_kill) < manifest["chunks"]
+    assert manifest.status == "interrupted" and len(done_at_kill) < manifest.chunks
     result = resume_run(out, workers=2)
     assert result.status == "complete" and result.games_played == 1200
     assert result.games_this_session < 1200
@@ -194,8 +194,8 @@ def test_a_sweep_resumes_after_kill_9_to_the_uninterrupted_tables(tmp_path: Path
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     manifest = runfolder.read_manifest(out)
-    assert manifest["status"] == "interrupted"
-    assert len(runfolder.chunks_done(out)) < manifest["chunks"]
+    assert manifest.status == "interrupted"
+    assert len(runfolder.chunks_done(out)) < manifest.chunks
     result = resume_run(out, workers=2)
     assert result.status == "complete" and result.games_played == 900
     reference = tmp_path / "reference"
@@ -215,7 +215,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"marrakech run --resume {out}" in err.decode()
-    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    assert runfolder.read_manifest(out).status == "interrupted"
     assert "INFO" in (out / "run.log").read_text()  # worker records reached run.log
     assert "Worker-" in (out / "run.log").read_text()  # the pool's worker processes
     result = resume_run(out, workers=0)
@@ -248,12 +248,12 @@ def test_stopping_rule_stops_at_a_block_boundary_deterministically(
     assert a.games_played % 25 == 0
     assert_same_tables(tmp_path / "a", tmp_path / "b")
     manifest = runfolder.read_manifest(tmp_path / "b")
-    assert manifest["stopping"]["stopped"] is True
+    assert manifest.stopping["stopped"] is True
     # decided at a block; the run keeps the whole chunk of that block
-    stopped_at = manifest["stopping"]["statistics"]["games"]
+    stopped_at = manifest.stopping["statistics"]["games"]
     assert a.games_played - 25 < stopped_at <= a.games_played
-    assert manifest["stopping"]["games_in_run"] == a.games_played
-    assert manifest["stopping"]["summary"].startswith(
+    assert manifest.stopping["games_in_run"] == a.games_played
+    assert manifest.stopping["summary"].startswith(
         "LLR " if stopping["rule"] == "sprt" else "interval "
     )
     assert verify_run(tmp_path / "b").ok

@@ -36,7 +36,7 @@ def test_verify_of_a_running_run_names_the_missing_chunks(tmp_path: Path) -> Non
     out = tmp_path / "run"
     run_study(study, out, workers=0)
     manifest = runfolder.read_manifest(out)
-    manifest.update(status="running", chunks_played=0, games_played=0)
+    manifest = manifest.replace(status="running", chunks_played=0, games_played=0)
     runfolder.write_manifest(out, manifest)
     runfolder.remove_chunks(out, [1, 3, 4])
     report = verify_run(out)

@@ -139,6 +139,6 @@ def test_study_trial_with_games_and_seed(tmp_path: Path, monkeypatch: pytest.Mon
     assert result.exit_code == 0, result.output
     run = tmp_path / "runs" / "small-trial-g4-s9"
     manifest = runfolder.read_manifest(run)
-    assert manifest["seed"] == 9 and manifest["config"]["games_per_lineup"] == 4
+    assert manifest.seed == 9 and manifest.config["games_per_lineup"] == 4
     assert (tmp_path / "reports" / "small-trial-g4-s9" / "report.html").is_file()
     assert not (tmp_path / "runs" / "small").exists()

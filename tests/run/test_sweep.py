@@ -191,7 +191,7 @@ def test_a_sweep_resumes_and_plays_the_same_games(swept_run: Path, tmp_path: Pat
             runfolder.read_table(swept_run, name), runfolder.read_table(parallel, name)
         )
     manifest = runfolder.read_manifest(parallel)
-    assert manifest["config"]["sweep"]["points"]
+    assert manifest.config["sweep"]["points"]
     # a resume of the finished run reads its resolved config back and has nothing to do
     assert resume_run(parallel, workers=0).status == "complete"
 

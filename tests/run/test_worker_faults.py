@@ -337,7 +337,7 @@ def test_kill_9_of_a_worker_is_replayed_and_the_run_finishes(tmp_path: Path) -> 
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     games = read(out, "games")
-    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert runfolder.read_manifest(out).status == "complete"
     assert len(games) == 1200 and (games["end_reason"] != "error").all()
     assert "killed by SIGKILL" in (out / "run.log").read_text()
     assert verify_run(out).ok
@@ -356,7 +356,7 @@ def test_a_stopped_worker_is_replaced_and_the_run_finishes(tmp_path: Path) -> No
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     games = read(out, "games")
-    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert runfolder.read_manifest(out).status == "complete"
     assert len(games) == 1200 and (games["end_reason"] != "error").all()
     # (run.log says "stopped (SIGSTOP)" when the stop caught it with a chunk; stopped
     # after its last one, it is killed when the pool closes)
@@ -384,7 +384,7 @@ def test_workers_killed_while_logging_do_not_hang_the_run(tmp_path: Path) -> Non
             os.kill(pid, signal.SIGSTOP if i % 2 else signal.SIGKILL)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
-    assert runfolder.read_manifest(out)["status"] == "complete"
+    assert runfolder.read_manifest(out).status == "complete"
     assert len(read(out, "games")) == 600
     log = (out / "run.log").read_text()
     assert "a record from a worker" in log and "killed by SIGKILL" in log
@@ -432,7 +432,7 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
     # run.json still says 'running' (no time to say more); with no writer left holding
     # the lock, the next look reads it as interrupted, and a new run there is told to resume
     assert json.loads((out / "run.json").read_text())["status"] == "running"
-    assert runfolder.read_manifest(out)["status"] == "interrupted"
+    assert runfolder.read_manifest(out).status == "interrupted"
     with pytest.raises(RunFolderError, match="status 'interrupted'"):
         run_study(lineup_study("random"), out, workers=0)
 

@@ -34,7 +34,7 @@ CONFIG = {
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = play_run(tmp_path_factory.mktemp("digests") / "run", CONFIG)
-    assert runfolder.read_manifest(out)["chunks"] >= 3
+    assert runfolder.read_manifest(out).chunks >= 3
     return out
 
 
@@ -126,8 +126,8 @@ def test_every_part_has_its_digest_in_run_json(run: Path) -> None:
         for table in runfolder.TABLES
         for _, path in runfolder.iter_parts(run, table)
     )
-    assert sorted(manifest["digests"]) == parts
-    assert manifest["manifest_digest"] == runfolder.manifest_digest(manifest)
+    assert sorted(manifest.digests) == parts
+    assert manifest.manifest_digest == runfolder.manifest_digest(manifest)
 
 
 def test_a_part_without_its_digest_is_refused_by_the_report(run: Path, tmp_path: Path) -> None:
@@ -154,8 +154,8 @@ def test_chunks_done_after_the_last_manifest_write_get_digests_on_resume(
     edit_json(copy / "run.json", killed)
     result = resume_run(copy, workers=0)
     assert result.status == "complete" and not result.replayed
-    assert len(runfolder.read_manifest(copy)["digests"]) == len(
-        runfolder.read_manifest(run)["digests"]
+    assert len(runfolder.read_manifest(copy).digests) == len(
+        runfolder.read_manifest(run).digests
     )
     build_report([copy], tmp_path / "report")
 

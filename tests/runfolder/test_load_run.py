@@ -38,7 +38,7 @@ def test_pandas_tables_keep_nullable_integers(runs: list[Path]) -> None:
     assert str(run.games["game_id"].dtype) == "int64[pyarrow]"
     assert run.games["game_id"].is_monotonic_increasing
     assert len(run.moves) > 0 and "dirhams_after" in run.moves
-    assert run.manifest["run_id"] == "r0" and run.seats is seats  # read once, then kept
+    assert run.manifest.run_id == "r0" and run.seats is seats  # read once, then kept
 
 
 def test_duckdb_and_arrow_are_lazy_and_agree(runs: list[Path]) -> None:

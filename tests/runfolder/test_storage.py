@@ -87,7 +87,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_manifest_has_the_contract_fields(run_dir: Path) -> None:
     """run.json holds format_version 1, ids, dates, versions, seed, resolved config, plan."""
-    m = runfolder.read_manifest(run_dir)
+    m = runfolder.read_manifest(run_dir).to_dict()
     for key in ("run_id", "created", "program_version", "seed", "config", "games_planned"):
         assert key in m
     assert m["format_version"] == 1 and m["status"] == "complete"

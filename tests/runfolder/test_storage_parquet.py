@@ -99,7 +99,7 @@ def test_both_writers_write_the_same_run(tmp_path: Path) -> None:
     )
     for writer in runfolder.WRITERS:
         run_study(study, tmp_path / writer, workers=0, writer=writer)
-    assert runfolder.read_manifest(tmp_path / "pyarrow")["writer"] == "pyarrow"
+    assert runfolder.read_manifest(tmp_path / "pyarrow").writer == "pyarrow"
     for table in runfolder.TABLES:
         mine = runfolder.open_dataset(tmp_path / "encoder", table).to_table()
         theirs = runfolder.open_dataset(tmp_path / "pyarrow", table).to_table()

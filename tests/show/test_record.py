@@ -120,7 +120,7 @@ def test_export_then_import_replays_every_rule_option(run_dir: Path, tmp_path: P
     result = _run("export", str(run_dir), "-o", str(out))
     assert result.exit_code == 0, result.output
     records = parse_records(out.read_text())
-    assert len(records) == runfolder.read_manifest(run_dir)["games_planned"]
+    assert len(records) == runfolder.read_manifest(run_dir).games_planned
     used = set()
     for record in records:
         used |= set(json.loads(dict(record.tags())["Rules"]))
@@ -137,7 +137,7 @@ def test_api_and_parquet_records_are_identical(run_dir: Path, exported: str) -> 
     """A game replayed through play_game from its seed gives the same record text as the
     same game read from the run's Parquet tables."""
     manifest = runfolder.read_manifest(run_dir)
-    config = manifest["config"]
+    config = manifest.config
     games = runfolder.read_table(run_dir, "games").set_index("game_id")
     seats = runfolder.read_table(run_dir, "seats")
     texts = exported.split("\n\n[")
@@ -160,7 +160,7 @@ def test_api_and_parquet_records_are_identical(run_dir: Path, exported: str) -> 
             names,
             event=config["name"],
             game_id=gid,
-            date=manifest["created"][:10],
+            date=manifest.created[:10],
             seed=int(row.seed),
         )
         assert api.to_text() == record.to_text()

@@ -66,7 +66,7 @@ def sweep_points(runs: list[RunInfo]) -> pd.DataFrame:
     series, title. x is the first ordered option (not die_faces) when there is one."""
     rows = []
     for run in runs:
-        config = run.manifest.get("config", {})
+        config = run.manifest.config
         sweep = config.get("sweep") if isinstance(config, dict) else None
         if not isinstance(sweep, dict) or not isinstance(sweep.get("points"), dict):
             continue

@@ -42,6 +42,7 @@ from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, charted
 from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, or_empty, sums_frame
+from marrakech_sim.runfolder import Manifest
 from marrakech_sim.stats import estimators, trends
 from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
@@ -104,16 +105,14 @@ class SkillTotals:
                         )
 
 
-def study_levels(manifests: list[dict[str, Any]]) -> tuple[list[str], set[str]]:
+def study_levels(manifests: list[Manifest]) -> tuple[list[str], set[str]]:
     """The skill levels the runs' study configs declare (`skill_levels`, first run first),
     and the names of the strategies that are `random` (whose strength has no upper bound
     on the strength axis's left: it may never win against the others)."""
     levels: list[str] = []
     randoms: set[str] = set()
     for manifest in manifests:
-        config = manifest.get("config", {})
-        if not isinstance(config, dict):
-            continue
+        config = manifest.config
         levels += [str(n) for n in config.get("skill_levels", []) if str(n) not in levels]
         strategies = config.get("strategies", {})
         if isinstance(strategies, dict):
