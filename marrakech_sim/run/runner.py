@@ -144,8 +144,9 @@ def run_study(
         return _resume(run_dir, study, workers, start_method, progress, backend)
     if study is None:
         raise TypeError("run_study: give the study to play (None only with resume=True)")
-    # refused before the lock file is made in a folder that is not a run's
-    check_new_folder(run_dir)
+    if not (run_dir / runfolder.MANIFEST).exists():
+        # a folder that is not a run's is refused before the lock file is made there
+        check_new_folder(run_dir)
     with runfolder.locked(run_dir), _writing(run_dir):
         # under the lock: two runs into one folder cannot both pass
         check_new_folder(run_dir, holding_lock=True)
