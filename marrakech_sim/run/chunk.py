@@ -84,8 +84,38 @@ def _capped_budgets(codes: np.ndarray, params: np.ndarray, budget: int) -> np.nd
     return capped
 
 
+class Workspace:
+    """What one process reuses from chunk to chunk: the moves buffers, and its marker in a
+    worker pool. Never pickled: a `Prepared` sent to another process gets a new one."""
+
+    def __init__(self) -> None:
+        #: this worker's shared marker (see run.pool.ChunkPool): [chunk, position of the
+        #: Python-loop game being played, its start time]; None outside a pool
+        self.marker: Any = None
+        self._buffers: dict[str, np.ndarray] = {}
+        self._rows: dict[str, _Rows] = {}
+
+    def rows_buffer(self, r: Ruleset, games: int) -> _Rows:
+        """This process's (empty) moves columns for `games` games of rule set r (reused)."""
+        rows = self._rows.get(r.name)
+        if rows is None or len(rows.turn) < games * r.max_turns:
+            rows = _Rows.room_for(r, games)
+            self._rows[r.name] = rows
+        return _Rows(rows.head, rows.lists, rows.game, rows.turn)
+
+    def moves_buffer(self, r: Ruleset, games: int) -> np.ndarray:
+        """This process's moves buffer for `games` games of rule set r (reused)."""
+        buffer = self._buffers.get(r.name)
+        if buffer is None or len(buffer) < games * r.max_turns:
+            buffer = np.empty((games * r.max_turns, r.columns), np.int32)
+            self._buffers[r.name] = buffer
+        return buffer
+
+
 class Prepared:
-    """Per-process state: the plan, rule sets, strategy classes and compiled twins."""
+    """What every chunk of a study needs: the plan, rule sets, strategy classes and
+    compiled twins (picklable, the same in every process), and this process's
+    `workspace` (left out when pickled: the other side gets a new one)."""
 
     def __init__(self, study: Study) -> None:
         from marrakech_sim.strategies.twins import (
@@ -127,32 +157,21 @@ class Prepared:
         }
         self.visible_after = all(self.moves_visible.values())
         self.moves_schema = runfolder.moves_schema(self.visible_after)
-        #: this worker's shared marker (see run.pool.ChunkPool): [chunk, position of the
-        #: Python-loop game being played, its start time]; None outside a pool
-        self.marker: Any = None
         #: seconds per decision of a Python-loop strategy (study.decision_seconds)
         self.decision_seconds: float = study.decision_seconds
         #: warm_up's measure of the searching twins: (match, seconds per game at
         #: WARM_UP_BUDGET), see search_seconds
         self.search_game_seconds: tuple[int, float] | None = None
-        self._buffers: dict[str, np.ndarray] = {}
-        self._rows: dict[str, _Rows] = {}
+        #: this process's buffers and marker
+        self.workspace = Workspace()
 
-    def rows_buffer(self, r: Ruleset, games: int) -> _Rows:
-        """This process's (empty) moves columns for `games` games of rule set r (reused)."""
-        rows = self._rows.get(r.name)
-        if rows is None or len(rows.turn) < games * r.max_turns:
-            rows = _Rows.room_for(r, games)
-            self._rows[r.name] = rows
-        return _Rows(rows.head, rows.lists, rows.game, rows.turn)
+    def __getstate__(self) -> dict[str, Any]:
+        """The plan without this process's workspace (its buffers, its pool marker)."""
+        return {k: v for k, v in vars(self).items() if k != "workspace"}
 
-    def moves_buffer(self, r: Ruleset, games: int) -> np.ndarray:
-        """This process's moves buffer for `games` games of rule set r (reused)."""
-        buffer = self._buffers.get(r.name)
-        if buffer is None or len(buffer) < games * r.max_turns:
-            buffer = np.empty((games * r.max_turns, r.columns), np.int32)
-            self._buffers[r.name] = buffer
-        return buffer
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self.workspace = Workspace()
 
     def warm_up(self, compiling: Callable[[str], None] | None = None) -> None:
         """Load (or compile) the compiled loop and the record writer once, before workers fork.
@@ -357,8 +376,8 @@ def play_compiled(
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     rows = None
     if records and cg.moves_kept[where].any():  # else no game of theirs keeps its moves
-        rows = prep.rows_buffer(r, g) if reuse else _Rows.room_for(r, g)
-    buffer = prep.moves_buffer(r, BATCH_GAMES)
+        rows = prep.workspace.rows_buffer(r, g) if reuse else _Rows.room_for(r, g)
+    buffer = prep.workspace.moves_buffer(r, BATCH_GAMES)
     for a in range(0, g, BATCH_GAMES):
         b = min(a + BATCH_GAMES, g)
         # play_batch fills each game's rows with NULL first: the buffer is reused
@@ -391,7 +410,7 @@ def play_python(
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     errors: list[str | None] = [None] * g
     budgets = [prep.decision_seconds] * p
-    marker = prep.marker
+    marker = prep.workspace.marker
     with decision_watchdog(budgets):
         for i, pos in enumerate(where):
             row = prep.plan.seating_rows[cg.seating[pos], :p]

@@ -94,7 +94,7 @@ def init_worker(
         limit_memory(memory_mb)
     np.random.seed(0)  # forked workers share numpy's global state; nothing here uses it
     WORKER["prep"] = prepared if prepared is not None else Prepared(study)
-    WORKER["prep"].marker = marker
+    WORKER["prep"].workspace.marker = marker
     WORKER["run_dir"] = Path(run_dir) if run_dir is not None else None
     WORKER["writer"] = writer
     if prepared is None:

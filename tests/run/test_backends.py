@@ -90,3 +90,27 @@ def test_the_protocol_alone_plays_chunks_into_a_folder(reference: Path, tmp_path
         stopped = backend.play([0, 2, 4, 5])
         next(stopped)
         backend.close(stop=True)
+
+
+def test_a_prepared_study_pickles_without_its_workspace(reference: Path, tmp_path: Path) -> None:
+    """Prepared is a plan that pickles (for a process that does not fork) and a workspace
+    of this process's that does not travel: its buffers and its pool marker (which cannot
+    be pickled) stay here; the copy plays the same chunk to the same bytes."""
+    import multiprocessing
+    import pickle
+
+    from marrakech_sim.run.chunk import play_chunk, write_chunk
+
+    prep = Prepared(study_from_dict(study_data()))
+    play_chunk(prep, 1, reuse_buffers=True)  # the workspace now holds buffers
+    bare = len(pickle.dumps(Prepared(study_from_dict(study_data()))))
+    prep.workspace.marker = multiprocessing.get_context("fork").RawArray("d", 3)
+    data = pickle.dumps(prep)
+    assert len(data) == bare  # no buffers, no marker
+    copy = pickle.loads(data)
+    assert copy.workspace is not prep.workspace and copy.workspace.marker is None
+    _, tables = play_chunk(copy, 1, reuse_buffers=True)
+    write_chunk(tmp_path, 1, tables, "encoder")
+    for table in runfolder.TABLES:
+        part = Path(table) / runfolder.part_name(1)
+        assert (tmp_path / part).read_bytes() == (reference / part).read_bytes()
