@@ -170,7 +170,7 @@ def test_records_from_move_rows_equal_the_checked_replays(run_dir: Path) -> None
     """A run's records, whose Final and Result come from the one replay loop over move rows,
     equal those the checked action-by-action replay makes of the same turns (every option)."""
     records = list(records_from_run(run_dir))
-    assert len(records) == runfolder.read_manifest(run_dir)["games_planned"]
+    assert len(records) == runfolder.read_manifest(run_dir).games_planned
     for record in records:
         tags = {"event": record.event, "game": record.game, "date": record.date}
         checked = record_from_actions(
