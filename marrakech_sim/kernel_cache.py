@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
+import pickle
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def package_sources() -> list[tuple[str, Path]]:
@@ -90,3 +94,58 @@ def mark_compiled(kind: str) -> None:
         with contextlib.suppress(OSError):  # a read-only cache: it is only a message
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
+
+
+def merge(folder: Path) -> int:
+    """Add the kernels another process compiled into cache folder `folder` (for these same
+    sources) to this process's cache folder: those it does not hold yet. Returns how many.
+
+    The other process compiled there rather than here because numba's cache files are not
+    safe to write from two processes at once (an index written by one can name a data file
+    the other overwrites); call this while no other process compiles into this folder. Each
+    data file is in place before the index names it. What cannot be merged (another numba
+    version's format) is left out: it compiles on first use, as it would have.
+    """
+    import numba
+    from numba.core import config
+    from numba.core.caching import IndexDataCacheFile
+
+    target = config.CACHE_DIR  # where this process's kernels load from (see configure)
+    if not target:
+        return 0
+    added = 0
+    for index in sorted(Path(folder).rglob("*.nbi")):
+        sub = Path(target) / index.parent.relative_to(folder)
+        base = index.name.removesuffix(".nbi")
+        try:
+            with open(index, "rb") as f:
+                version = pickle.load(f)
+                stamp, theirs = pickle.loads(f.read())
+            if version != numba.__version__:
+                continue
+            sub.mkdir(parents=True, exist_ok=True)
+            ours = IndexDataCacheFile(str(sub), base, stamp)
+            held = ours._load_index()  # {} when stale (another stamp) or absent
+            for key, name in theirs.items():
+                if key in held:
+                    continue
+                used = set(held.values())
+                mine = next(n for i in itertools.count(1) if (n := ours._data_name(i)) not in used)
+                tmp = sub / f".{mine}.{os.getpid()}.tmp"
+                shutil.copyfile(index.parent / name, tmp)
+                os.replace(tmp, sub / mine)
+                held[key] = mine
+                ours._save_index(held)
+                added += 1
+        except Exception:  # a damaged file, another numba version's layout
+            continue  # its kernels compile on first use instead
+    return added
+
+
+def holds(kernel: Any) -> bool:
+    """Whether the cache folder holds compiled code of `kernel` (a cached numba function),
+    for some argument types."""
+    try:
+        return Path(kernel._cache._cache_file._index_path).exists()
+    except AttributeError:  # not cached
+        return False

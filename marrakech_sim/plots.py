@@ -40,16 +40,18 @@ def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def to_png(fig: Figure, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes (byte-identical run to run)."""
-    fit_titles(fig)
+def to_png(fig: Figure, dpi: int = 110, fit: bool = True) -> bytes:
+    """The figure as PNG bytes (byte-identical run to run); fit: fit_titles first (False
+    where they are fitted already: to_svg after to_png)."""
+    if fit:
+        fit_titles(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
 
 
-def to_svg(fig: Figure) -> str:
-    """The figure as SVG text for inline use (byte-identical run to run).
+def to_svg(fig: Figure, fit: bool = True) -> str:
+    """The figure as SVG text for inline use (byte-identical run to run); fit as in to_png.
 
     Deterministic: a fixed ``svg.hashsalt`` for element ids and no date in the metadata.
     The XML declaration and DOCTYPE are dropped so the ``<svg>`` element can sit in HTML;
@@ -57,7 +59,8 @@ def to_svg(fig: Figure) -> str:
     """
     from matplotlib import rc_context
 
-    fit_titles(fig)
+    if fit:
+        fit_titles(fig)
     buf = io.StringIO()
     with rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "path"}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -49,3 +50,57 @@ def test_user_chosen_folder_is_kept(tmp_path: Path) -> None:
     """A NUMBA_CACHE_DIR the user chose is left alone."""
     mine = tmp_path / "my-numba-cache"
     assert _cache_path(tmp_path, "marrakech_sim", str(mine)).is_relative_to(mine)
+
+
+KERNEL = """
+from numba import njit
+
+
+@njit(cache=True)
+def twice(x):
+    return 2 * x
+"""
+
+USE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import kernel
+for value in json.loads(sys.argv[2]):
+    kernel.twice(value)
+print(json.dumps({"hits": len(kernel.twice.stats.cache_hits),
+                  "misses": len(kernel.twice.stats.cache_misses)}))
+"""
+
+MERGE = """
+import sys
+from marrakech_sim.kernel_cache import merge
+print(merge(sys.argv[1]))
+"""
+
+
+def _run(code: str, cache: Path, *args: str) -> str:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_merge_adds_the_kernels_another_folder_holds(tmp_path: Path) -> None:
+    """Kernels compiled into a helper's folder load from the cache folder they are merged
+    into: the argument types it lacked are added, those it held are kept, and a second
+    merge adds nothing."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "kernel.py").write_text(KERNEL)
+    src, helper, ours = str(tmp_path / "src"), tmp_path / "helper", tmp_path / "ours"
+    assert json.loads(_run(USE, helper, src, "[1, 1.5]")) == {"hits": 0, "misses": 2}
+    assert json.loads(_run(USE, ours, src, "[1]")) == {"hits": 0, "misses": 1}
+    assert _run(MERGE, ours, str(helper)) == "1"  # the float version; the int one was held
+    assert _run(MERGE, ours, str(helper)) == "0"
+    assert json.loads(_run(USE, ours, src, "[1, 1.5]")) == {"hits": 2, "misses": 0}
+
+
+def test_merge_of_a_folder_that_is_not_a_kernel_cache_adds_nothing(tmp_path: Path) -> None:
+    """Damaged index files are left out (their kernels compile on first use)."""
+    (tmp_path / "helper" / "sub").mkdir(parents=True)
+    (tmp_path / "helper" / "sub" / "f-1.py311.nbi").write_bytes(b"not a pickle")
+    assert _run(MERGE, tmp_path / "ours", str(tmp_path / "helper")) == "0"

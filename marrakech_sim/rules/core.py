@@ -416,7 +416,9 @@ def placements_of_key(s, key, out):
     when its bit is set (no branch on the bits, which the processor cannot predict).
     """
     base = pack_placement(s[X_], s[Y_], s[X_], s[Y_])
-    count = 0
+    # an int64, not the literal 0: typed as a literal first, count would compile every
+    # kernel it is passed to twice (once for the literal, once for int64)
+    count = np.int64(0)
     for i in range(16):
         out[count] = base + CANDIDATE_DELTA[i]
         count += (key >> i) & 1

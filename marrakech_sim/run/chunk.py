@@ -28,6 +28,7 @@ from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import EndReason
 from marrakech_sim.run.config import StoppingRule, Study
 from marrakech_sim.run.plan import ChunkGames, Plan
+from marrakech_sim.run.precompile import Helper
 from marrakech_sim.runfolder.columns import columns_into
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,19 @@ class Prepared:
         cold = [s for s in first if not kernel_cache.compiled_before(kinds[s])]
         if cold and compiling is not None:
             compiling(COMPILING[max(cold)])  # (the longer, when both are to be compiled)
-        runfolder.warm_up_writer()
+        # on another core, the encoder's and the rules API's kernels (run.precompile)
+        helper = Helper.start() if cold else None
+        try:
+            self._warm_up(first, kinds, helper)
+        finally:
+            if helper is not None:
+                helper.close()
+
+    def _warm_up(
+        self, first: dict[bool, int], kinds: dict[bool, str], helper: Helper | None
+    ) -> None:
+        if helper is None:
+            runfolder.warm_up_writer()
         python: dict[int, int] = {}  # rule set -> its first Python-loop match
         for m in np.flatnonzero(~self.match_compiled).tolist():
             python.setdefault(int(self.match_ruleset[m]), m)
@@ -234,6 +247,10 @@ class Prepared:
                     self.search_game_seconds = (m, (time.perf_counter() - started) / 2)
             finally:
                 self.params = params
+            if helper is not None:  # the loop is compiled: merge the helper's kernels
+                helper.finish()
+                helper = None
+                runfolder.warm_up_writer()
             for part in group_parts(self, r, cg, group):
                 runfolder.parquet_file(part)
             kernel_cache.mark_compiled(kinds[searching])

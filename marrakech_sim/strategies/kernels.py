@@ -38,11 +38,16 @@ G_AREA, G_COVER, G_BLOCK, G_WASTE, G_RUIN = range(5)
 
 @njit(cache=True, inline="always")
 def _rotation_score(s, r, me, walker, ruin, rb):
-    """The greedy score of rotation r - 1 (see greedy_rotation_scores; rb: prepare_regions)."""
-    if walker == me or walker < 0:
-        due, _, bankrupt = rotation_totals(s, r, me, -1, rb)
+    """The greedy score of rotation r - 1 (see greedy_rotation_scores; rb: prepare_regions).
+
+    One call of the inlined rotation_totals (not one per branch): each inlined copy costs
+    seconds of compile time on a fresh installation."""
+    mover = walker == me or walker < 0
+    payer = me if mover else walker
+    payee = -1 if mover else me
+    due, paid, bankrupt = rotation_totals(s, r, payer, payee, rb)
+    if mover:
         return -(due + ruin * bankrupt)
-    _, paid, bankrupt = rotation_totals(s, r, walker, me, rb)
     return paid + ruin * bankrupt
 
 
@@ -146,27 +151,38 @@ def pick_best(scores, count, rng):
 
 @njit(cache=True, _nrt=False)
 def greedy_rotation(s, params, rng):
-    """The greedy rotation (-1, 0 or 1): pick_best of greedy_rotation_scores."""
+    """The greedy rotation (-1, 0 or 1): pick_best of greedy_rotation_scores.
+
+    The inlined scoring is called at one place, in the loop (each inlined copy costs
+    seconds of compile time on a fresh installation)."""
     me = s[k.SEAT_]
     walker = k_next_walker(s)
     ruin = params[G_RUIN]
     rb = prepare_regions(s)
-    best, ties, mask = _rotation_score(s, 0, me, walker, ruin, rb), 1, 1
-    for r in range(1, 3):
-        best, ties, mask = _tie(best, ties, mask, r, _rotation_score(s, r, me, walker, ruin, rb))
+    best, ties, mask = 0.0, 0, 0
+    for r in range(3):
+        score = _rotation_score(s, r, me, walker, ruin, rb)
+        if r == 0:
+            best, ties, mask = score, 1, 1
+        else:
+            best, ties, mask = _tie(best, ties, mask, r, score)
     return _pick_tied(ties, mask, rng) - 1
 
 
 @njit(cache=True, _nrt=False)
 def greedy_placement(s, params, rng, options, count):
     """Index into options[:count] of the greedy placement: pick_best of
-    greedy_placement_scores."""
+    greedy_placement_scores. The inlined scoring is called at one place (see
+    greedy_rotation); options[0] is scored even with count 0."""
     rb = prepare_regions(s)
     own = placing_mask(s, rb)
-    best, ties, mask = _placement_score(s, params, options[0], rb, own, 1), 1, 1
-    for i in range(1, count):
+    best, ties, mask = 0.0, 0, 0
+    for i in range(max(count, 1)):
         score = _placement_score(s, params, options[i], rb, own, i + 1)
-        best, ties, mask = _tie(best, ties, mask, i, score)
+        if i == 0:
+            best, ties, mask = score, 1, 1
+        else:
+            best, ties, mask = _tie(best, ties, mask, i, score)
     return _pick_tied(ties, mask, rng)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from synthetic_games import make_run, make_turn_scores
 
 from marrakech_sim import palette, plots, stats
@@ -159,7 +160,13 @@ def test_long_titles_are_wrapped() -> None:
     assert all(len(line) < 50 for line in ax.get_title().splitlines())
 
 
-@pytest.mark.parametrize("render", [plots.to_svg, plots.to_png])
+def _png_then_svg(fig: Figure) -> None:
+    """The report's charts: the titles fitted for the PNG serve the SVG too."""
+    plots.to_png(fig)
+    plots.to_svg(fig, fit=False)
+
+
+@pytest.mark.parametrize("render", [plots.to_svg, plots.to_png, _png_then_svg])
 def test_titles_fit_the_axes_the_layout_leaves(render: Any) -> None:
     """Long tick labels narrow the axes once the layout runs: the titles are re-wrapped to
     the space left, so neither the axes' title nor the figure's passes the figure's edge."""

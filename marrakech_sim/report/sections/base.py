@@ -95,7 +95,7 @@ class BaseSection:
 
     def charts(self, ctx: Context) -> dict[str, Chart]:
         return {
-            name: (title, plots.to_png(fig), plots.to_svg(fig))
+            name: (title, plots.to_png(fig), plots.to_svg(fig, fit=False))
             for name, (title, fig) in self.figures(ctx.rt).items()
         }
 
