@@ -157,6 +157,30 @@ def test_the_tables_are_documented(sweep: tuple[Path, Path]) -> None:
         assert tables[name][1]  # written only for a sweep
 
 
+def _point(seat: int, v: float, effect: float, half: float, joint: float) -> dict[str, object]:
+    """One row of response_points: a seat of a 2-player sweep of the starting purse at v,
+    its effect with a pointwise half-width `half` and a joint half-width `joint`."""
+    return {
+        "base": "two",
+        "level": "greedy",
+        "series": "",
+        "ruleset": f"two_starting_dirhams_{v:.0f}",
+        "x_key": "starting_dirhams",
+        "x": v,
+        "x_value": int(v),
+        "players": 2,
+        "seat": seat,
+        "n_games": 100,
+        "n_blocks": 100,
+        "share": 0.5 + effect / 100,
+        "effect_pp": effect,
+        "effect_lo_pp": effect - half,
+        "effect_hi_pp": effect + half,
+        "joint_lo_pp": effect - joint,
+        "joint_hi_pp": effect + joint,
+    }
+
+
 def test_fairness_verdict_follows_the_intervals() -> None:
     """Every seat's band inside +-margin at some value: the sentence says fair there; the
     estimates inside but a band across the margin: the data cannot yet show it; some seat
@@ -169,28 +193,8 @@ def test_fairness_verdict_follows_the_intervals() -> None:
         for seat, sign in ((0, 1.0), (1, -1.0)):
             for v in x:
                 effect = sign * (abs(v - 20.0) / 10.0 + offset)  # fairest at 20
-                rows.append(
-                    {
-                        "base": "two",
-                        "level": "greedy",
-                        "series": "",
-                        "ruleset": f"two_starting_dirhams_{v:.0f}",
-                        "x_key": "starting_dirhams",
-                        "x": v,
-                        "x_value": int(v),
-                        "players": 2,
-                        "seat": seat,
-                        "n_games": 100,
-                        "n_blocks": 100,
-                        "share": 0.5 + effect / 100,
-                        "effect_pp": effect,
-                        "effect_lo_pp": effect - half_width / 2,
-                        "effect_hi_pp": effect + half_width / 2,
-                        # the verdict reads the joint intervals (Bonferroni, wider)
-                        "joint_lo_pp": effect - half_width,
-                        "joint_hi_pp": effect + half_width,
-                    }
-                )
+                # the verdict reads the joint intervals (Bonferroni, wider)
+                rows.append(_point(seat, v, effect, half_width / 2, half_width))
         rt = ReportTables()
         rt.tables.response_points = pd.DataFrame(rows)
         return rt
@@ -222,27 +226,7 @@ def _fitted_tables(lack_p: float, gap: bool = False) -> ReportTables:
     points, curves = [], []
     for seat, sign in ((0, 1.0), (1, -1.0)):
         for v in (10.0, 20.0, 30.0, 40.0, 50.0):
-            points.append(
-                {
-                    "base": "two",
-                    "level": "greedy",
-                    "series": "",
-                    "ruleset": f"two_starting_dirhams_{v:.0f}",
-                    "x_key": "starting_dirhams",
-                    "x": v,
-                    "x_value": int(v),
-                    "players": 2,
-                    "seat": seat,
-                    "n_games": 100,
-                    "n_blocks": 100,
-                    "share": 0.5,
-                    "effect_pp": sign * 0.2,
-                    "effect_lo_pp": sign * 0.2 - 4.0,
-                    "effect_hi_pp": sign * 0.2 + 4.0,
-                    "joint_lo_pp": sign * 0.2 - 6.0,
-                    "joint_hi_pp": sign * 0.2 + 6.0,
-                }
-            )
+            points.append(_point(seat, v, sign * 0.2, 4.0, 6.0))
         effect = sign * 0.01 * (xs - 30.0)
         curves.append(
             pd.DataFrame(
