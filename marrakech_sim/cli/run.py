@@ -271,10 +271,11 @@ def _print_summary(run_dir: Path) -> None:
             f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  "
             f"({row.n_seat_games:,} seat-games)"
         )
-    click.echo("\nwin share per seat:")
+    click.echo("\nwin share per seat (player 1 moves first):")
     for row in summary["seats"].itertuples():
+        seat = f"player {int(row.seat) + 1} of {int(row.players)}"  # seats are 0-based in Parquet
         click.echo(
-            f"  {row.ruleset:<16} seat {row.seat}  {_share(row.share)}  "
+            f"  {row.ruleset:<16} {seat:<14} {_share(row.share)}  "
             f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  ({row.n_games:,} games)"
         )
 

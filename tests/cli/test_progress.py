@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from marrakech_sim.cli.run import _clock, _Progress
+from marrakech_sim.cli.run import _clock, _print_summary, _Progress
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.run.config import study_from_dict
@@ -231,3 +231,18 @@ def test_live_table_equals_the_report_when_games_fault(tmp_path: Path) -> None:
         assert mine.share == pytest.approx(row.share, rel=1e-12)
         assert mine.lo == pytest.approx(row.lo, rel=1e-9)
         assert mine.hi == pytest.approx(row.hi, rel=1e-9)
+
+
+def test_the_closing_summary_numbers_players_from_one_with_their_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run's last lines name seats as the report does: player 1 moves first, and the
+    player count tells the 2- and 3-player rule sets' seats apart (Parquet's seat is 0-based)."""
+    run = play_run(tmp_path / "run", {**_study(), "games_per_lineup": 200}, 0, _Progress())
+    capsys.readouterr()
+    _print_summary(run)
+    out = capsys.readouterr().out
+    seat_lines = out.split("win share per seat", 1)[1].splitlines()[1:]
+    named = sorted(re.findall(r"player \d of \d", "\n".join(seat_lines)))
+    assert named == [f"player {s} of {n}" for n, s in [(2, 1), (3, 1), (2, 2), (3, 2), (3, 3)]]
+    assert "seat 0" not in out
