@@ -326,6 +326,14 @@ def _check(
         report.add_failure(f"cannot build the strategy: {exc}")
         return report
     opponents = [StrategySpec.of(name) for name in OPPONENTS]
+    if spec.is_builtin:
+        # A built-in's kernels compile (into an empty kernel cache: minutes for the expert)
+        # in one untimed game first, as a run's and `play`'s warm-ups do; else its first
+        # timed decision would be the compile's. A plug-in's first decisions stay timed:
+        # a run does not warm plug-ins up either.
+        if progress is not None:
+            progress(("an untimed warm-up game (compiles its kernels)", 0, 0))
+        _play(Rules(players=2), spec, opponents, 0, seed, None, None)
     game_seed = seed
     for players, orient_at_end in VARIANTS:
         rules = Rules(players=players, orient_at_end=orient_at_end)

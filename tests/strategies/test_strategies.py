@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -288,3 +292,19 @@ def test_conformance_shows_each_distinct_fault_once_with_its_traceback() -> None
     text = "\n".join(report.lines())
     assert text.count("boom in choose_placement") == 3  # message, source line, exception
     assert "(18 times in all)" in text and "18 problem(s), 1 distinct" in text
+
+
+def test_conformance_of_a_builtin_does_not_time_its_kernels_compile(tmp_path: Path) -> None:
+    """Into an empty kernel cache, a built-in's first decision would be its kernels'
+    compile (seconds for greedy, minutes for the expert) and fail the time budget:
+    check-strategy compiles them in an untimed game first, as a run and `play` do."""
+    code = (
+        "from marrakech_sim.play.conformance import check_strategy\n"
+        "r = check_strategy('greedy', games=1, time_budget=0.5)\n"
+        "print(r.ok, r.games, r.failures)\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.startswith("True 18 []"), out
