@@ -485,6 +485,18 @@ def test_a_study_warns_when_a_strategy_plays_two_games_from_one_seed(
     assert not [r for r in caplog.records if "cannot be reproduced" in r.getMessage()]
 
 
+def test_a_fault_in_one_of_the_two_plays_is_not_taken_for_an_unseeded_strategy(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The check's first play of a seed ran past decision_seconds once (a kernel compile
+    under load does so), its second did not: that is a fault, not a strategy that ignores
+    its seed, and no warning names it (expectimax was so named under load)."""
+    study = lineup_study(f"{BAD}:SlowOnce", games_per_lineup=4, decision_seconds=0.2)
+    with caplog.at_level("WARNING", logger="marrakech_sim"):
+        run_study(study, tmp_path / "run", workers=0)
+    assert not [r for r in caplog.records if "cannot be reproduced" in r.getMessage()]
+
+
 def test_bench_of_a_line_up_whose_strategy_ends_its_process_reports(tmp_path: Path) -> None:
     """`marrakech bench` with a plug-in that calls os._exit: its games are faults in the
     workers, and bench prints its figures (it used to end silently with exit code 1)."""

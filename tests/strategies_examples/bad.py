@@ -61,6 +61,19 @@ class Slow(_Rotates):
         return options[0]
 
 
+class SlowOnce(_Rotates):
+    """Its first placement in a process takes 0.5 s (as a first decision that compiles
+    kernels does), every later one is instant; seeded otherwise."""
+
+    slept = False
+
+    def choose_placement(self, view, options):
+        if not SlowOnce.slept:
+            SlowOnce.slept = True
+            time.sleep(0.5)
+        return options[0]
+
+
 class Hangs(_Rotates):
     """Never returns from a placement: a busy loop that only a time budget stops."""
 
