@@ -8,9 +8,9 @@ import logging
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 START_METHODS = ["fork", "spawn", "forkserver"]
 BACKENDS = ["processes", "dask"]
+T = TypeVar("T")
 
 
 def backend_options(func: Any) -> Any:
@@ -257,6 +258,24 @@ def _progress() -> Iterator[_Progress]:
         bar.close()
 
 
+def _play(run_dir: Path, play: Callable[[_Progress], T], level: int, hint: str = "") -> T:
+    """Call `play` with a progress line, the run's log in `run_dir` and on stderr at `level`;
+    an interrupted run exits 130 with its message (and `hint`)."""
+    from marrakech_sim.errors import RunInterrupted
+    from marrakech_sim.run.pool import run_logging
+
+    click.echo(f"run folder: {run_dir}", err=True)
+    try:
+        with run_logging(run_dir, console_level=level), _progress() as progress:
+            result = play(progress)
+    except RunInterrupted as exc:
+        click.echo("", err=True)
+        click.echo(f"{exc}{hint}", err=True)
+        sys.exit(130)
+    click.echo("", err=True)
+    return result
+
+
 def _print_summary(run_dir: Path) -> None:
     from marrakech_sim.run.summary import summarize_run
 
@@ -339,9 +358,7 @@ def run_command(
     no_summary: bool,
 ) -> None:
     """Play the study in CONFIG (TOML) into a run folder, or --resume one."""
-    from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
-    from marrakech_sim.run.pool import run_logging
     from marrakech_sim.run.runner import new_run_id, run_study
 
     if (config is None) == (resume_dir is None):
@@ -360,25 +377,20 @@ def run_command(
             games_per_lineup=games, seed=seed, decision_seconds=decision_seconds
         )
         run_dir = Path(out) if out else Path("runs") / new_run_id(study)
-    click.echo(f"run folder: {run_dir}", err=True)
-    level = logging.INFO if verbose else logging.WARNING
-    try:
-        with run_logging(run_dir, console_level=level), _progress() as progress:
-            result = run_study(
-                study,
-                run_dir,
-                resume=resume_dir is not None,
-                workers=workers,
-                start_method=start_method,
-                progress=progress,
-                writer=writer,
-                backend=dask,
-            )
-    except RunInterrupted as exc:
-        click.echo("", err=True)
-        click.echo(str(exc), err=True)
-        sys.exit(130)
-    click.echo("", err=True)
+    result = _play(
+        run_dir,
+        lambda progress: run_study(
+            study,
+            run_dir,
+            resume=resume_dir is not None,
+            workers=workers,
+            start_method=start_method,
+            progress=progress,
+            writer=writer,
+            backend=dask,
+        ),
+        logging.INFO if verbose else logging.WARNING,
+    )
     if result.replayed:
         click.echo(f"replayed {len(result.replayed)} damaged chunk(s):")
         for chunk, why in sorted(result.replayed.items()):
@@ -519,32 +531,27 @@ def study_command(
     trial with its own folders (runs/NAME-trial-gGAMES-sSEED, and the same under
     reports/), so it never mixes with the full study's run.
     """
-    from marrakech_sim.errors import RunInterrupted
     from marrakech_sim.run.config import load_study
-    from marrakech_sim.run.pool import run_logging
     from marrakech_sim.study import run_and_report, study_name
 
     dask = _backend(backend, scheduler, parts, workers)
     name = study_name(load_study(config), games, seed)
     runs = Path(run_dir) if run_dir else Path("runs") / name
-    click.echo(f"run folder: {runs}", err=True)
-    try:
-        with run_logging(runs, console_level=logging.WARNING), _progress() as progress:
-            result = run_and_report(
-                config,
-                run_dir=runs,
-                report_dir=report_dir,
-                workers=workers,
-                progress=progress,
-                games=games,
-                seed=seed,
-                backend=dask,
-            )
-    except RunInterrupted as exc:
-        click.echo("", err=True)
-        click.echo(f"{exc}\n(or run this same command again)", err=True)
-        sys.exit(130)
-    click.echo("", err=True)
+    result = _play(
+        runs,
+        lambda progress: run_and_report(
+            config,
+            run_dir=runs,
+            report_dir=report_dir,
+            workers=workers,
+            progress=progress,
+            games=games,
+            seed=seed,
+            backend=dask,
+        ),
+        logging.WARNING,
+        hint="\n(or run this same command again)",
+    )
     if result.run is None:
         click.echo(f"reused the finished run in {result.run_dir}")
     else:
