@@ -25,6 +25,7 @@ from marrakech_sim.report.tables import ReportTables, Tables
 Chart = tuple[str, bytes, str]  # title, PNG bytes, inline SVG text
 Figures = dict[str, tuple[str, Any]]  # chart name -> (title, matplotlib Figure)
 Table = tuple[str, list[str], list[list[str]]]  # caption, header, rows of cells
+Column = tuple[str, Callable[[Any], str]]  # header, the cell of a table row
 
 
 @dataclass
@@ -37,6 +38,12 @@ class Part:
     charts: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     numbered: bool = True  # numbered in the report (the summary and the appendix are not)
+
+    def add_table(self, caption: str, frame: pd.DataFrame, columns: Sequence[Column]) -> None:
+        """Add a table of `frame`: one row of cells per row; each column is (header,
+        function of the row)."""
+        cells = [[fn(r) for _, fn in columns] for r in frame.itertuples()]
+        self.tables.append((caption, [h for h, _ in columns], cells))
 
 
 @dataclass
@@ -101,19 +108,6 @@ class BaseSection:
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         return []
-
-
-Column = tuple[str, Callable[[Any], str]]
-
-
-def rows(table: pd.DataFrame, columns: Sequence[Column]) -> tuple[list[str], list[list[str]]]:
-    """Header and formatted rows; each column is (header, function of the row)."""
-    return [h for h, _ in columns], [[fn(r) for _, fn in columns] for r in table.itertuples()]
-
-
-def table(caption: str, frame: pd.DataFrame, columns: Sequence[Column]) -> Table:
-    """A report table: its caption, then `rows` of `frame`."""
-    return (caption, *rows(frame, columns))
 
 
 def charted(titles: dict[str, str], *names: str) -> list[tuple[str, str]]:

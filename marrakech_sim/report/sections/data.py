@@ -14,9 +14,8 @@ from marrakech_sim import stats
 from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, rule_differences
 from marrakech_sim.report.pergame import Games, Slice
-from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, PLAYERS, RULESET
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, PLAYERS, RULESET, STRATEGY
 from marrakech_sim.report.tables import ReportTables, small_unique
 
 
@@ -377,90 +376,76 @@ class DataSection(BaseSection):
             "every "
             f"interval below is computed from block totals."
         )
-        s.tables.append(
-            base.table(
-                "Runs",
-                runs,
-                [
-                    ("run", lambda r: str(r.run_id)),
-                    ("created", lambda r: str(r.created)),
-                    ("program version", lambda r: str(r.program_version)),
-                    ("seed", lambda r: str(r.seed)),
-                    (
-                        "games played / planned",
-                        lambda r: f"{count(r.games)} / {r.games_planned}",
-                    ),
-                    ("error games", lambda r: count(r.error_games)),
-                    ("blocks", lambda r: count(r.blocks)),
-                    ("line-ups", lambda r: count(r.lineups)),
-                    ("parts games/seats/moves", lambda r: r.parts),
-                ],
-            )
+        s.add_table(
+            "Runs",
+            runs,
+            [
+                ("run", lambda r: str(r.run_id)),
+                ("created", lambda r: str(r.created)),
+                ("program version", lambda r: str(r.program_version)),
+                ("seed", lambda r: str(r.seed)),
+                (
+                    "games played / planned",
+                    lambda r: f"{count(r.games)} / {r.games_planned}",
+                ),
+                ("error games", lambda r: count(r.error_games)),
+                ("blocks", lambda r: count(r.blocks)),
+                ("line-ups", lambda r: count(r.lineups)),
+                ("parts games/seats/moves", lambda r: r.parts),
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Digests (sha256 over each table's part files)",
-                runs,
-                [
-                    ("run", lambda r: str(r.run_id)),
-                    ("games", lambda r: r.sha256_games[:16]),
-                    ("seats", lambda r: r.sha256_seats[:16]),
-                    ("moves", lambda r: (r.sha256_moves or "-")[:16]),
-                ],
-            )
+        s.add_table(
+            "Digests (sha256 over each table's part files)",
+            runs,
+            [
+                ("run", lambda r: str(r.run_id)),
+                ("games", lambda r: r.sha256_games[:16]),
+                ("seats", lambda r: r.sha256_seats[:16]),
+                ("moves", lambda r: (r.sha256_moves or "-")[:16]),
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Rule sets (options that differ from the standard rules)",
-                t.rulesets,
-                [
-                    RULESET,
-                    PLAYERS,
-                    ("differences", lambda r: str(r.differences)),
-                    GAMES,
-                    ("error games", lambda r: count(r.error_games)),
-                    BLOCKS,
-                ],
-            )
+        s.add_table(
+            "Rule sets (options that differ from the standard rules)",
+            t.rulesets,
+            [
+                RULESET,
+                PLAYERS,
+                ("differences", lambda r: str(r.differences)),
+                GAMES,
+                ("error games", lambda r: count(r.error_games)),
+                BLOCKS,
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Line-ups",
-                t.lineups,
-                [
-                    RULESET,
-                    LINEUP,
-                    ("games", lambda r: count(r.n_games_all)),
-                    BLOCKS,
-                ],
-            )
+        s.add_table(
+            "Line-ups",
+            t.lineups,
+            [
+                RULESET,
+                LINEUP,
+                ("games", lambda r: count(r.n_games_all)),
+                BLOCKS,
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Faults per strategy (games ended by the strategy's error)",
-                t.faults,
-                [
-                    ("strategy", lambda r: str(r.strategy)),
-                    GAMES,
-                    ("faults", lambda r: count(r.n_errors)),
-                    (
-                        "rate [95%]",
-                        lambda r: (
-                            f"{pct(r.error_rate, 3)} {interval(r.lo, r.hi, lambda x: pct(x, 3))}"
-                        ),
-                    ),
-                ],
-            )
+        s.add_table(
+            "Faults per strategy (games ended by the strategy's error)",
+            t.faults,
+            [
+                STRATEGY,
+                GAMES,
+                ("faults", lambda r: count(r.n_errors)),
+                (
+                    "rate [95%]",
+                    lambda r: f"{pct(r.error_rate, 3)} {interval(r.lo, r.hi, lambda x: pct(x, 3))}",
+                ),
+            ],
         )
         if not t.fault_kinds.empty:
-            s.tables.append(
-                base.table(
-                    "Faults by kind",
-                    t.fault_kinds,
-                    [
-                        ("kind", lambda r: str(r.kind) or "(unknown)"),
-                        GAMES,
-                    ],
-                )
+            s.add_table(
+                "Faults by kind",
+                t.fault_kinds,
+                [
+                    ("kind", lambda r: str(r.kind) or "(unknown)"),
+                    GAMES,
+                ],
             )
         return [s]

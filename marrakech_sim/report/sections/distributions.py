@@ -21,7 +21,7 @@ from marrakech_sim.report.fmt import count, num
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
-from marrakech_sim.report.sections.columns import RULESET
+from marrakech_sim.report.sections.columns import METRIC, RULESET
 from marrakech_sim.report.tables import QUANTILES, ReportTables
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import add_mean_interval
@@ -308,25 +308,23 @@ class DistributionSection(BaseSection):
             "log scale shows the shorter games bankruptcy ends."
         )
         s.charts += base.charted(chart_titles, "dist_margin", "dist_turns", "score_over_turns")
-        s.tables.append(
-            base.table(
-                "Summaries",
-                t.distributions,
-                [
-                    RULESET,
-                    ("metric", lambda r: str(r.metric)),
-                    ("games", lambda r: count(r.n)),
-                    ("no margin", lambda r: count(getattr(r, "n_missing", 0))),
-                    ("mean", lambda r: num(r.mean, 4)),
-                    ("sd", lambda r: num(r.sd, 3)),
-                    (
-                        "min / 5% / 25% / median / 75% / 95% / max",
-                        lambda r: " / ".join(
-                            f"{getattr(r, c):g}"
-                            for c in ("min", "q5", "q25", "q50", "q75", "q95", "max")
-                        ),
+        s.add_table(
+            "Summaries",
+            t.distributions,
+            [
+                RULESET,
+                METRIC,
+                ("games", lambda r: count(r.n)),
+                ("no margin", lambda r: count(getattr(r, "n_missing", 0))),
+                ("mean", lambda r: num(r.mean, 4)),
+                ("sd", lambda r: num(r.sd, 3)),
+                (
+                    "min / 5% / 25% / median / 75% / 95% / max",
+                    lambda r: " / ".join(
+                        f"{getattr(r, c):g}"
+                        for c in ("min", "q5", "q25", "q50", "q75", "q95", "max")
                     ),
-                ],
-            )
+                ),
+            ],
         )
         return [s]

@@ -14,7 +14,6 @@ import pandas as pd
 
 from marrakech_sim import stats
 from marrakech_sim.report.fmt import count, interval, num
-from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Part
 from marrakech_sim.report.sections.columns import GAMES, PLAYERS
 from marrakech_sim.report.tables import ReportTables
@@ -168,44 +167,40 @@ class PowerSection(BaseSection):
                 f"{short} of {len(power)} claims have data too few to detect their stated effect "
                 "with 80% power."
             )
-            s.tables.append(
-                base.table(
-                    "Claims",
-                    power,
-                    [
-                        ("section", lambda r: str(r.section)),
-                        ("claim", lambda r: str(r.claim)),
-                        (
-                            "estimate [95%]",
-                            lambda r: (
-                                f"{num(r.estimate, 3)} {interval(r.lo, r.hi, num)} {r.unit}"
-                            ).strip(),
-                        ),
-                        GAMES,
-                        (
-                            "detectable with 80% power",
-                            lambda r: f"{num(r.mde, 3)} {r.unit}".strip(),
-                        ),
-                        (
-                            "stated effect",
-                            lambda r: f"{num(r.target_effect, 3)} {r.unit}".strip(),
-                        ),
-                        ("games for 80% power at it", lambda r: count(r.n_for_power)),
-                    ],
-                )
+            s.add_table(
+                "Claims",
+                power,
+                [
+                    ("section", lambda r: str(r.section)),
+                    ("claim", lambda r: str(r.claim)),
+                    (
+                        "estimate [95%]",
+                        lambda r: (
+                            f"{num(r.estimate, 3)} {interval(r.lo, r.hi, num)} {r.unit}"
+                        ).strip(),
+                    ),
+                    GAMES,
+                    (
+                        "detectable with 80% power",
+                        lambda r: f"{num(r.mde, 3)} {r.unit}".strip(),
+                    ),
+                    (
+                        "stated effect",
+                        lambda r: f"{num(r.target_effect, 3)} {r.unit}".strip(),
+                    ),
+                    ("games for 80% power at it", lambda r: count(r.n_for_power)),
+                ],
             )
         if t.plan is not None:
-            s.tables.append(
-                base.table(
-                    "Games needed to detect a 1 pp seat-0 advantage (alpha 0.05, power 0.8)",
-                    t.plan,
-                    [
-                        PLAYERS,
-                        ("design effect assumed", lambda r: num(r.design_effect, 3)),
-                        ("observed", lambda r: num(r.design_effect_observed, 3)),
-                        ("independent games", lambda r: count(r.n_games_independent)),
-                        GAMES,
-                    ],
-                )
+            s.add_table(
+                "Games needed to detect a 1 pp seat-0 advantage (alpha 0.05, power 0.8)",
+                t.plan,
+                [
+                    PLAYERS,
+                    ("design effect assumed", lambda r: num(r.design_effect, 3)),
+                    ("observed", lambda r: num(r.design_effect_observed, 3)),
+                    ("independent games", lambda r: count(r.n_games_independent)),
+                    GAMES,
+                ],
             )
         return [s]

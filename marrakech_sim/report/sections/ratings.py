@@ -28,7 +28,7 @@ from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, num, p_is, pct
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Column, Context, Figures, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, PLAYERS, RULESET
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, PLAYERS, RULESET, STRATEGY
 from marrakech_sim.report.sections.samples import make_sample, sample_frames
 from marrakech_sim.report.tables import ReportTables, Tables, or_empty
 from marrakech_sim.stats.ratings import RatingFit, pooling_test
@@ -217,41 +217,35 @@ class RatingSection(BaseSection):
                 RULESET,
                 PLAYERS,
                 ("#", lambda r: str(r.order)),
-                ("strategy", lambda r: str(r.strategy)),
+                STRATEGY,
                 GAMES,
                 BLOCKS,
                 ("rating [95%]", lambda r: f"{r.rating:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"),
                 ("Elo [95%]", lambda r: f"{r.elo:.0f} [{r.elo_lo:.0f}, {r.elo_hi:.0f}]"),
                 ("P(stronger than next)", lambda r: num(r.p_above_next, 3)),
             ]
-            s.tables.append(
-                base.table("Ratings per player count and rule set", t.ratings, rating_columns)
-            )
+            s.add_table("Ratings per player count and rule set", t.ratings, rating_columns)
             if t.ratings_pooled is not None:
-                s.tables.append(
-                    base.table(
-                        "Pooled ratings (pooling not rejected)",
-                        t.ratings_pooled,
-                        rating_columns[2:],
-                    )
+                s.add_table(
+                    "Pooled ratings (pooling not rejected)",
+                    t.ratings_pooled,
+                    rating_columns[2:],
                 )
-            s.tables.append(
-                base.table(
-                    "Seat effects per rule set (log-strength over seat 0)",
-                    t.seat_effects,
-                    [
-                        ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
-                        PLAYERS,
-                        ("seat", lambda r: str(r.seat)),
-                        GAMES,
-                        (
-                            "effect [95%]",
-                            lambda r: f"{r.effect:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]",
-                        ),
-                        ("Elo", lambda r: f"{r.elo_effect:+.0f}"),
-                        ("win chance, equal strategies", lambda r: pct(r.win_prob_equal)),
-                    ],
-                )
+            s.add_table(
+                "Seat effects per rule set (log-strength over seat 0)",
+                t.seat_effects,
+                [
+                    ("rule set", lambda r: str(getattr(r, "ruleset", ""))),
+                    PLAYERS,
+                    ("seat", lambda r: str(r.seat)),
+                    GAMES,
+                    (
+                        "effect [95%]",
+                        lambda r: f"{r.effect:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]",
+                    ),
+                    ("Elo", lambda r: f"{r.elo_effect:+.0f}"),
+                    ("win chance, equal strategies", lambda r: pct(r.win_prob_equal)),
+                ],
             )
         else:
             s.paragraphs.append("No ratings: " + (f.rating_note or "nothing to rate") + ".")

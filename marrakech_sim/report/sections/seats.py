@@ -202,86 +202,77 @@ class SeatSection(BaseSection):
             "counted separately." + base.pooled_levels(t)
         )
         s.charts += base.charted(chart_titles, "seat_advantage")
-        s.tables.append(
-            base.table(
-                "Win share per seat",
-                t.seat_shares,
-                [
-                    RULESET,
-                    PLAYERS,
-                    ("seat", lambda r: str(r.seat)),
-                    GAMES,
-                    BLOCKS,
-                    ("share [95%]", lambda r: f"{pct(r.share)} {interval(r.lo, r.hi, pct)}"),
-                    (
-                        "effect [95%]",
-                        lambda r: (
-                            f"{pp(r.effect_pp)} {interval(r.effect_lo_pp, r.effect_hi_pp, pp)}"
-                        ),
+        s.add_table(
+            "Win share per seat",
+            t.seat_shares,
+            [
+                RULESET,
+                PLAYERS,
+                ("seat", lambda r: str(r.seat)),
+                GAMES,
+                BLOCKS,
+                ("share [95%]", lambda r: f"{pct(r.share)} {interval(r.lo, r.hi, pct)}"),
+                (
+                    "effect [95%]",
+                    lambda r: f"{pp(r.effect_pp)} {interval(r.effect_lo_pp, r.effect_hi_pp, pp)}",
+                ),
+                (
+                    "outright / shared / tie-break wins",
+                    lambda r: " / ".join(
+                        count(x) for x in (r.outright_wins, r.shared_wins, r.tie_broken_wins)
                     ),
-                    (
-                        "outright / shared / tie-break wins",
-                        lambda r: " / ".join(
-                            count(x) for x in (r.outright_wins, r.shared_wins, r.tie_broken_wins)
-                        ),
-                    ),
-                ],
-            )
+                ),
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Tests of equal shares and of a trend over seats",
-                t.seat_tests,
-                [
-                    RULESET,
-                    PLAYERS,
-                    GAMES,
-                    BLOCKS,
-                    (
-                        "F test on blocks: F (df1, df2), p",
-                        lambda r: (
-                            f"{num(r.f_block)} ({r.df_block}, {count(r.f_df2)}), "
-                            f"p={pval(r.p_block)}"
-                        ),
+        s.add_table(
+            "Tests of equal shares and of a trend over seats",
+            t.seat_tests,
+            [
+                RULESET,
+                PLAYERS,
+                GAMES,
+                BLOCKS,
+                (
+                    "F test on blocks: F (df1, df2), p",
+                    lambda r: (
+                        f"{num(r.f_block)} ({r.df_block}, {count(r.f_df2)}), p={pval(r.p_block)}"
                     ),
-                    (
-                        "Pearson chi2, p",
-                        lambda r: f"{num(r.chi2_pearson)}, p={pval(r.p_pearson)}",
+                ),
+                (
+                    "Pearson chi2, p",
+                    lambda r: f"{num(r.chi2_pearson)}, p={pval(r.p_pearson)}",
+                ),
+                (
+                    "trend per seat [95%], p",
+                    lambda r: (
+                        f"{pp(r.trend_pp, 2)} "
+                        f"{interval(r.trend_lo_pp, r.trend_hi_pp, pp2)}, "
+                        f"p={pval(r.trend_p)}"
                     ),
-                    (
-                        "trend per seat [95%], p",
-                        lambda r: (
-                            f"{pp(r.trend_pp, 2)} "
-                            f"{interval(r.trend_lo_pp, r.trend_hi_pp, pp2)}, "
-                            f"p={pval(r.trend_p)}"
-                        ),
-                    ),
-                ],
-            )
+                ),
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Shared wins and tie-break decisions",
-                t.ties,
-                [
-                    RULESET,
-                    PLAYERS,
-                    GAMES,
-                    (
-                        "shared wins [95%]",
-                        lambda r: (
-                            f"{count(r.shared_wins)} = {pct(r.shared_rate, 2)} "
-                            f"{interval(r.shared_lo, r.shared_hi, pct2)}"
-                        ),
+        s.add_table(
+            "Shared wins and tie-break decisions",
+            t.ties,
+            [
+                RULESET,
+                PLAYERS,
+                GAMES,
+                (
+                    "shared wins [95%]",
+                    lambda r: (
+                        f"{count(r.shared_wins)} = {pct(r.shared_rate, 2)} "
+                        f"{interval(r.shared_lo, r.shared_hi, pct2)}"
                     ),
-                    (
-                        "decided by tie-break [95%]",
-                        lambda r: (
-                            f"{count(r.tie_broken)} = {pct(r.tie_broken_rate, 2)} "
-                            f"{interval(r.tie_broken_lo, r.tie_broken_hi, pct2)}"
-                        ),
+                ),
+                (
+                    "decided by tie-break [95%]",
+                    lambda r: (
+                        f"{count(r.tie_broken)} = {pct(r.tie_broken_rate, 2)} "
+                        f"{interval(r.tie_broken_lo, r.tie_broken_hi, pct2)}"
                     ),
-                ],
-            )
+                ),
+            ],
         )
         return [s]

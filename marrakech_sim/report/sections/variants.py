@@ -19,7 +19,7 @@ from marrakech_sim.report.load import has_moves, rule_differences
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, RULESET
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, METRIC, RULESET
 from marrakech_sim.report.sections.distributions import (
     DISTRIBUTION_METRICS,
     Distribution,
@@ -508,54 +508,49 @@ class VariantSection(BaseSection):
             s.paragraphs.append("Only one rule set per player count: nothing to compare.")
         else:
             s.charts += base.charted(chart_titles, "variants")
-            s.tables.append(
-                base.table(
-                    "Differences from the baseline",
-                    comp,
-                    [
-                        ("family", lambda r: str(getattr(r, "family", ""))),
-                        ("metric", lambda r: str(r.metric)),
-                        RULESET,
-                        ("baseline", lambda r: str(r.baseline)),
-                        (
-                            "games",
-                            lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}",
-                        ),
-                        (
-                            "means",
-                            lambda r: (
-                                f"{_metric(r.metric, r.mean)} vs "
-                                f"{_metric(r.metric, r.baseline_mean)}"
-                            ),
-                        ),
-                        (
-                            "difference [95%]",
-                            lambda r: (
-                                f"{_diff(r.metric, r.diff)} "
-                                f"{interval(r.lo, r.hi, lambda x: _diff(r.metric, x))}"
-                            ),
-                        ),
-                        ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
-                    ],
-                )
-            )
-        s.tables.append(
-            base.table(
-                "Means per rule set",
-                t.variant_summary,
+            s.add_table(
+                "Differences from the baseline",
+                comp,
                 [
+                    ("family", lambda r: str(getattr(r, "family", ""))),
+                    METRIC,
                     RULESET,
-                    ("metric", lambda r: str(r.metric)),
-                    GAMES,
-                    BLOCKS,
+                    ("baseline", lambda r: str(r.baseline)),
                     (
-                        "mean [95%]",
+                        "games",
+                        lambda r: f"{count(r.n_games)} / {count(r.n_games_baseline)}",
+                    ),
+                    (
+                        "means",
                         lambda r: (
-                            f"{_metric(r.metric, r.mean)} "
-                            f"{interval(r.lo, r.hi, lambda x: _metric(r.metric, x))}"
+                            f"{_metric(r.metric, r.mean)} vs {_metric(r.metric, r.baseline_mean)}"
                         ),
                     ),
+                    (
+                        "difference [95%]",
+                        lambda r: (
+                            f"{_diff(r.metric, r.diff)} "
+                            f"{interval(r.lo, r.hi, lambda x: _diff(r.metric, x))}"
+                        ),
+                    ),
+                    ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
                 ],
             )
+        s.add_table(
+            "Means per rule set",
+            t.variant_summary,
+            [
+                RULESET,
+                METRIC,
+                GAMES,
+                BLOCKS,
+                (
+                    "mean [95%]",
+                    lambda r: (
+                        f"{_metric(r.metric, r.mean)} "
+                        f"{interval(r.lo, r.hi, lambda x: _metric(r.metric, x))}"
+                    ),
+                ),
+            ],
         )
         return [s]

@@ -16,7 +16,7 @@ from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, RULESET
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, RULESET, STRATEGY
 from marrakech_sim.report.tables import ReportTables, Tables, block_chunks, check_block_layout
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import (
@@ -571,47 +571,41 @@ class WinRateSection(BaseSection):
             "table as in the chart."
         )
         s.charts += base.charted(chart_titles, "win_rates", "head_to_head")
-        s.tables.append(
-            base.table(
-                "Per strategy",
-                t.win_rates,
-                [
-                    RULESET,
-                    ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
-                    ("strategy", lambda r: str(r.strategy)),
-                    GAMES,
-                    BLOCKS,
-                    ("wins", lambda r: count(r.wins)),
-                    ("rate [95%]", _rate),
-                    ("fair share", lambda r: pct(r.fair_share)),
-                ],
-            )
+        s.add_table(
+            "Per strategy",
+            t.win_rates,
+            [
+                RULESET,
+                ("players", lambda r: str(players_of.get(r.ruleset, "?"))),
+                STRATEGY,
+                GAMES,
+                BLOCKS,
+                ("wins", lambda r: count(r.wins)),
+                ("rate [95%]", _rate),
+                ("fair share", lambda r: pct(r.fair_share)),
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Per line-up",
-                t.lineup_win_rates,
-                [
-                    RULESET,
-                    LINEUP,
-                    ("strategy", lambda r: str(r.strategy)),
-                    GAMES,
-                    ("rate [95%]", _rate),
-                ],
-            )
+        s.add_table(
+            "Per line-up",
+            t.lineup_win_rates,
+            [
+                RULESET,
+                LINEUP,
+                STRATEGY,
+                GAMES,
+                ("rate [95%]", _rate),
+            ],
         )
-        s.tables.append(
-            base.table(
-                "Head to head (row strategy finished ahead of the opponent)",
-                t.head_to_head,
-                [
-                    RULESET,
-                    ("strategy", lambda r: str(r.strategy)),
-                    ("opponent", lambda r: str(r.opponent)),
-                    GAMES,
-                    ("tied pairs", lambda r: count(r.tied_pairs)),
-                    ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
-                ],
-            )
+        s.add_table(
+            "Head to head (row strategy finished ahead of the opponent)",
+            t.head_to_head,
+            [
+                RULESET,
+                STRATEGY,
+                ("opponent", lambda r: str(r.opponent)),
+                GAMES,
+                ("tied pairs", lambda r: count(r.tied_pairs)),
+                ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+            ],
         )
         return [s]
