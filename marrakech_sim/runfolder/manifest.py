@@ -118,34 +118,42 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "format_version": (_integer, "an integer"),
-    "run_id": (_text, "a string"),
-    "created": (_text, "a string"),
-    "program_version": (_text, "a string"),
-    "code_digest": (_text, "a string"),
-    "seed": (_integer, "an integer"),
-    "config": (_table, "a table"),
-    "games_planned": (_count, "a count of games or chunks"),
+Kind = tuple[Callable[[Any], bool], str]  # a check of a value, and its words for an error
+
+_INTEGER: Kind = (_integer, "an integer")
+_COUNT: Kind = (_count, "a count of games or chunks")
+_TEXT: Kind = (_text, "a string")
+_TABLE: Kind = (_table, "a table")
+_TABLES: Kind = (_list_of(_table), "a list of tables")
+
+KINDS: dict[str, Kind] = {
+    "format_version": _INTEGER,
+    "run_id": _TEXT,
+    "created": _TEXT,
+    "program_version": _TEXT,
+    "code_digest": _TEXT,
+    "seed": _INTEGER,
+    "config": _TABLE,
+    "games_planned": _COUNT,
     "blocks": (_count, "a count of blocks"),
-    "chunks": (_count, "a count of games or chunks"),
-    "matches": (_list_of(_table), "a list of tables"),
-    "seed_derivation": (_text, "a string"),
+    "chunks": _COUNT,
+    "matches": _TABLES,
+    "seed_derivation": _TEXT,
     "moves_columns": (_list_of(_text), "a list of column names"),
-    "status": (_text, "a string"),
-    "games_played": (_count, "a count of games or chunks"),
-    "chunks_played": (_count, "a count of games or chunks"),
-    "stopping": (_table, "a table"),
-    "environment": (_table, "a table"),
-    "sessions": (_list_of(_table), "a list of tables"),
+    "status": _TEXT,
+    "games_played": _COUNT,
+    "chunks_played": _COUNT,
+    "stopping": _TABLE,
+    "environment": _TABLE,
+    "sessions": _TABLES,
     "digests": (
         lambda v: _table(v) and all(isinstance(d, str) for d in v.values()),
         "a table of digests",
     ),
-    "manifest_digest": (_text, "a string"),
-    "writer": (_text, "a string"),
-    "error": (_text, "a string"),
-    "updated": (_text, "a string"),
+    "manifest_digest": _TEXT,
+    "writer": _TEXT,
+    "error": _TEXT,
+    "updated": _TEXT,
 }
 #: run.json's keys in the order it holds them
 KEYS = tuple(KINDS)
