@@ -281,6 +281,10 @@ def _attrs(attrs: tuple[tuple[str, str], ...]) -> str:
     return "".join(f' {k}="{escape(v)}"' for k, v in attrs)
 
 
+def _stroke(shape: Rect | Poly) -> str:
+    return f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
+
+
 def to_svg(scene: Scene, *, standalone: bool = True) -> str:
     """SVG text of a scene (with the XML declaration when `standalone`)."""
     out = []
@@ -293,22 +297,16 @@ def to_svg(scene: Scene, *, standalone: bool = True) -> str:
     )
     for shape in scene.shapes:
         if isinstance(shape, Rect):
-            stroke = (
-                f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
-            )
             out.append(
                 f'<rect x="{shape.x:.1f}" y="{shape.y:.1f}" width="{shape.w:.1f}" '
-                f'height="{shape.h:.1f}" fill="{shape.fill}"{stroke}{_attrs(shape.attrs)}/>'
+                f'height="{shape.h:.1f}" fill="{shape.fill}"{_stroke(shape)}{_attrs(shape.attrs)}/>'
             )
         elif isinstance(shape, Poly):
             pts = " ".join(f"{px:.1f},{py:.1f}" for px, py in shape.points)
             tag = "polygon" if shape.fill else "polyline"
             fill = shape.fill or "none"
-            stroke = (
-                f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
-            )
             out.append(
-                f'<{tag} points="{pts}" fill="{fill}"{stroke} stroke-linecap="round"'
+                f'<{tag} points="{pts}" fill="{fill}"{_stroke(shape)} stroke-linecap="round"'
                 f"{_attrs(shape.attrs)}/>"
             )
         elif isinstance(shape, Arc):
