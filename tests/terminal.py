@@ -1,4 +1,5 @@
-"""Starting a command as a terminal would, so that Ctrl-C (SIGINT) reaches it.
+"""Starting a command as a terminal would, so that Ctrl-C (SIGINT) reaches it; waiting
+for a run started so to write its first parts.
 
 A shell starts a background job (`cmd &`, a CI step run in the background) with SIGINT
 ignored, and an ignored signal stays ignored across exec: Python then installs no
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 # a small Python that sets SIGINT to its default and then becomes the command (same
@@ -30,3 +33,18 @@ def start_in_terminal(args: Sequence[str], **popen: Any) -> subprocess.Popen[byt
         stderr=subprocess.PIPE,
         **popen,
     )
+
+
+def wait_for_parts(out: Path, proc: subprocess.Popen[bytes], parts: int) -> None:
+    """Return once the run `proc` plays into `out` has written `parts` part files; an
+    AssertionError when it ends first or takes over 300 s."""
+    from marrakech_sim import runfolder
+
+    deadline = time.monotonic() + 300  # the first start may compile kernels
+    while time.monotonic() < deadline:
+        if len(runfolder.chunks_done(out)) >= parts:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended early: {proc.communicate()}")
+        time.sleep(0.01)
+    raise AssertionError("the run wrote no parts in time")

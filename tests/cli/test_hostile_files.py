@@ -244,19 +244,26 @@ def limit_file_size(most: int) -> Any:
     return limit
 
 
+def fails_past_file_size(args: list[str], most: int, timeout: float) -> str:
+    """`marrakech ARGS` allowed no file over `most` bytes: it must fail with exit status 1
+    and no traceback; its stderr."""
+    done = subprocess.run(
+        [str(MARRAKECH), *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit_file_size(most),
+        timeout=timeout,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    return done.stderr
+
+
 def test_a_gif_that_cannot_be_written_leaves_no_file(record_text: str, tmp_path: Path) -> None:
     source = tmp_path / "game.txt"
     source.write_text(record_text)
     target = tmp_path / "game.gif"
-    done = subprocess.run(
-        [str(MARRAKECH), "replay", str(source), "--gif", str(target)],
-        capture_output=True,
-        text=True,
-        preexec_fn=limit_file_size(20_000),
-        timeout=300,
-    )
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "File too large" in done.stderr
+    err = fails_past_file_size(["replay", str(source), "--gif", str(target)], 20_000, 300)
+    assert "File too large" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["game.txt"]
 
 
@@ -264,15 +271,8 @@ def test_a_report_that_cannot_be_written_leaves_no_half_report(run: Path, tmp_pa
     """The report is written beside its folder and moved in at the end: a write that fails
     half way leaves neither the folder nor the staging folder."""
     out = tmp_path / "report"
-    done = subprocess.run(
-        [str(MARRAKECH), "report", str(run), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        preexec_fn=limit_file_size(30_000),
-        timeout=600,
-    )
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert f"cannot write '{out}'" in done.stderr and "File too large" in done.stderr
+    err = fails_past_file_size(["report", str(run), "--out", str(out)], 30_000, 600)
+    assert f"cannot write '{out}'" in err and "File too large" in err
     assert list(tmp_path.iterdir()) == []
 
 

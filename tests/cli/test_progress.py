@@ -139,16 +139,8 @@ def test_live_lines_off_a_terminal_name_each_group_and_the_rule(
 ) -> None:
     """Off a terminal, each progress line is followed by a line per rule set and player
     model with every seat's share and interval, and the SPRT's LLR with its bounds."""
-    stopping = {
-        "rule": "sprt",
-        "quantity": "strategy_win_share",
-        "strategy": "greedy",
-        "ruleset": "two",
-        "p0": 0.5,
-        "p1": 0.6,
-    }
     progress = _Progress(every=0.0, terminal=False)
-    play_run(tmp_path / "run", _mixed(stopping), workers=0, progress=progress)
+    play_run(tmp_path / "run", _mixed(SPRT), workers=0, progress=progress)
     err = capsys.readouterr().err.splitlines()
     live = [line for line in err if line.startswith("live: ")]
     assert any(line.startswith("live: two / greedy + random (") for line in live)

@@ -22,6 +22,7 @@ from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
 from marrakech_sim.report.sections.base import Context
 from marrakech_sim.report.sections.variants import turn_scores_sql
+from marrakech_sim.stats.seats import SEAT_SHARE_COLUMNS
 
 EVIL = '<script>alert("x")</script>'
 ODD_RULESET = "orient'at<end>"
@@ -121,19 +122,7 @@ def test_seat_tables_equal_stats(report_tables, frames) -> None:
         report_tables.tables.seat_shares,
         stats.seat_win_shares(games, seats),
         ["players", "ruleset", "seat"],
-        [
-            "n_games",
-            "n_blocks",
-            "wins",
-            "share",
-            "lo",
-            "hi",
-            "effect_pp",
-            "n_eff",
-            "outright_wins",
-            "shared_wins",
-            "tie_broken_wins",
-        ],
+        list(SEAT_SHARE_COLUMNS),
     )
     _same(
         report_tables.tables.seat_tests,

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from test_runner import HERE, assert_same_tables, study_data
@@ -25,7 +26,7 @@ from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency, R
 from marrakech_sim.run import dask_backend
 from marrakech_sim.run.config import study_from_dict
 from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
-from marrakech_sim.run.runner import resume_run, run_study
+from marrakech_sim.run.runner import RunResult, resume_run, run_study
 from marrakech_sim.run.verify import verify_run
 
 distributed = pytest.importorskip("distributed")
@@ -47,6 +48,27 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The study of test_runner played by 2 worker processes (the process backend)."""
     out = tmp_path_factory.mktemp("reference") / "run"
     run_study(study_from_dict(study_data()), out, workers=2)
+    return out
+
+
+def play_on_dask(
+    cluster: Any, data: dict[str, Any], out: Path, parts: str = "client"
+) -> tuple[RunResult, pd.DataFrame]:
+    """Play the study `data` on `cluster` into `out`: the run's result and its games."""
+    backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
+    result = run_study(study_from_dict(data), out, backend=backend)
+    return result, runfolder.read_table(out, "games")
+
+
+def cli_run_on_dask(tmp_path: Path, *options: str) -> Path:
+    """`marrakech run` of test_runner's study with --backend dask and `options`, into
+    tmp_path / "run" (returned); it must succeed."""
+    config = tmp_path / "study.toml"
+    config.write_text(_toml(study_data()))
+    out = tmp_path / "run"
+    args = ["run", str(config), "--out", str(out), "--backend", "dask", *options]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
     return out
 
 
@@ -144,9 +166,7 @@ def test_strategy_fault_is_a_game_not_a_failed_task(cluster: Any, tmp_path: Path
         schedule={"kind": "lineups", "lineups": [["raiser", "random", "random", "random"]]},
         games_per_lineup=96,
     )
-    backend = DaskBackend(scheduler=cluster.scheduler_address)
-    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
-    games = runfolder.read_table(tmp_path / "run", "games")
+    result, games = play_on_dask(cluster, data, tmp_path / "run")
     bad = games[games["end_reason"] == "error"]
     assert result.status == "complete" and len(games) == 96
     assert 0 < len(bad) == result.errors and bad["error"].str.contains("ValueError").all()
@@ -166,9 +186,7 @@ def test_a_strategy_raising_keyboard_interrupt_is_a_game_fault_on_dask(
         schedule={"kind": "lineups", "lineups": [["bad", "random"]]},
         games_per_lineup=48,
     )
-    backend = DaskBackend(scheduler=cluster.scheduler_address)
-    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
-    games = runfolder.read_table(tmp_path / "run", "games")
+    result, games = play_on_dask(cluster, data, tmp_path / "run")
     bad_games = games[games["end_reason"] == "error"]
     assert result.status == "complete" and len(games) == 48
     assert 0 < len(bad_games) == result.errors < 48
@@ -201,15 +219,12 @@ def test_a_strategy_that_ends_its_process_ends_only_its_game_on_dask(
     """os._exit, a segfault or a SIGKILL of its own process now and then: as on the
     process backend, the game that does it twice is a fault naming the death, the run
     finishes, and the tables equal the process backend's."""
-    study = study_from_dict(bad_study(name))
-    backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
-    result = run_study(study, tmp_path / "dask", backend=backend)
-    games = runfolder.read_table(tmp_path / "dask", "games")
+    result, games = play_on_dask(cluster, bad_study(name), tmp_path / "dask", parts)
     bad = games[games["end_reason"] == "error"]
     assert result.status == "complete" and len(games) == 40
     assert 0 < len(bad) == result.errors < 40
     assert bad["error"].str.contains("died").all(), bad["error"].tolist()
-    run_study(study, tmp_path / "processes", workers=2)
+    run_study(study_from_dict(bad_study(name)), tmp_path / "processes", workers=2)
     assert_same_tables(tmp_path / "processes", tmp_path / "dask")
     assert verify_run(tmp_path / "dask").ok
 
@@ -218,9 +233,7 @@ def test_a_strategy_that_eats_memory_is_a_fault_on_dask(cluster: Any, tmp_path: 
     """The worker memory bound holds on Dask too: past it, the game is a fault naming it."""
     data = bad_study("EatsMemory", games_per_lineup=20, worker_memory_mb=256)
     data["strategies"]["bad"].pop("params")
-    backend = DaskBackend(scheduler=cluster.scheduler_address)
-    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
-    games = runfolder.read_table(tmp_path / "run", "games")
+    result, games = play_on_dask(cluster, data, tmp_path / "run")
     bad = games[games["end_reason"] == "error"]
     assert result.status == "complete" and len(games) == 20
     assert len(bad) == result.errors > 0
@@ -233,10 +246,8 @@ def test_decision_seconds_is_enforced_on_dask(cluster: Any, tmp_path: Path, name
     decision_seconds, as on the process backend (the run hung on Dask before)."""
     data = bad_study(name, decision_seconds=0.2, games_per_lineup=4, chunk_games=2)
     data["strategies"]["bad"].pop("params")
-    backend = DaskBackend(scheduler=cluster.scheduler_address)
     started = time.monotonic()
-    result = run_study(study_from_dict(data), tmp_path / "run", backend=backend)
-    games = runfolder.read_table(tmp_path / "run", "games")
+    result, games = play_on_dask(cluster, data, tmp_path / "run")
     assert result.status == "complete" and len(games) == 4 == result.errors
     assert games["error"].str.contains("time budget of 0.2 s").all(), games["error"].tolist()
     assert time.monotonic() - started < 60
@@ -286,15 +297,7 @@ def test_cli_run_starts_a_local_cluster_and_logs_its_workers(
     reference: Path, tmp_path: Path
 ) -> None:
     """`marrakech run --backend dask` starts its own LocalCluster; worker records reach run.log."""
-    config = tmp_path / "study.toml"
-    config.write_text(_toml(study_data()))
-    out = tmp_path / "run"
-    result = CliRunner().invoke(
-        main,
-        ["run", str(config), "--out", str(out), "--backend", "dask", "--workers", "2"],
-        catch_exceptions=False,
-    )
-    assert result.exit_code == 0, result.output
+    out = cli_run_on_dask(tmp_path, "--workers", "2")
     assert_same_tables(reference, out)
     log = (out / "run.log").read_text()
     assert "Dask Worker" in log and chunks_logged(log) == list(range(len(chunks_of(out))))
@@ -403,12 +406,7 @@ def test_cli_run_on_the_dask_commands_of_the_cluster_recipe(
     """docs/cluster.md's recipe (`dask scheduler`, `dask worker`, its settings): the same tables."""
     import dask
 
-    config = tmp_path / "study.toml"
-    config.write_text(_toml(study_data()))
-    out = tmp_path / "run"
-    args = ["run", str(config), "--out", str(out), "--backend", "dask"]
-    result = CliRunner().invoke(main, [*args, "--scheduler", dask_commands], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    out = cli_run_on_dask(tmp_path, "--scheduler", dask_commands)
     assert_same_tables(reference, out)
     assert verify_run(out).ok
     assert chunks_logged((out / "run.log").read_text()) == list(range(len(chunks_of(out))))
@@ -431,12 +429,7 @@ def test_daemonic_dask_workers_play_plug_ins_in_their_thread_and_say_so(
 ) -> None:
     """Workers left daemonic (Dask's default) may not start processes: plug-in games
     play in the task's thread, with the same tables, and run.log says what that loses."""
-    config = tmp_path / "study.toml"
-    config.write_text(_toml(study_data()))
-    out = tmp_path / "run"
-    args = ["run", str(config), "--out", str(out), "--backend", "dask"]
-    result = CliRunner().invoke(main, [*args, "--scheduler", dask_commands], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    out = cli_run_on_dask(tmp_path, "--scheduler", dask_commands)
     assert_same_tables(reference, out)
     assert (
         "is a daemonic process, so plug-in strategies play in its threads"

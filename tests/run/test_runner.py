@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from marrakech_sim import runfolder
-from marrakech_sim.run.config import study_from_dict
-from marrakech_sim.run.runner import resume_run, run_study
+from marrakech_sim.run.config import load_study, study_from_dict
+from marrakech_sim.run.runner import RunResult, resume_run, run_study
 from marrakech_sim.run.verify import verify_run
 from marrakech_sim.strategies.basic import RandomStrategy
 
@@ -137,46 +137,42 @@ def _slow_config(tmp_path: Path) -> Path:
     return config
 
 
-def _start(config: Path, out: Path) -> subprocess.Popen[bytes]:
-    from terminal import start_in_terminal  # here: `marrakech run` loads this file too
+def _start(config: Path, out: Path, parts: int) -> subprocess.Popen[bytes]:
+    """`marrakech run` of `config` on 2 workers, once it has written `parts` parts."""
+    from terminal import start_in_terminal, wait_for_parts  # here: `marrakech run` loads this file
 
-    return start_in_terminal(
+    proc = start_in_terminal(
         [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
         start_new_session=True,  # its own process group: the signal reaches the workers too
     )
+    wait_for_parts(out, proc, parts)
+    return proc
 
 
-def _wait_for_parts(out: Path, proc: subprocess.Popen[bytes], parts: int) -> None:
-    deadline = time.monotonic() + 300  # the first start may compile kernels
-    while time.monotonic() < deadline:
-        if len(runfolder.chunks_done(out)) >= parts:
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"the run ended early: {proc.communicate()}")
-        time.sleep(0.01)
-    raise AssertionError("the run wrote no parts in time")
+def _kill_9_and_resume(config: Path, tmp_path: Path) -> RunResult:
+    """`marrakech run` of `config` killed (-9, the whole process group) after 3 parts, then
+    resumed: the resume's result; it completes, its tables equal an uninterrupted run's
+    and verify."""
+    out = tmp_path / "killed"
+    proc = _start(config, out, 3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    manifest = runfolder.read_manifest(out)  # 'running' in run.json, and no writer left
+    assert manifest.status == "interrupted"
+    assert len(runfolder.chunks_done(out)) < manifest.chunks
+    result = resume_run(out, workers=2)
+    assert result.status == "complete"
+    reference = tmp_path / "reference"
+    run_study(load_study(config), reference, workers=0)
+    assert_same_tables(reference, out)
+    assert verify_run(out).ok
+    return result
 
 
 def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     """kill -9 of a real run mid-way, then resume: every game once, same tables."""
-    config = _slow_config(tmp_path)
-    out = tmp_path / "killed"
-    proc = _start(config, out)
-    _wait_for_parts(out, proc, 3)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    done_at_kill = runfolder.chunks_done(out)
-    manifest = runfolder.read_manifest(out)  # 'running' in run.json, and no writer left
-    assert manifest.status == "interrupted" and len(done_at_kill) < manifest.chunks
-    result = resume_run(out, workers=2)
-    assert result.status == "complete" and result.games_played == 1200
-    assert result.games_this_session < 1200
-    reference = tmp_path / "reference"
-    from marrakech_sim.run.config import load_study
-
-    run_study(load_study(config), reference, workers=0)
-    assert_same_tables(reference, out)
-    assert verify_run(out).ok
+    result = _kill_9_and_resume(_slow_config(tmp_path), tmp_path)
+    assert result.games_played == 1200 and result.games_this_session < 1200
 
 
 def test_a_sweep_resumes_after_kill_9_to_the_uninterrupted_tables(tmp_path: Path) -> None:
@@ -188,29 +184,13 @@ def test_a_sweep_resumes_after_kill_9_to_the_uninterrupted_tables(tmp_path: Path
         .replace("games_per_lineup = 1200", "games_per_lineup = 300")
         + "[sweep]\nstarting_dirhams = [10, 20, 30]\n"
     )
-    out = tmp_path / "killed"
-    proc = _start(config, out)
-    _wait_for_parts(out, proc, 3)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    manifest = runfolder.read_manifest(out)
-    assert manifest.status == "interrupted"
-    assert len(runfolder.chunks_done(out)) < manifest.chunks
-    result = resume_run(out, workers=2)
-    assert result.status == "complete" and result.games_played == 900
-    reference = tmp_path / "reference"
-    from marrakech_sim.run.config import load_study
-
-    run_study(load_study(config), reference, workers=0)
-    assert_same_tables(reference, out)
-    assert verify_run(out).ok
+    assert _kill_9_and_resume(config, tmp_path).games_played == 900
 
 
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     """SIGINT ends the run with status 'interrupted' and a resume hint; resume finishes it."""
     out = tmp_path / "interrupted"
-    proc = _start(_slow_config(tmp_path), out)
-    _wait_for_parts(out, proc, 2)
+    proc = _start(_slow_config(tmp_path), out, 2)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

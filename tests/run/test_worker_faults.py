@@ -287,28 +287,23 @@ SLOW_CONFIG = (
 )
 
 
-def _start(tmp_path: Path, out: Path, config_text: str = SLOW_CONFIG) -> subprocess.Popen[bytes]:
+def _start(
+    tmp_path: Path, out: Path, parts: int, config_text: str = SLOW_CONFIG
+) -> subprocess.Popen[bytes]:
     """`marrakech run` of a study (by default 1,200 slow games) on 2 workers, in its own
-    process group."""
+    process group, once it has written `parts` parts."""
+    from terminal import wait_for_parts  # here: workers load this file too
+
     config = tmp_path / "study.toml"
     config.write_text(config_text)
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [str(MARRAKECH), "run", str(config), "--out", str(out), "--workers", "2", "--no-summary"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-
-
-def _wait_for_parts(out: Path, proc: subprocess.Popen[bytes], parts: int) -> None:
-    deadline = time.monotonic() + 300  # the first start may compile kernels
-    while time.monotonic() < deadline:
-        if len(runfolder.chunks_done(out)) >= parts:
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"the run ended early: {proc.communicate()}")
-        time.sleep(0.01)
-    raise AssertionError("the run wrote no parts in time")
+    wait_for_parts(out, proc, parts)
+    return proc
 
 
 def _children(pid: int) -> list[int]:
@@ -324,43 +319,38 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
-def test_kill_9_of_a_worker_is_replayed_and_the_run_finishes(tmp_path: Path) -> None:
-    """kill -9 of one worker mid-run: the run finishes with every game, none a fault
-    (a death that does not repeat in the replay is nobody's fault)."""
+def _signal_a_worker(tmp_path: Path, sig: signal.Signals) -> Path:
+    """`marrakech run` of the slow study, `sig` sent to one of its workers after 2 parts:
+    the run folder, once the run has finished with every game, none a fault, and verifies."""
     out = tmp_path / "run"
-    proc = _start(tmp_path, out)
-    _wait_for_parts(out, proc, 2)
+    proc = _start(tmp_path, out, 2)
     workers = _children(proc.pid)
     assert workers, "no worker processes found"
-    os.kill(workers[0], signal.SIGKILL)
+    os.kill(workers[0], sig)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     games = read(out, "games")
     assert runfolder.read_manifest(out).status == "complete"
     assert len(games) == 1200 and (games["end_reason"] != "error").all()
-    assert "killed by SIGKILL" in (out / "run.log").read_text()
     assert verify_run(out).ok
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_kill_9_of_a_worker_is_replayed_and_the_run_finishes(tmp_path: Path) -> None:
+    """kill -9 of one worker mid-run: the run finishes with every game, none a fault
+    (a death that does not repeat in the replay is nobody's fault)."""
+    out = _signal_a_worker(tmp_path, signal.SIGKILL)
+    assert "killed by SIGKILL" in (out / "run.log").read_text()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
 def test_a_stopped_worker_is_replaced_and_the_run_finishes(tmp_path: Path) -> None:
     """SIGSTOP of one worker mid-run: after STOPPED_SECONDS it is killed and its chunk
-    replayed; the run finishes with every game (it used to wait forever)."""
-    out = tmp_path / "run"
-    proc = _start(tmp_path, out)
-    _wait_for_parts(out, proc, 2)
-    workers = _children(proc.pid)
-    assert workers, "no worker processes found"
-    os.kill(workers[0], signal.SIGSTOP)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
-    games = read(out, "games")
-    assert runfolder.read_manifest(out).status == "complete"
-    assert len(games) == 1200 and (games["end_reason"] != "error").all()
-    # (run.log says "stopped (SIGSTOP)" when the stop caught it with a chunk; stopped
-    # after its last one, it is killed when the pool closes)
-    assert verify_run(out).ok
+    replayed; the run finishes with every game (it used to wait forever). (run.log says
+    "stopped (SIGSTOP)" when the stop caught it with a chunk; stopped after its last one,
+    it is killed when the pool closes.)"""
+    _signal_a_worker(tmp_path, signal.SIGSTOP)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
@@ -372,12 +362,12 @@ def test_workers_killed_while_logging_do_not_hang_the_run(tmp_path: Path) -> Non
     proc = _start(
         tmp_path,
         out,
+        1,
         "seed = 3\ngames_per_lineup = 600\nchunk_games = 20\n"
         "[rulesets.two]\nplayers = 2\n"
         f'[strategies.logs]\nref = "{HERE}:LogsEveryMove"\n'
         '[schedule]\nkind = "self_play"\n',
     )
-    _wait_for_parts(out, proc, 1)
     for i in range(6):
         time.sleep(0.3)
         for pid in _children(proc.pid)[:1]:
@@ -397,8 +387,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path, how: str) -> None:
     status 'interrupted' written in run.json, a resume hint, no worker left. (After
     SIGHUP run.json said 'running'.)"""
     out = tmp_path / "run"
-    proc = _start(tmp_path, out)
-    _wait_for_parts(out, proc, 2)
+    proc = _start(tmp_path, out, 2)
     workers = _children(proc.pid)
     if how == "SIGHUP":
         os.killpg(proc.pid, signal.SIGHUP)
@@ -416,8 +405,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path, how: str) -> None:
 def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
     """kill -9 of the main process alone: its workers end too, writing nothing more."""
     out = tmp_path / "run"
-    proc = _start(tmp_path, out)
-    _wait_for_parts(out, proc, 2)
+    proc = _start(tmp_path, out, 2)
     workers = _children(proc.pid)
     assert workers
     proc.kill()
