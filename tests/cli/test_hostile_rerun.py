@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_hostile_accepted import STUDY  # the companion module's small study
 
 from marrakech_sim.cli import main
 from marrakech_sim.run.config import study_from_dict
@@ -27,17 +28,9 @@ BIG = "9" * 5000
 def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with a small run ('run') and its first game's record ('game.txt')."""
     folder = tmp_path_factory.mktemp("hostile")
-    data = {
-        "seed": 3,
-        "games_per_lineup": 10,
-        "chunk_games": 10,
-        "rulesets": {"two": {"players": 2}},
-        "strategies": {"random": {}, "greedy": {}},
-        "schedule": {"kind": "round_robin"},
-    }
-    run_study(study_from_dict(data), folder / "run", workers=0)
+    run_study(study_from_dict(STUDY), folder / "run", workers=0)
     # the same study keeping no moves: its games have no records
-    run_study(study_from_dict({**data, "keep_moves": 0.0}), folder / "nomoves", workers=0)
+    run_study(study_from_dict({**STUDY, "keep_moves": 0.0}), folder / "nomoves", workers=0)
     result = CliRunner().invoke(
         main, ["export", str(folder / "run"), "--game", "0", "-o", str(folder / "game.txt")]
     )

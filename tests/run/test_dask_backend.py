@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from test_runner import HERE, assert_same_tables, study_data
+from test_runner import HERE, assert_same_tables, self_play_data, study_data
 
 from marrakech_sim import runfolder
 from marrakech_sim.cli import main
@@ -130,13 +130,7 @@ def cluster_pids(cluster: Any) -> dict[str, int]:
 
 def test_losing_a_worker_loses_no_game(cluster: Any, tmp_path: Path) -> None:
     """A worker killed mid-run: its chunks run again elsewhere; every game once, same tables."""
-    data = study_data(
-        strategies={"random": {}},
-        rulesets={"four": {}},
-        schedule={"kind": "self_play"},
-        games_per_lineup=12000,
-        chunk_games=300,
-    )
+    data = self_play_data(12000, 300)
     victim = min(cluster_pids(cluster).values())
     killed: list[int] = []
 
@@ -258,14 +252,8 @@ def test_stopping_rule_stops_where_the_process_backend_does(
     cluster: Any, tmp_path: Path, parts: str
 ) -> None:
     """A stopping rule on Dask stops at the same game as in-process, with no later parts."""
-    data = study_data(
-        strategies={"random": {}},
-        rulesets={"four": {}},
-        schedule={"kind": "self_play"},
-        games_per_lineup=5000,
-        chunk_games=25,
-        stopping={"rule": "interval_width", "quantity": "seat_win_share", "seat": 0, "width": 0.2},
-    )
+    stopping = {"rule": "interval_width", "quantity": "seat_win_share", "seat": 0, "width": 0.2}
+    data = self_play_data(5000, 25, stopping=stopping)
     a = run_study(study_from_dict(data), tmp_path / "a", workers=0)
     backend = DaskBackend(scheduler=cluster.scheduler_address, parts=parts)
     b = run_study(study_from_dict(data), tmp_path / "b", backend=backend)

@@ -67,6 +67,18 @@ def study_data(**changes: Any) -> dict[str, Any]:
     return data
 
 
+def self_play_data(games: int, chunk_games: int, **changes: Any) -> dict[str, Any]:
+    """`study_data` as random self-play under the standard 4-player rules."""
+    return study_data(
+        strategies={"random": {}},
+        rulesets={"four": {}},
+        schedule={"kind": "self_play"},
+        games_per_lineup=games,
+        chunk_games=chunk_games,
+        **changes,
+    )
+
+
 def tables(run_dir: Path) -> list[pd.DataFrame]:
     return [runfolder.read_table(run_dir, name) for name in runfolder.TABLES]
 
@@ -213,14 +225,7 @@ def test_stopping_rule_stops_at_a_block_boundary_deterministically(
     tmp_path: Path, stopping: dict[str, Any]
 ) -> None:
     """A stopping rule ends the run early, the same way with 0 or 2 workers, and says why."""
-    data = study_data(
-        strategies={"random": {}},
-        rulesets={"four": {}},
-        schedule={"kind": "self_play"},
-        games_per_lineup=5000,
-        chunk_games=25,
-        stopping=stopping,
-    )
+    data = self_play_data(5000, 25, stopping=stopping)
     a = run_study(study_from_dict(data), tmp_path / "a", workers=0)
     b = run_study(study_from_dict(data), tmp_path / "b", workers=2)
     assert a.status == b.status == "stopped"

@@ -1,4 +1,4 @@
-"""Table columns that many of the report's tables begin with (see `base.table`)."""
+"""Table columns that many of the report's tables share (see `Part.add_table`)."""
 
 from __future__ import annotations
 
