@@ -549,15 +549,15 @@ def test_a_worker_with_other_code_refuses_to_play(cluster: Any) -> None:
 @pytest.mark.slow  # a LocalCluster of its own, in a child process
 def test_ctrl_c_on_dask_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     """SIGINT to a dask run: status interrupted, a resume hint, no worker traceback."""
-    from terminal import start_in_terminal
-    from test_runner import _slow_config, _wait_for_parts
+    from terminal import start_in_terminal, wait_for_parts
+    from test_runner import _slow_config
 
     out = tmp_path / "run"
     marrakech = Path(sys.executable).parent / "marrakech"
     args = [str(marrakech), "run", str(_slow_config(tmp_path)), "--out", str(out)]
     args += ["--backend", "dask", "--workers", "2", "--no-summary"]
     proc = start_in_terminal(args, start_new_session=True)
-    _wait_for_parts(out, proc, 2)
+    wait_for_parts(out, proc, 2)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -609,7 +609,8 @@ def test_kill_9_of_a_dask_run_leaves_no_process_of_it(tmp_path: Path) -> None:
     """kill -9 of the main process of a Dask run whose strategies play in processes of
     the workers' own: the LocalCluster's workers and theirs all end, and the run's status
     reads 'interrupted' at the next look."""
-    from test_runner import _slow_config, _wait_for_parts
+    from terminal import wait_for_parts
+    from test_runner import _slow_config
 
     out = tmp_path / "run"
     marrakech = Path(sys.executable).parent / "marrakech"
@@ -618,7 +619,7 @@ def test_kill_9_of_a_dask_run_leaves_no_process_of_it(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
-    _wait_for_parts(out, proc, 2)
+    wait_for_parts(out, proc, 2)
     family = descendants(proc.pid)
     assert len(family) >= 4, family  # two Dask workers and a player process of each
     proc.kill()
