@@ -122,9 +122,12 @@ def test_play_prints_the_turns_when_they_cannot_be_saved(tmp_path: Path) -> None
     out_dir = tmp_path / "game"
     argv = ["play", "--vs", "random", "--seed", "2", "--out", str(out_dir), "--no-colour"]
     command = [sys.executable, "-c", "from marrakech_sim.cli import main; main()", *argv]
-    # once without the limit: the kernel cache written (else the limited game compiles
-    # its kernels in a decision, past the opponent's time: a fault before any turn)
-    subprocess.run(command, input="q\n", capture_output=True, text=True, timeout=900, check=True)
+    # the same turns once without the limit: every kernel they use compiled and cached
+    # (else the limited game compiles one in a decision and cannot write the cache: a
+    # fault, not the turns' record)
+    subprocess.run(
+        command, input="1\n2\nq\n", capture_output=True, text=True, timeout=900, check=True
+    )
     shutil.rmtree(out_dir)
     done = subprocess.run(
         command,
