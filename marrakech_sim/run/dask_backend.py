@@ -608,6 +608,8 @@ class _Keep(logging.Handler):
             record.exc_text = logging.Formatter().formatException(record.exc_info)
             record.exc_info = None
         record.msg, record.args = record.getMessage(), None
+        if record.process != os.getpid():  # from the process the chunk played in (isolation)
+            record.processName = f"{multiprocessing.current_process().name}/{record.processName}"
         self.records.append(record)
 
 
