@@ -62,7 +62,7 @@ class LiveTotals:
             key = (match.ruleset, model_label(match.lineup), len(match.lineup))
             match_group.append(groups.setdefault(key, len(groups)))
         self.groups = list(groups)
-        self.block_group = np.asarray(match_group, np.int64)[plan.block_match]
+        self.match_group = np.asarray(match_group, np.int64)
         self.chunk_first_block = plan.chunk_first_block
         # per group and seat: the SUMS of estimators.ratio_sums, added chunk by chunk
         self.sums: list[dict[str, np.ndarray]] = [
@@ -74,7 +74,8 @@ class LiveTotals:
         if result.seat_y is None or result.seat_n is None:
             return
         first = int(self.chunk_first_block[result.chunk])
-        group = self.block_group[first : first + len(result.seat_n)]
+        blocks = np.arange(first, first + len(result.seat_n), dtype=np.int64)
+        group = self.match_group[self.plan.block_matches(blocks)]
         for g in np.unique(group):
             here = group == g
             y, n = result.seat_y[here], result.seat_n[here]

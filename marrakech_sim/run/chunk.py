@@ -269,7 +269,7 @@ class Prepared:
         measured, seconds = self.search_game_seconds
         searching = np.isin(self.codes, list(SEARCHING))
         plan = self.plan
-        per_match = np.bincount(plan.block_match, minlength=len(plan.matches)) * plan.match_size
+        per_match = plan.match_rounds * plan.match_size
 
         def size(m: int) -> float:
             r = self.rulesets[int(self.match_ruleset[m])]
@@ -732,7 +732,7 @@ def unreproducible(prep: Prepared, games: int = 2) -> list[str]:
         if not found:
             continue
         m = found[0]
-        blocks = np.flatnonzero(prep.plan.block_match == m.match_id)[:games]
+        blocks = prep.plan.match_blocks(m.match_id, games)
         seeds = [int(x) for x in block_seeds(prep.study.seed, blocks)]
         samples.append((name, m.ruleset, m.lineup, seeds))
     if not samples or "fork" not in multiprocessing.get_all_start_methods():

@@ -27,6 +27,7 @@ it the key is the block number.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -138,7 +139,13 @@ class ChunkGames:
 
 
 class Plan:
-    """Every planned game of a study, as arrays (blocks in schedule order), and its chunks."""
+    """Every planned game of a study and its chunks, in memory O(matches + chunks).
+
+    No array has an entry per block or game: a block's match, round, first game, cost,
+    seed key and whether its moves are kept are computed on demand from the schedule's
+    closed form (`_Layout`), for any range of blocks at once (`block_matches`,
+    `block_first_games`, ...). A 10^9-game study plans in the memory of its chunk list.
+    """
 
     def __init__(self, study: Study) -> None:
         check_size(study)  # before any seating is listed: k! of them for rotation "all"
@@ -147,8 +154,8 @@ class Plan:
         names = study.strategy_names
         index = {name: i for i, name in enumerate(names)}
         sizes = np.array([len(m.seatings) for m in self.matches], dtype=np.int64)
-        # blocks per match: games_per_lineup rounded up to whole blocks
-        per_match = -(-study.games_per_lineup // sizes)
+        # blocks per match (its rounds): games_per_lineup rounded up to whole blocks
+        self.match_rounds = -(-study.games_per_lineup // sizes)
         # seating rows: one per (match, seating), strategy indices per seat, -1 padded
         width = max(len(m.lineup) for m in self.matches)
         rows = [
@@ -159,35 +166,23 @@ class Plan:
         self.seating_rows = np.array(rows, dtype=np.int64).reshape(-1, width)
         self.seating_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         self.match_size = sizes
-        # round-major block order: round r of match 0, 1, ..., then round r + 1
-        match_of = np.repeat(np.arange(len(self.matches), dtype=np.int64), per_match)
-        round_of = np.concatenate([np.arange(n, dtype=np.int64) for n in per_match])
-        order = np.lexsort((match_of, round_of))
-        self.block_match = match_of[order]
         # keep_moves: the moves of each match's first rounds, ceil(keep_moves x its rounds);
         # the rounds are exchangeable (independent seeds), so the first ones are a random
         # sample of whole blocks, and a run a stopping rule ends early has all of them
-        kept_rounds = np.ceil(study.keep_moves * per_match - 1e-9).astype(np.int64)
-        self.block_moves_kept = round_of[order] < kept_rounds[self.block_match]
-        self.block_seed_key = np.arange(len(order), dtype=np.int64)
-        if study.common_seeds:
-            position = _lineup_positions(self.matches)
-            width = int(position.max()) + 1
-            self.block_seed_key = round_of[order] * width + position[self.block_match]
-        block_sizes = sizes[self.block_match]
-        self.block_first = np.concatenate([[0], np.cumsum(block_sizes)]).astype(np.int64)
-        self.games_planned = int(self.block_first[-1])
+        self.kept_rounds = np.ceil(study.keep_moves * self.match_rounds - 1e-9).astype(np.int64)
+        # common seeds: round r of line-up i has seed key r * L + i under every rule set
+        self.lineup_position = _lineup_positions(self.matches)
+        self.seed_width = int(self.lineup_position.max()) + 1
         # chunks are sized by cost, not games, so a study of slow players is cut into
         # enough chunks for every worker; the games and their ids do not change
-        costs = match_costs(study, self.matches)[self.block_match] * block_sizes
-        self.block_cost_first = np.concatenate([[0], np.cumsum(costs)]).astype(np.int64)
-        self.chunk_first_block = _chunk_bounds(
-            self.block_first, self.block_cost_first, study.chunk_games
-        )
+        costs = match_costs(study, self.matches) * sizes
+        self.layout = _Layout(self.match_rounds, sizes, costs)
+        self.games_planned = self.layout.games
+        self.chunk_first_block = _chunk_bounds(self.layout, study.chunk_games)
 
     @property
     def blocks(self) -> int:
-        return len(self.block_match)
+        return self.layout.blocks
 
     @property
     def chunks(self) -> int:
@@ -195,8 +190,42 @@ class Plan:
 
     @cached_property
     def chunk_first_game(self) -> np.ndarray:
-        first: np.ndarray = self.block_first[self.chunk_first_block]
-        return first
+        """The first game of each chunk, and the games planned at the end."""
+        return self.block_first_games(self.chunk_first_block)
+
+    def block_matches(self, blocks: np.ndarray) -> np.ndarray:
+        """The match of each block number in `blocks` (0 <= b < blocks)."""
+        return self.layout.at(blocks)[0]
+
+    def block_rounds(self, blocks: np.ndarray) -> np.ndarray:
+        """Each block's round: its number among its match's blocks."""
+        return self.layout.at(blocks)[1]
+
+    def block_first_games(self, blocks: np.ndarray) -> np.ndarray:
+        """The first game id of each block (0 <= b <= blocks: `blocks` gives games_planned)."""
+        return self.layout.first(blocks)
+
+    def block_seed_keys(self, blocks: np.ndarray) -> np.ndarray:
+        """The seed key of each block (`block_seeds` takes it; see the module docstring)."""
+        blocks = np.asarray(blocks, dtype=np.int64)
+        if not self.study.common_seeds:
+            return blocks.copy()
+        match, rounds = self.layout.at(blocks)
+        keys: np.ndarray = rounds * self.seed_width + self.lineup_position[match]
+        return keys
+
+    def block_moves_kept(self, blocks: np.ndarray) -> np.ndarray:
+        """Whether each block's moves are kept (Study.keep_moves)."""
+        match, rounds = self.layout.at(blocks)
+        kept: np.ndarray = rounds < self.kept_rounds[match]
+        return kept
+
+    def match_blocks(self, match: int, rounds: int | None = None) -> np.ndarray:
+        """The block numbers of a match's first `rounds` rounds (default: all), in order."""
+        most = int(self.match_rounds[match])
+        return self.layout.blocks_of(
+            match, np.arange(most if rounds is None else min(rounds, most))
+        )
 
     def chunk_games(self, chunk: int) -> ChunkGames:
         """The games of chunk `chunk`."""
@@ -204,22 +233,26 @@ class Plan:
             raise IndexError(f"chunk {chunk} of {self.chunks}")
         b0, b1 = int(self.chunk_first_block[chunk]), int(self.chunk_first_block[chunk + 1])
         blocks = np.arange(b0, b1, dtype=np.int64)
-        match = self.block_match[b0:b1]
+        match, rounds = self.layout.at(blocks)
         sizes = self.match_size[match]
-        block = np.repeat(blocks, sizes)
-        first = self.block_first[block]
-        g0, g1 = int(self.block_first[b0]), int(self.block_first[b1])
+        first = self.layout.first(blocks)
+        g0, g1 = int(first[0]), int(first[-1] + sizes[-1])
         game_id = np.arange(g0, g1, dtype=np.int64)
-        within = game_id - first  # seating index within the block
+        block = np.repeat(blocks, sizes)
+        within = game_id - np.repeat(first, sizes)  # seating index within the block
         match_id = np.repeat(match, sizes)
+        if self.study.common_seeds:
+            keys = rounds * self.seed_width + self.lineup_position[match]
+        else:
+            keys = blocks
         return ChunkGames(
             chunk=chunk,
             game_id=game_id,
             match_id=match_id,
             block=block,
             seating=self.seating_offset[match_id] + within,
-            seed=np.repeat(block_seeds(self.study.seed, self.block_seed_key[b0:b1]), sizes),
-            moves_kept=np.repeat(self.block_moves_kept[b0:b1], sizes),
+            seed=np.repeat(block_seeds(self.study.seed, keys), sizes),
+            moves_kept=np.repeat(rounds < self.kept_rounds[match], sizes),
         )
 
     def chunk_of_game(self, game_id: int) -> int:
@@ -233,10 +266,116 @@ class Plan:
                 "ruleset": m.ruleset,
                 "lineup": list(m.lineup),
                 "seatings": len(m.seatings),
-                "blocks": int(np.count_nonzero(self.block_match == m.match_id)),
+                "blocks": int(self.match_rounds[m.match_id]),
             }
             for m in self.matches
         ]
+
+
+class _Layout:
+    """The schedule's block order in closed form: segments of rounds with the same matches.
+
+    Blocks go round by round (round r of every match that has one, in match order), and a
+    match with fewer seatings has more rounds. Between two consecutive distinct round
+    counts the set of matches playing a round does not change: a *segment* is such a run
+    of rounds, every round of it the same blocks of the same matches in the same order.
+    So block b is found by the segment (a search among a few), then the round and the
+    position within it by division; its first game (or cost) is the segment's first plus
+    whole rounds plus the games of the blocks before it in its round. Memory: segments x
+    matches (segments: the distinct round counts, a handful).
+    """
+
+    def __init__(self, rounds: np.ndarray, games: np.ndarray, costs: np.ndarray) -> None:
+        ends = np.unique(rounds)  # the segments end after these rounds
+        starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+        members = [np.flatnonzero(rounds >= end).astype(np.int64) for end in ends]
+        self.round0 = starts
+        self.width = np.array([len(m) for m in members], dtype=np.int64)  # blocks per round
+        self.rounds = ends - starts
+        self.member = np.concatenate(members)
+        self.member_at = np.concatenate([[0], np.cumsum(self.width)[:-1]]).astype(np.int64)
+        # per segment: the games (costs) before each of its round's blocks, and the round's
+        # total last (width + 1 entries each, from cum_at); per segment the games (costs)
+        # before it, and the study's total last
+        self.cum_at = self.member_at + np.arange(len(members), dtype=np.int64)
+        self.block0 = _starts(self.width * self.rounds)
+        self.blocks = int(self.block0[-1])
+        self.sums: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for kind, values in (("games", games), ("costs", costs)):
+            cum = _per_round(members, values)
+            per_round = cum[self.cum_at + self.width]
+            self.sums[kind] = (_starts(per_round * self.rounds), per_round, cum)
+        self.games = int(self.sums["games"][0][-1])
+        # the same as plain lists, for the scalar searches of _chunk_bounds (a numpy call
+        # costs microseconds, and a 10^9-game study has 10^5 chunks and more)
+        self._lists = {kind: tuple(a.tolist() for a in v) for kind, v in self.sums.items()}
+        self._block0 = self.block0.tolist()
+        self._width = self.width.tolist()
+        self._cum_at = self.cum_at.tolist()
+
+    def _place(self, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each block's segment, its round within the segment and its position in the round
+        (the block count itself is the end: past the last round of the last segment)."""
+        blocks = np.asarray(blocks, dtype=np.int64)
+        seg = np.searchsorted(self.block0, blocks, side="right") - 1
+        seg = np.minimum(seg, len(self.width) - 1)
+        q, pos = np.divmod(blocks - self.block0[seg], self.width[seg])
+        return seg, q, pos
+
+    def at(self, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The match and the round of each block."""
+        seg, q, pos = self._place(blocks)
+        return self.member[self.member_at[seg] + pos], self.round0[seg] + q
+
+    def first(self, blocks: np.ndarray, kind: str = "games") -> np.ndarray:
+        """The games (kind "games") or costs ("costs") before each block."""
+        seg, q, pos = self._place(blocks)
+        start, per_round, cum = self.sums[kind]
+        out: np.ndarray = start[seg] + q * per_round[seg] + cum[self.cum_at[seg] + pos]
+        return out
+
+    def blocks_of(self, match: int, rounds: np.ndarray) -> np.ndarray:
+        """The block numbers of `match`'s rounds `rounds`."""
+        rounds = np.asarray(rounds, dtype=np.int64)
+        seg = np.searchsorted(self.round0, rounds, side="right") - 1
+        members = [self.member[a : a + w] for a, w in zip(self.member_at, self.width, strict=True)]
+        pos = np.array([int(np.searchsorted(members[s], match)) for s in seg], dtype=np.int64)
+        out: np.ndarray = self.block0[seg] + (rounds - self.round0[seg]) * self.width[seg] + pos
+        return out
+
+    def first_one(self, block: int, kind: str) -> int:
+        """`first` of one block, in plain Python."""
+        start, per_round, values = self._lists[kind]
+        seg = bisect.bisect_right(self._block0, block) - 1
+        seg = min(seg, len(self._width) - 1)
+        q, pos = divmod(block - self._block0[seg], self._width[seg])
+        return int(start[seg] + q * per_round[seg] + values[self._cum_at[seg] + pos])
+
+    def reaching(self, value: int, kind: str) -> int:
+        """The first block whose games (costs) before it are at least `value`: what
+        ``numpy.searchsorted(first(arange(blocks + 1), kind), value, "left")`` gives."""
+        start, per_round, values = self._lists[kind]
+        if value > start[-1]:
+            return self.blocks + 1
+        if value <= 0:
+            return 0
+        seg = bisect.bisect_right(start, value) - 1
+        seg = min(seg, len(self._width) - 1)
+        q, rest = divmod(value - start[seg], per_round[seg])
+        at, width = self._cum_at[seg], self._width[seg]
+        pos = bisect.bisect_left(values, rest, at, at + width + 1) - at
+        return int(self._block0[seg] + q * width + pos)
+
+
+def _per_round(members: list[np.ndarray], values: np.ndarray) -> np.ndarray:
+    """Per segment, the running sum of its members' values from 0 (width + 1 entries)."""
+    parts = [np.concatenate([[0], np.cumsum(values[m])]) for m in members]
+    return np.concatenate(parts).astype(np.int64)
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    """Where each of consecutive runs of `lengths` starts, and their total last."""
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
 
 def _lineup_positions(matches: Sequence[Match]) -> np.ndarray:
@@ -267,9 +406,7 @@ def match_costs(study: Study, matches: Sequence[Match]) -> np.ndarray:
     return out
 
 
-def _chunk_bounds(
-    block_first: np.ndarray, block_cost_first: np.ndarray, chunk_games: int
-) -> np.ndarray:
+def _chunk_bounds(layout: _Layout, chunk_games: int) -> np.ndarray:
     """First block of each chunk (and the block count at the end): whole blocks per chunk.
 
     A chunk ends at the first block boundary where its cost reaches chunk_games, and
@@ -277,11 +414,12 @@ def _chunk_bounds(
     compiled games only (cost 1 a game) that is chunk_games games.
     """
     bounds = [0]
-    blocks = len(block_first) - 1
+    blocks = layout.blocks
     least = min(MIN_CHUNK_GAMES, chunk_games)
-    while bounds[-1] < blocks:
-        b = bounds[-1]
-        by_cost = np.searchsorted(block_cost_first, block_cost_first[b] + chunk_games, "left")
-        by_games = np.searchsorted(block_first, block_first[b] + least, "left")
-        bounds.append(min(max(int(by_cost), int(by_games), b + 1), blocks))
+    b = 0
+    while b < blocks:
+        by_cost = layout.reaching(layout.first_one(b, "costs") + chunk_games, "costs")
+        by_games = layout.reaching(layout.first_one(b, "games") + least, "games")
+        b = min(max(by_cost, by_games, b + 1), blocks)
+        bounds.append(b)
     return np.array(bounds, dtype=np.int64)

@@ -63,7 +63,7 @@ class Stopper:
         if not len(y):
             return None
         rule = self.rule
-        games = self.plan.block_first[blocks + 1]  # games up to the end of each block
+        games = self.plan.block_first_games(blocks + 1)  # games up to the end of each block
         allowed = games >= rule.min_games
         if rule.rule == "sprt":
             assert rule.p0 is not None and rule.p1 is not None

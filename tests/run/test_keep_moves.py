@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import play_run
@@ -75,7 +76,10 @@ def test_verify_replays_what_was_kept(runs: dict[float, Path], share: float) -> 
     report = verify_run(runs[share])
     assert report.ok, (report.problems, report.examples)
     plan = Plan(study_from_dict({**CONFIG, "keep_moves": share}))
-    kept = int(plan.block_moves_kept.repeat(plan.match_size[plan.block_match]).sum())
+    blocks = np.arange(plan.blocks)
+    kept = int(
+        plan.block_moves_kept(blocks).repeat(plan.match_size[plan.block_matches(blocks)]).sum()
+    )
     assert report.unkept == plan.games_planned - kept
     assert "whose moves the study does not keep" in report.summary()
 

@@ -135,8 +135,9 @@ def test_every_value_plays_the_same_block_seeds() -> None:
     plan = Plan(study)
     seeds: dict[str, list[int]] = {}
     for match in plan.matches:
-        blocks = np.flatnonzero(plan.block_match == match.match_id)
-        seeds[match.ruleset] = plan.block_seed_key[blocks].tolist()
+        blocks = plan.match_blocks(match.match_id)
+        assert (plan.block_matches(blocks) == match.match_id).all()
+        seeds[match.ruleset] = plan.block_seed_keys(blocks).tolist()
     by_base = {
         base: [seeds[p.ruleset] for p in study.sweep.points_of(base)]  # type: ignore[union-attr]
         for base in ("four", "two")
