@@ -61,10 +61,13 @@ def bench(
     """Games per second of a run (workers processes; 0 = in this process).
 
     Returns a dict with games, workers, records, seconds, games_per_s,
-    games_per_s_per_worker, cpu_seconds, games_per_cpu_s, players, lineup, compiled,
-    start_method. cpu_seconds is the CPU time of this process and its workers while
-    the games ran: on a machine shared with other work, games_per_cpu_s is what one
-    worker would do with a core to itself (wall-clock figures drop when cores are busy).
+    games_per_s_per_worker, cpu_seconds, games_per_cpu_s, main_cpu_seconds,
+    main_cpu_us_per_game, players, lineup, compiled, start_method. cpu_seconds is the
+    CPU time of this process and its workers while the games ran: on a machine shared
+    with other work, games_per_cpu_s is what one worker would do with a core to itself
+    (wall-clock figures drop when cores are busy). main_cpu_seconds is this process's
+    share (with workers: starting them, taking their results, the run folder's
+    bookkeeping), the work that does not spread over more workers.
     """
     rules = rules or Rules()
     lineup = list(lineup or ["random"] * rules.players)
@@ -76,6 +79,7 @@ def bench(
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
         cpu_before = _cpu_seconds()
+        main_before = _cpu_seconds(children=False)
         started = time.perf_counter()
         if records:
             run_study(study, folder / "run", workers=workers, start_method=start_method)
@@ -91,6 +95,7 @@ def bench(
                     pass
         seconds = time.perf_counter() - started
         cpu = _cpu_seconds() - cpu_before
+        main_cpu = _cpu_seconds(children=False) - main_before
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     played = prep.plan.games_planned
@@ -103,6 +108,8 @@ def bench(
         "games_per_s_per_worker": round(played / seconds / max(workers, 1), 1),
         "cpu_seconds": round(cpu, 4),
         "games_per_cpu_s": round(played / cpu, 1) if cpu > 0 else None,
+        "main_cpu_seconds": round(main_cpu, 4),
+        "main_cpu_us_per_game": round(main_cpu / played * 1e6, 3),
         "players": rules.players,
         "lineup": lineup,
         "compiled": bool(prep.match_compiled.all()),
@@ -111,11 +118,15 @@ def bench(
     }
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its children that have ended (the workers)."""
+def _cpu_seconds(children: bool = True) -> float:
+    """CPU seconds of this process (all its threads) and, with `children`, of its
+    children that have ended (the workers)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    seconds = own.ru_utime + own.ru_stime
+    if children:
+        ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds += ended.ru_utime + ended.ru_stime
+    return seconds
 
 
 def breakdown(
