@@ -18,6 +18,7 @@ Which games a chunk holds never depends on the backend: the tables are the same.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -76,9 +77,9 @@ class InProcessBackend:
         prep, run_dir, writer = self._job
         for chunk in todo:
             result, tables = play_chunk(prep, chunk, reuse_buffers=True)
-            write_chunk(run_dir, chunk, tables, writer)
+            digests = write_chunk(run_dir, chunk, tables, writer)
             log_chunk(result)
-            yield result
+            yield dataclasses.replace(result, digests=digests)
 
     def close(self, *, stop: bool = False) -> None:
         self._job = None

@@ -49,6 +49,9 @@ class ChunkResult:
     # the live table's totals per block of the chunk: each seat's win share, normal games
     seat_y: np.ndarray | None = None
     seat_n: np.ndarray | None = None
+    # the parts' digests, by the process that wrote them (`write_chunk`); None: the runner
+    # reads the parts back to digest them
+    digests: dict[str, str] | None = None
 
 
 @dataclasses.dataclass
@@ -705,12 +708,15 @@ def seat_block_totals(
 
 def write_chunk(
     run_dir: Path, chunk: int, tables: tuple[runfolder.Part, ...], writer: str = "encoder"
-) -> None:
-    """The chunk's parts, moves and seats first: a chunk is done when all three exist."""
-    for name, table in zip(
-        ("moves", "seats", "games"), (tables[2], tables[1], tables[0]), strict=True
-    ):
-        runfolder.write_part(run_dir, name, chunk, table, writer)
+) -> dict[str, str]:
+    """The chunk's parts, moves and seats first: a chunk is done when all three exist;
+    their digests for the manifest (`runfolder.write_digested_part`)."""
+    return dict(
+        runfolder.write_digested_part(run_dir, name, chunk, table, writer)
+        for name, table in zip(
+            ("moves", "seats", "games"), (tables[2], tables[1], tables[0]), strict=True
+        )
+    )
 
 
 def unreproducible(prep: Prepared, games: int = 2) -> list[str]:

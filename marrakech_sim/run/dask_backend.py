@@ -499,9 +499,9 @@ def _play_here(
     """Play a chunk in this thread; write its parts into run_dir, or return their bytes."""
     result, tables = play_chunk(prep, chunk, reuse_buffers=True)
     if run_dir is not None:
-        write_chunk(Path(run_dir), chunk, tables, writer)
-        return result, None
-    return result, _files(tables, writer)
+        digests = write_chunk(Path(run_dir), chunk, tables, writer)
+        return dataclasses.replace(result, digests=digests), None
+    return _with_files(result, tables, writer)
 
 
 def _play_isolated(
@@ -547,7 +547,7 @@ def _encoded_chunk(chunk: int, lost: dict[int, str] | None = None) -> Any:
     prep = WORKER["prep"]
     result, tables = play_chunk(prep, chunk, reuse_buffers=True, lost=lost)
     log_chunk(result)
-    return result, _files(tables, WORKER["writer"])
+    return _with_files(result, tables, WORKER["writer"])
 
 
 def _close_pool(*, terminate: bool = False) -> None:
@@ -576,10 +576,17 @@ def _can_start_processes() -> bool:
     return False
 
 
-def _files(tables: tuple[runfolder.Part, ...], writer: str) -> tuple[bytes, bytes, bytes]:
-    """A chunk's (games, seats, moves) parts as Parquet files' bytes."""
+def _with_files(
+    result: ChunkResult, tables: tuple[runfolder.Part, ...], writer: str
+) -> tuple[ChunkResult, tuple[bytes, bytes, bytes]]:
+    """A chunk's result with its parts' digests, and its (games, seats, moves) parts as
+    Parquet files' bytes (the client writes them; the worker digests them)."""
     games, seats, moves = (b"".join(runfolder.parquet_file(t, writer)) for t in tables)
-    return games, seats, moves
+    digests = {
+        runfolder.part_key(name, result.chunk): runfolder.data_digest([data])
+        for name, data in (("games", games), ("seats", seats), ("moves", moves))
+    }
+    return dataclasses.replace(result, digests=digests), (games, seats, moves)
 
 
 def _worker_name() -> str:

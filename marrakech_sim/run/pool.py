@@ -149,7 +149,8 @@ def worker_chunk(chunk: int, lost: dict[int, str] | None = None) -> ChunkResult:
     run_dir = WORKER["run_dir"]
     result, tables = play_chunk(prep, chunk, reuse_buffers=True, lost=lost)
     if run_dir is not None:
-        write_chunk(run_dir, chunk, tables, WORKER["writer"])
+        digests = write_chunk(run_dir, chunk, tables, WORKER["writer"])
+        result = dataclasses.replace(result, digests=digests)
     log_chunk(result)
     return result
 

@@ -369,7 +369,11 @@ def _execute(
         errors += result.errors
         done.add(result.chunk)
         # the chunk's parts as written: a later change to them is found by resume and report
-        digests.update(runfolder.written_digests(run_dir, result.chunk))
+        # (digested by the process that wrote them, else read back here)
+        if result.digests is not None:
+            digests.update(result.digests)
+        else:
+            digests.update(runfolder.written_digests(run_dir, result.chunk))
         if time.perf_counter() - written[0] > MANIFEST_SECONDS:
             save(games_played=played, chunks_played=len(done))
             written[0] = time.perf_counter()

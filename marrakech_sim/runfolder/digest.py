@@ -18,8 +18,11 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from marrakech_sim.runfolder.folder import chunk_of, part_name
+import pyarrow as pa
+
+from marrakech_sim.runfolder.folder import chunk_of, parquet_file, part_name, write_part_file
 from marrakech_sim.runfolder.manifest import Manifest
+from marrakech_sim.runfolder.parts import Part
 from marrakech_sim.runfolder.read import iter_parts
 from marrakech_sim.runfolder.schema import MANIFEST, TABLES
 
@@ -44,6 +47,30 @@ def file_digest(path: Path) -> str:
         while block := f.read(1 << 20):
             h.update(block)
     return h.hexdigest()
+
+
+def data_digest(data: Iterable[bytes | pa.Buffer]) -> str:
+    """`file_digest` of the file these bytes make, from the bytes (no file read)."""
+    h = hashlib.blake2b(digest_size=16)
+    for block in data:
+        h.update(block)
+    return h.hexdigest()
+
+
+def part_key(table_name: str, chunk: int) -> str:
+    """A part's key in the manifest's ``digests`` ("games/part-000003.parquet")."""
+    return f"{table_name}/{part_name(chunk)}"
+
+
+def write_digested_part(
+    run_dir: str | Path, table_name: str, chunk: int, table: Part | pa.Table, writer: str
+) -> tuple[str, str]:
+    """Write one part (`folder.write_part`) and return its key and digest, taken from
+    the bytes written: the process that writes a part digests it, so the run's own
+    process, which records every digest, does not read every part back."""
+    data = parquet_file(table, writer)
+    write_part_file(Path(run_dir), table_name, chunk, data)
+    return part_key(table_name, chunk), data_digest(data)
 
 
 def manifest_digest(manifest: Manifest) -> str:
@@ -72,7 +99,7 @@ def written_digests(run_dir: str | Path, chunk: int) -> dict[str, str]:
     for table in TABLES:
         path = Path(run_dir) / table / part_name(chunk)
         if path.is_file():
-            out[f"{table}/{path.name}"] = file_digest(path)
+            out[part_key(table, chunk)] = file_digest(path)
     return out
 
 

@@ -54,7 +54,8 @@ def test_each_backend_through_the_protocol_writes_the_same_parts(
     reference: Path, tmp_path: Path, name: str
 ) -> None:
     """run_study(backend=...) with each backend: the parts are byte for byte those of the
-    plain in-process run, and run.json's session names the backend."""
+    plain in-process run, run.json's session names the backend, and its digests (taken
+    by the processes that wrote the parts) are those of the files."""
     backend = dict(backends())[name]
     out = tmp_path / "run"
     result = run_study(study_from_dict(study_data()), out, backend=backend)
@@ -62,13 +63,15 @@ def test_each_backend_through_the_protocol_writes_the_same_parts(
     found = part_digests(out)
     manifest = runfolder.read_manifest(out)
     assert found == part_digests(reference) and len(found) == 3 * manifest.chunks > 3
+    assert manifest.digests == runfolder.chunk_digests(out, range(manifest.chunks))
     (session,) = manifest.sessions
     assert {k: session[k] for k in backend.describe()} == backend.describe()
 
 
 def test_the_protocol_alone_plays_chunks_into_a_folder(reference: Path, tmp_path: Path) -> None:
     """start, play, close without the runner: the chunks asked for, each on disk as it
-    comes, the same bytes as the runner's; close(stop=True) after the first ends early."""
+    comes with its parts' digests, the same bytes as the runner's; close(stop=True) after
+    the first ends early."""
     prep = Prepared(study_from_dict(study_data()))
     for name, backend in backends():
         out = tmp_path / name
@@ -81,6 +84,8 @@ def test_the_protocol_alone_plays_chunks_into_a_folder(reference: Path, tmp_path
         rest = list(results)
         backend.close()
         assert sorted([first.chunk] + [r.chunk for r in rest]) == [1, 3], name
+        for result in [first, *rest]:
+            assert result.digests == runfolder.written_digests(out, result.chunk), name
         assert runfolder.chunks_done(out) == {1, 3}, name
         for chunk in (1, 3):
             for table in runfolder.TABLES:
