@@ -52,7 +52,13 @@ class LiveRow:
 
 
 class LiveTotals:
-    """The sums of block totals per (rule set, player model), chunk by chunk."""
+    """The sums of block totals per (rule set, player model), chunk by chunk.
+
+    Its work is in the run's own process, once per chunk (a terminal redraws the table
+    four times a second): `add` takes every group and seat of a chunk in one
+    `estimators.ratio_sums`, and `rows` is worked out once per change, every group in one
+    table.
+    """
 
     def __init__(self, plan: Plan, level: float = DEFAULT_LEVEL) -> None:
         self.plan, self.level = plan, level
@@ -64,10 +70,13 @@ class LiveTotals:
         self.groups = list(groups)
         self.match_group = np.asarray(match_group, np.int64)
         self.chunk_first_block = plan.chunk_first_block
-        # per group and seat: the SUMS of estimators.ratio_sums, added chunk by chunk
-        self.sums: list[dict[str, np.ndarray]] = [
-            {name: np.zeros(players) for name in estimators.SUMS} for _, _, players in groups
-        ]
+        self.width = max(players for _, _, players in groups)
+        self.players = np.array([players for _, _, players in groups], np.int64)
+        # per group and seat (group * width + seat): the SUMS of estimators.ratio_sums,
+        # added chunk by chunk
+        size = len(groups) * self.width
+        self.sums: dict[str, np.ndarray] = {name: np.zeros(size) for name in estimators.SUMS}
+        self._rows: list[LiveRow] | None = None
 
     def add(self, result: ChunkResult) -> None:
         """Add a finished chunk's seat totals (a chunk without them adds nothing)."""
@@ -76,39 +85,50 @@ class LiveTotals:
         first = int(self.chunk_first_block[result.chunk])
         blocks = np.arange(first, first + len(result.seat_n), dtype=np.int64)
         group = self.match_group[self.plan.block_matches(blocks)]
-        for g in np.unique(group):
-            here = group == g
-            y, n = result.seat_y[here], result.seat_n[here]
-            played = n > 0  # a block whose games all ended in a fault carries nothing
-            y, n = y[played], n[played]
-            target = self.sums[int(g)]
-            for seat in range(len(target["total"])):
-                sums = estimators.ratio_sums(y[:, seat], n)
-                for name in estimators.SUMS:
-                    target[name][seat] += float(sums[name][0])
+        played = result.seat_n > 0  # a block whose games all ended in a fault carries nothing
+        seats = np.arange(result.seat_y.shape[1])
+        # the (block, seat) cells of the seats each block's group has, in block order
+        cell = played[:, None] & (seats[None, :] < self.players[group][:, None])
+        block, seat = np.nonzero(cell)
+        sums = estimators.ratio_sums(
+            result.seat_y[block, seat],
+            result.seat_n[block],
+            group[block] * self.width + seat,
+            len(self.sums["n"]),
+        )
+        for name in estimators.SUMS:
+            self.sums[name] += sums[name]
+        self._rows = None
 
     def rows(self) -> list[LiveRow]:
         """Each seat's share so far, with its interval at `level`; groups with games only."""
+        if self._rows is not None:
+            return self._rows
+        est = estimators.ratio_from_sums(*(self.sums[name] for name in estimators.SUMS))
+        tab = add_rate_interval(pd.DataFrame(est), self.level)
+        n, blocks, share, lo, hi = (
+            tab[name].to_numpy().tolist() for name in ("n", "n_blocks", "estimate", "lo", "hi")
+        )
         out = []
-        for (ruleset, model, players), sums in zip(self.groups, self.sums, strict=True):
-            if not sums["n"][0]:
+        for g, (ruleset, model, players) in enumerate(self.groups):
+            if not n[g * self.width]:
                 continue
-            est = estimators.ratio_from_sums(*(sums[name] for name in estimators.SUMS))
-            tab = add_rate_interval(pd.DataFrame(est), self.level)
-            for seat, row in enumerate(tab.itertuples()):
+            for seat in range(players):
+                i = g * self.width + seat
                 out.append(
                     LiveRow(
                         ruleset,
                         model,
                         players,
                         seat,
-                        int(row.n),
-                        int(row.n_blocks),
-                        float(row.estimate),
-                        float(row.lo),
-                        float(row.hi),
+                        int(n[i]),
+                        int(blocks[i]),
+                        float(share[i]),
+                        float(lo[i]),
+                        float(hi[i]),
                     )
                 )
+        self._rows = out
         return out
 
 
