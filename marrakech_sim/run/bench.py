@@ -26,7 +26,7 @@ from marrakech_sim.run.chunk import (
     write_chunk,
 )
 from marrakech_sim.run.config import Study, study_from_dict
-from marrakech_sim.run.pool import WORKER, default_start_method, worker_play_only, worker_pool
+from marrakech_sim.run.pool import WORKER, ChunkPool, default_start_method, worker_play_only
 from marrakech_sim.run.runner import run_study
 
 
@@ -88,9 +88,7 @@ def bench(
             for chunk in range(prep.plan.chunks):
                 worker_play_only(chunk)
         else:
-            with worker_pool(
-                study, None, workers, start_method, prep, task=worker_play_only
-            ) as pool:
+            with ChunkPool(prep, None, workers, start_method, task=worker_play_only) as pool:
                 for _ in pool.play(range(prep.plan.chunks)):
                     pass
         seconds = time.perf_counter() - started

@@ -519,11 +519,10 @@ def _play_isolated(
         method = "fork" if FORK_WORKERS else "spawn"  # a fork inherits the plan and kernels
         task = worker_chunk if run_dir is not None else _encoded_chunk
         pool = ChunkPool(
-            prep.study,
+            prep,
             Path(run_dir) if run_dir is not None else None,
             1,
             method,
-            prep,
             writer,
             task=task,
             game_seconds=isolation.game_seconds,

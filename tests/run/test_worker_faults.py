@@ -19,7 +19,7 @@ from marrakech_sim import runfolder
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.run.chunk import Prepared
 from marrakech_sim.run.config import study_from_dict
-from marrakech_sim.run.pool import worker_pool
+from marrakech_sim.run.pool import ChunkPool
 from marrakech_sim.run.runner import run_study
 from marrakech_sim.run.verify import verify_run
 from marrakech_sim.strategies.basic import RandomStrategy
@@ -240,7 +240,7 @@ def test_a_game_stuck_where_no_signal_reaches_has_its_worker_killed(tmp_path: Pa
     prep.warm_up()
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    with worker_pool(study, run_dir, 1, None, prep, game_seconds=1.0) as pool:
+    with ChunkPool(prep, run_dir, 1, game_seconds=1.0) as pool:
         (result,) = list(pool.play([0]))
     assert result.errors == 2 and pool.deaths == 4
     assert result.first_error is not None and "past its limit of 1 s" in result.first_error
@@ -272,7 +272,7 @@ def test_a_silent_worker_is_replaced_and_its_chunk_replayed(
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     started = time.monotonic()
-    with worker_pool(study, run_dir, 2, None, prep, task=blocks_once) as pool:
+    with ChunkPool(prep, run_dir, 2, task=blocks_once) as pool:
         results = list(pool.play([0, 1, 2]))
     assert sorted(r.chunk for r in results) == [0, 1, 2] and pool.deaths == 1
     assert sum(r.errors for r in results) == 0 and sum(r.games for r in results) == 30
