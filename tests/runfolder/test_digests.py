@@ -154,9 +154,7 @@ def test_chunks_done_after_the_last_manifest_write_get_digests_on_resume(
     edit_json(copy / "run.json", killed)
     result = resume_run(copy, workers=0)
     assert result.status == "complete" and not result.replayed
-    assert len(runfolder.read_manifest(copy).digests) == len(
-        runfolder.read_manifest(run).digests
-    )
+    assert len(runfolder.read_manifest(copy).digests) == len(runfolder.read_manifest(run).digests)
     build_report([copy], tmp_path / "report")
 
 
