@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_engine.py [--seconds S] [--json]
 
 Prints games per second for
-  compiled  whole games inside the compiled loop (strategies.compiled.play_batch with the
+  compiled  whole games inside the compiled loop (arena.loop.play_batch with the
             `random` twin, every move recorded in the buffer, 256 games a call as the
             runner plays them);                                      target >= 100,000
   api       games through the public Python API (GameState.apply; draws and rolls from
@@ -33,14 +33,13 @@ from collections.abc import Callable
 import numpy as np
 
 from marrakech_sim import GameState, Rules
+from marrakech_sim.arena import BATCH_GAMES, twins
+from marrakech_sim.arena.loop import play_batch
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.game import play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
-from marrakech_sim.run.chunk import BATCH_GAMES
-from marrakech_sim.strategies import twins
 from marrakech_sim.strategies.basic import RandomStrategy
-from marrakech_sim.strategies.compiled import play_batch
 
 TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
 PERFT_DEPTH = 9

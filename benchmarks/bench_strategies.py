@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_strategies.py [--seconds S] [--json]
 
-Lines: random and greedy through the compiled loop (strategies.compiled.play_batch with
+Lines: random and greedy through the compiled loop (arena.loop.play_batch with
 the twins, every move recorded, buffers reused); greedy, a Python plug-in random (a user's
 file strategy, strategies/cautious.py:PlainRandom), expectimax and mcts (small
 budgets) through play_game; the plug-in again with a study's 10 s budget per decision

@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ladder import block_share, rate_interval
 
+from marrakech_sim.arena import loop, twins
 from marrakech_sim.play import turns
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.strategies import compiled, twins
 from marrakech_sim.strategies.greedy import GreedyStrategy
 
 #: a level: (label, twin name, parameters)
@@ -77,7 +77,7 @@ def play(rules: Rules, lineups: list[list[Level]], seeds: np.ndarray) -> tuple[n
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, turns.SEAT_COLUMNS), np.int32)
     started = time.thread_time()
-    err = compiled.play_batch(k.initial_state(rules), seeds, codes, params, moves, games, seats)
+    err = loop.play_batch(k.initial_state(rules), seeds, codes, params, moves, games, seats)
     spent = time.thread_time() - started
     if err != 0:
         raise RuntimeError(f"play_batch failed with code {err}")

@@ -20,6 +20,7 @@ LAYERS = (
     ("play",),
     ("strategies",),
     ("runfolder", "stats"),
+    ("arena",),
     ("run",),
     ("palette", "plots", "report", "show", "record", "human", "web", "live"),
     ("study",),
@@ -81,6 +82,84 @@ def test_imports_flow_from_the_outer_layers_inward() -> None:
             if target != "marrakech_sim" and _layer(target) > _layer(module):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, "\n".join(wrong)
+
+
+#: what plays games: the game loops and the turn steps they are made of
+GAME_LOOPS = frozenset(
+    {
+        "marrakech_sim.play.game.play_game",
+        "marrakech_sim.play.turns.record_turn",
+        "marrakech_sim.play.turns.k_chance",
+        "marrakech_sim.play.turns.seed_streams",
+        "marrakech_sim.arena.loop.play_batch",
+    }
+)
+
+
+def _uses(path: Path) -> set[str]:
+    """The package names `path` uses: each `module.name` it imports, and each attribute it
+    reads of a package module it imported (`t.record_turn` after `from ...play import
+    turns as t`)."""
+    found = set()
+    aliases = {}
+    for imported, name, local, _ in _imports(path):
+        target = _target(imported, name)
+        if name is None or target != imported:
+            aliases[local] = target
+            found.add(target)
+        else:
+            found.add(f"{imported}.{name}")
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
+            found.add(f"{aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_one_layer_plays_games() -> None:
+    """Games are played in arena/ (on play/'s game loop and turn steps): strategies/ holds
+    no game loop, run/ plays no game itself and reaches the arena through its face
+    (`arena.play_games`), and nothing outside the arena calls the compiled loop."""
+    wrong = []
+    for module, path in MODULES.items():
+        folder = module.split(".")[1] if module.count(".") > 1 else ""
+        uses = _uses(path)
+        if folder in ("strategies", "run"):
+            wrong += [f"{module} uses {use}" for use in sorted(uses & GAME_LOOPS)]
+        if folder == "run":
+            wrong += [
+                f"{module} uses {use}: the run goes through the arena's face"
+                for use in sorted(uses)
+                if use.startswith(("marrakech_sim.arena.loop", "marrakech_sim.arena.games"))
+            ]
+        if folder not in ("arena", "play"):
+            wrong += [
+                f"{module} uses {use}"
+                for use in sorted(uses)
+                if use.startswith("marrakech_sim.arena.loop")
+            ]
+    assert not wrong, "\n".join(wrong)
+    assert "marrakech_sim.arena.play_games" in _uses(PACKAGE / "run" / "chunk.py")
+
+
+def test_the_game_loop_check_sees_imports_and_attributes(tmp_path: Path) -> None:
+    """_uses finds a loop imported by name, read through a module alias, or imported deep."""
+    source = tmp_path / "user.py"
+    source.write_text(
+        "from marrakech_sim.play.game import play_game\n"
+        "from marrakech_sim.play import turns as t\n"
+        "import marrakech_sim.arena.loop as fast\n"
+        "t.record_turn\n"
+        "fast.play_batch\n"
+    )
+    assert _uses(source) & GAME_LOOPS == {
+        "marrakech_sim.play.game.play_game",
+        "marrakech_sim.play.turns.record_turn",
+        "marrakech_sim.arena.loop.play_batch",
+    }
 
 
 def _packages_run(target: str, importer: str) -> list[str]:

@@ -22,11 +22,12 @@ import time
 import numpy as np
 from numba import njit
 
+from marrakech_sim.arena import twins
+from marrakech_sim.arena.twins import CODES, choose_placement, choose_rotation
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.rng import rng_below, rng_next
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.strategies import twins
 from marrakech_sim.strategies.expert import (
     LEAF_FEATURES,
     MODEL_LOOKAHEAD,
@@ -36,7 +37,6 @@ from marrakech_sim.strategies.expert import (
 )
 from marrakech_sim.strategies.greedy import GreedyStrategy
 from marrakech_sim.strategies.kernels import pick_best
-from marrakech_sim.strategies.twins import EXPERT, choose_placement, choose_rotation
 
 NF = len(LEAF_FEATURES)
 
@@ -59,6 +59,8 @@ MIX = (
     (3000, "expert", 1, "expert", 1, 0.05),
     (600, "expert", 4, "expert", 1, 0.0),
 )
+
+EXPERT = CODES["expert"]
 
 
 @njit(cache=True)
@@ -114,7 +116,7 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
                     action = pick_best(values, n, rngs[seat : seat + 1]) - 1
                 else:
                     action = choose_rotation(
-                        codes[g, seat], params[g, seat], s, rngs[seat : seat + 1], unused
+                        codes[g, seat], params[g, seat], s, rngs[seat : seat + 1], unused, False
                     )
             else:
                 count = k.placements_of_key(s, k.legal_placement_mask(s), options)
@@ -135,7 +137,7 @@ def record_games(init, seeds, codes, params, eps, boot, feats, seat_of, game_of,
                     rng = rngs[seat : seat + 1]
                     action = options[
                         choose_placement(
-                            codes[g, seat], params[g, seat], s, rng, options, count, unused
+                            codes[g, seat], params[g, seat], s, rng, options, count, unused, False
                         )
                     ]
             k.k_apply(s, action)

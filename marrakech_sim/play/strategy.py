@@ -38,6 +38,34 @@ from marrakech_sim.rules.state import Outcome, Placement
 ENTRY_POINT_GROUP = "marrakech_sim.strategies"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class CompiledTwin:
+    """A built-in strategy's compiled twin: kernels that decide exactly as its Python form.
+
+    Declared as the strategy class's `COMPILED`, beside its code; `marrakech_sim.arena`
+    finds the declarations in the modules of `marrakech_sim.strategies` and compiles one
+    whole-game loop that calls each twin's kernels by `code` (docs/architecture.md, adding
+    a twin). Every kernel takes the seat's parameter vector (float64, `params` order), the
+    packed state `s`, the seat's stream `rng` and its `memory` row of the game:
+
+        rotation(s, params, rng, memory) -> -1, 0 or 1
+        placement(s, params, rng, options, count, memory) -> an index into options[:count]
+                                                              (legal_placements order)
+    """
+
+    name: str  # how errors and docs name it (the strategy's registered name)
+    code: int  # its number in the compiled loop's dispatch (one per twin, from 0)
+    rotation: Any  # the rotation kernel (numba, inlined into the loop)
+    placement: Any  # the placement kernel (numba, inlined into the loop)
+    params: tuple[str, ...] = ()  # the strategy's parameters, in vector order
+    #: a kernel (s) -> the words of memory it keeps of a game in s (cleared at each game's
+    #: start), or None: it remembers nothing
+    memory: Any = None
+    #: its kernels search (the expert's family): compiled into a second loop, used only by
+    #: batches that seat one, so a study without them never compiles them (minutes)
+    searches: bool = False
+
+
 @runtime_checkable
 class Strategy(Protocol):
     """What the game loop asks of a seat's player."""
@@ -61,8 +89,9 @@ class BaseStrategy:
     """
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {}
-    #: name of the compiled twin in `marrakech_sim.strategies.compiled`, when there is one
-    COMPILED: ClassVar[str | None] = None
+    #: the compiled twin, when there is one: a `CompiledTwin` declared beside the strategy
+    #: (built-ins only: `marrakech_sim.arena` compiles the built-ins' twins into its loop)
+    COMPILED: ClassVar[CompiledTwin | None] = None
     #: the relative cost of a game of this strategy through the Python loop (1: a plain
     #: player that asks a few view queries; a search strategy declares more): studies
     #: size their chunks by it so that every worker gets work (see run.plan)

@@ -17,14 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.run.chunk import (
-    Prepared,
-    group_parts,
-    play_chunk,
-    play_compiled,
-    play_python,
-    write_chunk,
-)
+from marrakech_sim.run.chunk import Prepared, group_parts, play_chunk, play_group, write_chunk
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.pool import WORKER, ChunkPool, default_start_method, worker_play_only
 from marrakech_sim.run.runner import run_study
@@ -151,18 +144,15 @@ def breakdown(
     cg = prep.plan.chunk_games(1)
     r = prep.rulesets[0]
     where = np.arange(len(cg))
-    compiled = prep.match_compiled.all()
     best = {"play": float("inf"), "tables": float("inf"), "write": float("inf")}
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
         for _ in range(repeats):
             t0 = time.perf_counter()
-            if compiled:  # as the runner's workers do: moves into reused buffers
-                group = play_compiled(prep, r, cg, where, reuse=True)
-            else:
-                group = play_python(prep, r, cg, where)
+            # as the runner's workers do: compiled games' moves into reused buffers
+            group = play_group(prep, r, cg, where, reuse=True)
             t1 = time.perf_counter()
-            tables = group_parts(prep, r, cg, group)
+            tables = group_parts(prep, r, cg, where, group)
             t2 = time.perf_counter()
             write_chunk(folder, 1, tables)
             t3 = time.perf_counter()

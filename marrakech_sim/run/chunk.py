@@ -1,7 +1,9 @@
-"""Playing one chunk of a run: its games in the compiled loop or the Python loop, and its tables.
+"""Playing one chunk of a run: its games (through `arena.play_games`) and its tables.
 
-A chunk is whole blocks of games; `play_chunk` plays them and builds the chunk's three
-tables (`runfolder.Part`), `write_chunk` writes them. Nothing here knows of processes.
+A chunk is whole blocks of games; `play_chunk` has the arena play them, rule set by rule
+set, and builds the chunk's three tables (`runfolder.Part`), `write_chunk` writes them.
+Here: what the strategies print, the chunk's parts and per-block totals. Nothing here
+knows of processes, nor plays a game itself.
 """
 
 from __future__ import annotations
@@ -20,16 +22,12 @@ import numpy as np
 import pyarrow as pa
 
 from marrakech_sim import kernel_cache, runfolder
+from marrakech_sim.arena import Buffers, Games, MoveRows, Roster, Ruleset, play_games
 from marrakech_sim.play import turns as t
-from marrakech_sim.play.game import GameRecord, PassThrough, decision_watchdog, play_game
 from marrakech_sim.play.strategy import StrategySpec
-from marrakech_sim.rules import core as k
-from marrakech_sim.rules.options import Rules
-from marrakech_sim.rules.state import EndReason
 from marrakech_sim.run.config import StoppingRule, Study
 from marrakech_sim.run.plan import ChunkGames, Plan
 from marrakech_sim.run.precompile import Helper
-from marrakech_sim.runfolder.columns import columns_into
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +52,6 @@ class ChunkResult:
     digests: dict[str, str] | None = None
 
 
-@dataclasses.dataclass
-class Ruleset:
-    name: str
-    rules: Rules
-    init: np.ndarray
-    max_turns: int
-    columns: int
-
-
 #: what Prepared.warm_up says before compiling the game loop into an empty kernel cache
 #: (measured on 2 cores: about 1.5 min without the expert, 4.5 min with it)
 COMPILING = {
@@ -77,85 +66,51 @@ COMPILING = {
 WARM_UP_BUDGET = 2
 
 
-def _capped_budgets(codes: np.ndarray, params: np.ndarray, budget: int) -> np.ndarray:
-    """The strategies' twin parameters with the searching twins' budget (their first
-    parameter, twins.PARAMETER_ORDER) at most `budget`."""
-    from marrakech_sim.strategies.twins import SEARCHING
-
-    capped = params.copy()
-    rows = np.isin(codes, list(SEARCHING))
-    capped[rows, 0] = np.minimum(capped[rows, 0], budget)
-    return capped
-
-
 class Workspace:
-    """What one process reuses from chunk to chunk: the moves buffers, and its marker in a
-    worker pool. Never pickled: a `Prepared` sent to another process gets a new one."""
+    """What one process reuses from chunk to chunk: the arena's buffers, and its marker in
+    a worker pool. Never pickled: a `Prepared` sent to another process gets a new one."""
 
     def __init__(self) -> None:
         #: this worker's shared marker (see run.pool.ChunkPool): [chunk, position of the
         #: Python-loop game being played, its start time]; None outside a pool
         self.marker: Any = None
-        self._buffers: dict[str, np.ndarray] = {}
-        self._rows: dict[str, _Rows] = {}
+        self.buffers = Buffers()
 
-    def rows_buffer(self, r: Ruleset, games: int) -> _Rows:
-        """This process's (empty) moves columns for `games` games of rule set r (reused)."""
-        rows = self._rows.get(r.name)
-        if rows is None or len(rows.turn) < games * r.max_turns:
-            rows = _Rows.room_for(r, games)
-            self._rows[r.name] = rows
-        return _Rows(rows.head, rows.lists, rows.game, rows.turn)
+    def watch(self, where: np.ndarray) -> Callable[[int | None], None] | None:
+        """play_games' on_game for the games `where` of a chunk: the marker names the
+        Python-loop game being played (its position in the chunk) and when it began."""
+        marker = self.marker
+        if marker is None:
+            return None
 
-    def moves_buffer(self, r: Ruleset, games: int) -> np.ndarray:
-        """This process's moves buffer for `games` games of rule set r (reused)."""
-        buffer = self._buffers.get(r.name)
-        if buffer is None or len(buffer) < games * r.max_turns:
-            buffer = np.empty((games * r.max_turns, r.columns), np.int32)
-            self._buffers[r.name] = buffer
-        return buffer
+        def on_game(i: int | None) -> None:
+            if i is None:
+                marker[1] = -1
+            else:
+                marker[2], marker[1] = time.monotonic(), where[i]
+
+        return on_game
 
 
 class Prepared:
-    """What every chunk of a study needs: the plan, rule sets, strategy classes and
-    compiled twins (picklable, the same in every process), and this process's
+    """What every chunk of a study needs: the plan, rule sets and the arena's roster of
+    the study's strategies (picklable, the same in every process), and this process's
     `workspace` (left out when pickled: the other side gets a new one)."""
 
     def __init__(self, study: Study) -> None:
-        from marrakech_sim.strategies.twins import (
-            CODES,
-            MAX_PARAMETERS,
-            compiled_twin,
-            encode_params,
-        )
-
         self.study = study
         self.plan = Plan(study)
-        self.rulesets = []
-        for name, rules in study.rulesets:
-            columns = int(t.new_moves(rules).shape[1])
-            self.rulesets.append(
-                Ruleset(name, rules, k.initial_state(rules), t.max_turns(rules), columns)
-            )
+        self.rulesets = [Ruleset.of(rules, name) for name, rules in study.rulesets]
         self.ruleset_index = {r.name: i for i, r in enumerate(self.rulesets)}
         self.names = study.strategy_names
         self.specs: tuple[StrategySpec, ...] = study.strategies
-        n = len(self.specs)
-        self.codes = np.full(n, -1, np.int64)
-        self.params = np.zeros((n, MAX_PARAMETERS))
-        for i, spec in enumerate(self.specs):
-            cls = spec.load_class()
-            twin = compiled_twin(cls)
-            if twin is not None:
-                self.codes[i] = CODES[twin]
-                values = {**getattr(cls, "PARAMETERS", {}), **dict(spec.params)}
-                self.params[i] = encode_params(twin, values)
+        #: the strategies by index (plan.seating_rows), with their compiled twins
+        self.roster = Roster.of(self.specs, self.names)
         self.match_ruleset = np.array(
             [self.ruleset_index[m.ruleset] for m in self.plan.matches], np.int64
         )
-        self.match_compiled = np.array(
-            [all(self.codes[self.names.index(x)] >= 0 for x in m.lineup) for m in self.plan.matches]
-        )
+        lineups = np.array([[self.names.index(x) for x in m.lineup] for m in self.plan.matches])
+        self.match_compiled = self.roster.compiled(lineups)
         self.moves_visible = {
             r.name: runfolder.has_visible_after(r.columns, r.rules.players) for r in self.rulesets
         }
@@ -168,6 +123,16 @@ class Prepared:
         self.search_game_seconds: tuple[int, float] | None = None
         #: this process's buffers and marker
         self.workspace = Workspace()
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Per strategy, its compiled twin's code (-1: none)."""
+        return self.roster.codes
+
+    @property
+    def params(self) -> np.ndarray:
+        """Per strategy, its compiled twin's parameter vector."""
+        return self.roster.params
 
     def __getstate__(self) -> dict[str, Any]:
         """The plan without this process's workspace (its buffers, its pool marker)."""
@@ -183,7 +148,7 @@ class Prepared:
         Two games of the first compiled match go the whole way to encoded parts (in
         memory), and two of the first that seats a searching twin (the expert), if one
         does: the loop without them is compiled apart, in far less time
-        (twins.SEARCHING). One game goes through the Python loop per rule set that uses
+        (arena.twins.SEARCHING). One game goes through the Python loop per rule set that uses
         it, played by the first such line-up's built-in strategies (greedy for its
         plug-ins), so their kernels are compiled before any decision is timed. So a
         forked worker (a replacement too) starts with every kernel of its chunks loaded.
@@ -191,12 +156,10 @@ class Prepared:
         compiling(words): told first when a loop is to be compiled into an empty kernel
         cache (what, and about how long: minutes on a fresh installation, once).
         """
-        from marrakech_sim.strategies.twins import searches
-
         first: dict[bool, int] = {}  # searching twins or not -> the first such match
         for m in np.flatnonzero(self.match_compiled).tolist():
-            lineup = self.plan.matches[m].lineup
-            first.setdefault(searches(self.codes[[self.names.index(x) for x in lineup]]), m)
+            lineup = [self.names.index(x) for x in self.plan.matches[m].lineup]
+            first.setdefault(bool(self.roster.searching(np.array(lineup))), m)
         kinds = {searching: "loop-searching" if searching else "loop" for searching in first}
         cold = [s for s in first if not kernel_cache.compiled_before(kinds[s])]
         if cold and compiling is not None:
@@ -221,13 +184,11 @@ class Prepared:
             # the match's built-in players (their kernels compile here, untimed: in a game
             # a first decision that compiles runs past decision_seconds and is a fault),
             # greedy for a plug-in (one could crash this process)
-            rules = self.rulesets[ri].rules
+            r = self.rulesets[ri]
             specs = [self.specs[self.names.index(x)] for x in self.plan.matches[m].lineup]
-            players = [
-                spec.build() if spec.is_builtin else StrategySpec.of("greedy").build()
-                for spec in specs
-            ]
-            play_game(rules, players, 0)
+            builtins = [spec if spec.is_builtin else StrategySpec.of("greedy") for spec in specs]
+            seats = np.arange(len(specs))[None, :]
+            play_games(Roster.of(builtins), r, seats, np.zeros(1, np.uint64), compiled=False)
         for searching, m in first.items():
             r = self.rulesets[int(self.match_ruleset[m])]
             two = np.ones(2, np.int64)
@@ -240,23 +201,25 @@ class Prepared:
                 seed=np.arange(2, dtype=np.uint64),
                 moves_kept=np.ones(2, bool),
             )
-            params = self.params
+            roster = self.roster
             if searching:  # the kernels load the same at any budget (a value, not a type)
-                self.params = _capped_budgets(self.codes, params, WARM_UP_BUDGET)
-            try:
-                started = time.perf_counter()
-                group = play_compiled(self, r, cg, np.arange(2))
-                if searching:
-                    self.search_game_seconds = (m, (time.perf_counter() - started) / 2)
-            finally:
-                self.params = params
+                roster = roster.with_budget_at_most(WARM_UP_BUDGET)
+            where = np.arange(2)
+            started = time.perf_counter()
+            games = play_games(roster, r, self.seatings(r, cg, where), cg.seed)
+            if searching:
+                self.search_game_seconds = (m, (time.perf_counter() - started) / 2)
             if helper is not None:  # the loop is compiled: merge the helper's kernels
                 helper.finish()
                 helper = None
                 runfolder.warm_up_writer()
-            for part in group_parts(self, r, cg, group):
+            for part in group_parts(self, r, cg, where, games):
                 runfolder.parquet_file(part)
             kernel_cache.mark_compiled(kinds[searching])
+
+    def seatings(self, r: Ruleset, cg: ChunkGames, where: np.ndarray) -> np.ndarray:
+        """The roster indices of the seats of the games `where` of a chunk (rule set r)."""
+        return self.plan.seating_rows[cg.seating[where], : r.rules.players]
 
     def search_seconds(self) -> float | None:
         """A rough figure for the seconds the study's games with a searching twin take on
@@ -265,12 +228,10 @@ class Prepared:
         search's cost per decision grows with its budget and its horizon, one round of
         every seat); None before warm_up, or without searching twins. An over-estimate
         where the search expands small chance trees exactly instead of sampling them."""
-        from marrakech_sim.strategies.twins import SEARCHING
-
         if self.search_game_seconds is None:
             return None
         measured, seconds = self.search_game_seconds
-        searching = np.isin(self.codes, list(SEARCHING))
+        searching = self.roster.searching(np.arange(len(self.names))[:, None])
         plan = self.plan
         per_match = plan.match_rounds * plan.match_size
 
@@ -289,86 +250,36 @@ class Prepared:
         return total
 
 
-@dataclasses.dataclass
-class _Group:
-    """Games of one rule set played by one loop: compiled-core arrays, moves by column."""
+def play_group(
+    prep: Prepared,
+    r: Ruleset,
+    cg: ChunkGames,
+    where: np.ndarray,
+    *,
+    records: bool = True,
+    reuse: bool = False,
+    lost: dict[int, str] | None = None,
+) -> Games:
+    """Have the arena play the games `where` (positions in the chunk) of rule set r.
 
-    where: np.ndarray  # positions in the chunk
-    games: np.ndarray  # (games, 3): turns, end code, tie_broken
-    seats: np.ndarray  # (games, players, SEAT_COLUMNS)
-    errors: list[str | None] | None
-    rows: _Rows | None  # None when the moves were not kept
-
-
-@dataclasses.dataclass
-class _Rows:
-    """Move rows of a group by column (see `_columnar.columns_into`)."""
-
-    head: np.ndarray  # (MOVE_COLUMNS, rows) int16
-    lists: np.ndarray  # (per-seat lists, rows * players) int16
-    game: np.ndarray  # (rows,) the game's position in the group
-    turn: np.ndarray  # (rows,) int16
-    count: int = 0
-
-    @classmethod
-    def room_for(cls, r: Ruleset, games: int) -> _Rows:
-        rows, p = games * r.max_turns, r.rules.players
-        lists = (r.columns - t.MOVE_COLUMNS) // p
-        return cls(
-            _staggered(t.MOVE_COLUMNS, rows),
-            _staggered(lists, rows * p),
-            np.empty(rows, np.int64),
-            np.empty(rows, np.int16),
-        )
-
-    def add(self, r: Ruleset, moves: np.ndarray, turns: np.ndarray, first: int) -> None:
-        """Append the turns of games first, first + 1, ... from a moves buffer."""
-        self.count = columns_into(
-            moves,
-            r.max_turns,
-            turns,
-            first,
-            r.rules.players,
-            self.head,
-            self.lists,
-            self.game,
-            self.turn,
-            self.count,
-        )
-
-    def trimmed(self, players: int) -> _Rows:
-        n = self.count
-        return _Rows(
-            self.head[:, :n], self.lists[:, : n * players], self.game[:n], self.turn[:n], n
-        )
-
-    def of_games(self, kept: np.ndarray, players: int) -> _Rows:
-        """The rows of the games (positions in the group) where `kept` is true."""
-        if kept.all():
-            return self
-        row = kept[self.game]
-        return _Rows(
-            self.head[:, row],
-            self.lists[:, np.repeat(row, players)],
-            self.game[row],
-            self.turn[row],
-            int(row.sum()),
-        )
-
-
-def _staggered(columns: int, rows: int) -> np.ndarray:
-    """An int16 (columns, rows) array whose columns start 64 bytes apart modulo 4 KiB.
-
-    columns_into writes every column at once; columns a multiple of 4 KiB apart share
-    one set of the L1 cache and evict each other (3-4x slower for 15 columns).
+    records: keep the move rows of the games the study keeps them for (cg.moves_kept).
+    reuse: the rows go into this process's buffers, valid until the next call with
+    reuse. lost: games (positions in the chunk) not to play, with why (a worker died in
+    them twice, see run.pool): they are recorded as faults with no moves. Each seat of a
+    Python-loop game has prep.decision_seconds per decision.
     """
-    stride = -(-max(rows - 32, 0) // 2048) * 2048 + 32  # 2 * stride = 64 (mod 4096)
-    return np.empty((columns, stride), np.int16)[:, :rows]
-
-
-# games per call of the compiled loop: its moves buffer (about 1.2 MB for 4 players) stays
-# in the core's cache until its rows are copied into columns
-BATCH_GAMES = 256
+    position = {int(pos): i for i, pos in enumerate(where)}
+    return play_games(
+        prep.roster,
+        r,
+        prep.seatings(r, cg, where),
+        cg.seed[where],
+        keep_moves=cg.moves_kept[where] if records else False,
+        decision_seconds=prep.decision_seconds,
+        lost={position[pos]: why for pos, why in (lost or {}).items() if pos in position},
+        buffers=prep.workspace.buffers if reuse else None,
+        on_game=prep.workspace.watch(where),
+    )
 
 
 def play_compiled(
@@ -378,36 +289,9 @@ def play_compiled(
     where: np.ndarray,
     records: bool = True,
     reuse: bool = False,
-) -> _Group:
-    """Play the games `where` of a chunk in the compiled loop; their moves by column.
-
-    reuse: the moves columns go into this process's buffers for the rule set, valid
-    until the next call with reuse (a fresh 12 MB a chunk cost 3,000 page faults).
-    """
-    from marrakech_sim.strategies.compiled import play_batch
-
-    p = r.rules.players
-    g = len(where)
-    strategies = prep.plan.seating_rows[cg.seating[where], :p]
-    seeds = np.ascontiguousarray(cg.seed[where])
-    codes = prep.codes[strategies]
-    params = prep.params[strategies]
-    games = np.zeros((g, 3), np.int64)
-    seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
-    rows = None
-    if records and cg.moves_kept[where].any():  # else no game of theirs keeps its moves
-        rows = prep.workspace.rows_buffer(r, g) if reuse else _Rows.room_for(r, g)
-    buffer = prep.workspace.moves_buffer(r, BATCH_GAMES)
-    for a in range(0, g, BATCH_GAMES):
-        b = min(a + BATCH_GAMES, g)
-        # play_batch fills each game's rows with NULL first: the buffer is reused
-        moves = buffer[: (b - a) * r.max_turns]
-        err = play_batch(r.init, seeds[a:b], codes[a:b], params[a:b], moves, games[a:b], seats[a:b])
-        if err < 0:
-            raise RuntimeError(f"a compiled twin chose an illegal action (code {err}): a bug")
-        if rows is not None:
-            rows.add(r, moves, games[a:b, 0], a)
-    return _Group(where, games, seats, None, rows.trimmed(p) if rows is not None else None)
+) -> Games:
+    """play_group of games the compiled loop plays (run.pool's play-only path calls it)."""
+    return play_group(prep, r, cg, where, records=records, reuse=reuse)
 
 
 def play_python(
@@ -416,91 +300,17 @@ def play_python(
     cg: ChunkGames,
     where: np.ndarray,
     lost: dict[int, str] | None = None,
-) -> _Group:
-    """Play the games `where` of a chunk through the Python game loop.
-
-    lost: games (positions in the chunk) not to play, with why (a worker died in them
-    twice, see run.pool): they are recorded as faults with no moves. Each seat has
-    prep.decision_seconds per decision; the chunk's games share one decision watchdog.
-    """
-    p = r.rules.players
-    g = len(where)
-    moves = np.full((g * r.max_turns, r.columns), t.NULL, np.int32)
-    games = np.zeros((g, 3), np.int64)
-    seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
-    errors: list[str | None] = [None] * g
-    budgets = [prep.decision_seconds] * p
-    marker = prep.workspace.marker
-    with decision_watchdog(budgets):
-        for i, pos in enumerate(where):
-            row = prep.plan.seating_rows[cg.seating[pos], :p]
-            names = [prep.names[j] for j in row]
-            seed = int(cg.seed[pos])
-            if lost and int(pos) in lost:
-                errors[i] = f"{lost[int(pos)]} (strategies {', '.join(names)}, game seed {seed})"
-                _unplayed(r, games[i], seats[i])
-                continue
-            if marker is not None:
-                marker[2], marker[1] = time.monotonic(), pos
-            try:
-                # a fresh object per game: no state carried between games, so results do
-                # not depend on which worker played which games before
-                players = [prep.specs[j].build() for j in row]
-                rec = play_game(r.rules, players, seed, names=names, time_budgets=budgets)
-            except PassThrough:
-                raise
-            except BaseException as exc:  # a strategy failing outside a decision (constructor)
-                errors[i] = f"{type(exc).__name__}: {exc} (game seed {seed})"
-                _unplayed(r, games[i], seats[i])
-                continue
-            finally:
-                if marker is not None:
-                    marker[1] = -1
-            _keep(r, rec, i, moves, games, seats, errors)
-    rows = _Rows.room_for(r, g)
-    rows.add(r, moves, games[:, 0], 0)
-    return _Group(where, games, seats, errors, rows.trimmed(p))
-
-
-def _unplayed(r: Ruleset, game: np.ndarray, seats: np.ndarray) -> None:
-    """A fault before the first move: no turns, the start position's seat columns, no
-    winner (nobody to blame by seat), every seat ranked last."""
-    game[:] = (0, runfolder.END_ERROR_CODE, 0)
-    t.k_summary(r.init.copy(), seats)
-    seats[:, t.S_WINNER] = 0
-    seats[:, t.S_RANK] = r.rules.players
-
-
-def _keep(
-    r: Ruleset,
-    rec: GameRecord,
-    i: int,
-    moves: np.ndarray,
-    games: np.ndarray,
-    seats: np.ndarray,
-    errors: list[str | None],
-) -> None:
-    """Copy game i's record into the group's arrays."""
-    if rec.error is not None:
-        errors[i] = rec.error
-    # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
-    done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
-    moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
-    end = (
-        runfolder.END_ERROR_CODE
-        if rec.error is not None
-        else int(EndReason.from_label(rec.end_reason))
-    )
-    games[i] = (done, end, int(rec.tie_broken))
-    seats[i] = rec.seats
+) -> Games:
+    """play_group of games the Python loop plays (run.pool's play-only path calls it)."""
+    return play_group(prep, r, cg, where, lost=lost)
 
 
 def group_parts(
-    prep: Prepared, r: Ruleset, cg: ChunkGames, group: _Group
+    prep: Prepared, r: Ruleset, cg: ChunkGames, where: np.ndarray, group: Games
 ) -> tuple[runfolder.Part, runfolder.Part, runfolder.Part]:
-    """The (games, seats, moves) parts of one group, straight from the compiled-core arrays."""
+    """The (games, seats, moves) parts of the games `where` of the chunk (rule set r),
+    straight from the arena's arrays."""
     p = r.rules.players
-    where = group.where
     g = len(where)
     turns = group.games[:, 0]
     game_id = cg.game_id[where]
@@ -529,8 +339,8 @@ def group_parts(
         strategy=strategies,
         summary=group.seats,
     )
-    rows = group.rows if group.rows is not None else _Rows.room_for(r, 0)
-    rows = rows.of_games(cg.moves_kept[where], p)  # the study's keep_moves
+    # the rows of the games the study keeps moves for (play_group's records)
+    rows = group.rows if group.rows is not None else MoveRows.room_for(r, 0)
     moves = runfolder.moves_part(
         game_id=game_id[rows.game],
         head=rows.head,
@@ -593,7 +403,7 @@ def play_chunk(
 ) -> tuple[ChunkResult, tuple[runfolder.Part, ...]]:
     """Play one chunk; return its report and its (games, seats, moves) parts.
 
-    lost: games not to play, recorded as faults (see `play_python`).
+    lost: games not to play, recorded as faults (see `play_group`).
 
     reuse_buffers: the moves part is a view of this process's buffers, overwritten by
     the next play_chunk with reuse_buffers (write it first; the runner does).
@@ -605,18 +415,16 @@ def play_chunk(
     parts: list[tuple[runfolder.Part, ...]] = []
     errors: list[str] = []
     for ri, r in enumerate(prep.rulesets):
-        for is_compiled in (True, False):
-            where = np.flatnonzero((rs == ri) & (compiled == is_compiled))
-            if len(where) == 0:
-                continue
-            if is_compiled:
-                group = play_compiled(prep, r, cg, where, reuse=reuse_buffers)
-            else:
-                with captured_output(f"chunk {chunk}"):
-                    group = play_python(prep, r, cg, where, lost)
-            if group.errors:
-                errors.extend(e for e in group.errors if e)
-            parts.append(group_parts(prep, r, cg, group))
+        where = np.flatnonzero(rs == ri)
+        if len(where) == 0:
+            continue
+        with contextlib.ExitStack() as python_loop:
+            if not compiled[where].all():
+                python_loop.enter_context(captured_output(f"chunk {chunk}"))
+            group = play_group(prep, r, cg, where, reuse=reuse_buffers, lost=lost)
+        if group.errors:
+            errors.extend(e for e in group.errors if e)
+        parts.append(group_parts(prep, r, cg, where, group))
     tables = parts[0] if len(parts) == 1 else in_game_order(parts)
     y = n = None
     if prep.study.stopping is not None:
@@ -751,24 +559,29 @@ def unreproducible(prep: Prepared, games: int = 2) -> list[str]:
 def _differing(
     prep: Prepared, samples: list[tuple[str, str, tuple[str, ...], list[int]]], progress: Any
 ) -> list[str]:
-    from marrakech_sim.play.conformance import same_game
-
     out = []
     for name, ruleset, lineup, seeds in samples:
-        rules = prep.study.rules(ruleset)
-        specs = [prep.study.strategy(x) for x in lineup]
-        budgets = [prep.decision_seconds] * len(lineup)
+        r = prep.rulesets[prep.ruleset_index[ruleset]]
+        roster = Roster.of([prep.study.strategy(x) for x in lineup], lineup)
+        seats = np.arange(len(lineup))[None, :]
         for seed in seeds:
             with captured_output("the reproducibility check before the run"):
                 a, b = (
-                    play_game(rules, [x.build() for x in specs], seed, time_budgets=budgets)
+                    play_games(
+                        roster,
+                        r,
+                        seats,
+                        np.array([seed], np.uint64),
+                        decision_seconds=prep.decision_seconds,
+                        compiled=False,
+                    )
                     for _ in range(2)
                 )
-            if a.error is not None or b.error is not None:
+            if any(a.errors or ()) or any(b.errors or ()):
                 # a fault (a decision past its time budget while its kernels compiled, under
                 # load) says nothing of the seed's use: the run handles faults
                 continue
-            if not same_game(a, b):
+            if not a.same_as(b):
                 out.append(
                     f"strategy {name!r} played two different games from one seed ({seed}, "
                     f"line-up {', '.join(lineup)}): its games cannot be reproduced (does it use "

@@ -392,7 +392,7 @@ def match_costs(study: Study, matches: Sequence[Match]) -> np.ndarray:
     """The cost of one game of each match, in compiled games: 1 when every strategy of
     its line-up has a compiled twin, else PYTHON_GAME_COST times the largest `COST` of
     its strategies (a deterministic estimate: chunks must not depend on timings)."""
-    from marrakech_sim.strategies.twins import compiled_twin
+    from marrakech_sim.arena.twins import compiled_twin
 
     cost = {}
     for spec in study.strategies:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from marrakech_sim.play.strategy import BaseStrategy
+from marrakech_sim.play.strategy import BaseStrategy, CompiledTwin
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.state import Placement
+from marrakech_sim.strategies.kernels import random_placement, random_rotation
 
 
 class RandomStrategy(BaseStrategy):
@@ -16,7 +17,9 @@ class RandomStrategy(BaseStrategy):
     from the seat's own stream (exactly uniform, see `Rng.below`).
     """
 
-    COMPILED: ClassVar[str | None] = "random"
+    COMPILED: ClassVar[CompiledTwin | None] = CompiledTwin(
+        "random", code=0, rotation=random_rotation, placement=random_placement
+    )
 
     def choose_rotation(self, view: GameView) -> int:
         return view.rng.below(3) - 1

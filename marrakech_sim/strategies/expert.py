@@ -34,8 +34,8 @@ The option with the best value is played; exact ties by one draw of the seat's s
 Measured choices (horizon, the evaluation, the max node) are in docs/STRATEGIES.md.
 
 Randomness: one draw of the seat's stream seeds a decision's samples, and one more
-only when options tie, so the Python form and the compiled twin (`strategies.twins`,
-code EXPERT) make the same draws and play the same games.
+only when options tie, so the Python form and the compiled twin (`ExpertStrategy.COMPILED`,
+code 2) make the same draws and play the same games.
 
 The restricted players of the "what decides games" measure are here too:
 `rotation-only` turns Assam as greedy (or expert) and places uniformly at random;
@@ -52,7 +52,7 @@ from numba import njit, typeof, uint64
 
 from marrakech_sim.errors import ConfigError
 from marrakech_sim.play.rng import rng_below, rng_next
-from marrakech_sim.play.strategy import BaseStrategy
+from marrakech_sim.play.strategy import BaseStrategy, CompiledTwin
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.queries import (
@@ -69,6 +69,8 @@ from marrakech_sim.strategies.kernels import (
     greedy_rotation,
     greedy_rotation_scores,
     pick_best,
+    random_placement,
+    random_rotation,
 )
 
 #: rounds (turns of every seat) each sample is played on before the position is valued
@@ -689,7 +691,7 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
     return count
 
 
-# ---------------------------------------------------------------- the twins' entry points
+# ---------------------------------------------------------------- the decisions and the memory
 
 
 @njit(cache=True)
@@ -793,6 +795,38 @@ def well_placement(s, budget, rng, options, count, memory):
     return expert_placement(s, budget, 0, rng, memory)
 
 
+# ---------------------------------------------------------------- the twins' kernels
+#
+# The compiled twins' entry points in the form every twin's kernels take
+# (play.strategy.CompiledTwin; parameter vectors in the order the classes below declare):
+# inlined into the compiled loop, where they call the search (not inlined: it allocates,
+# so it is compiled with numba's runtime on; see marrakech_sim.rules.core on `_nrt`).
+
+
+@njit(cache=True, inline="always")
+def expert_twin_rotation(s, params, rng, memory):
+    """ExpertStrategy.choose_rotation at budget params[0], width params[1]."""
+    return expert_rotation(s, int(params[0]), int(params[1]), rng, memory)
+
+
+@njit(cache=True, inline="always")
+def expert_twin_placement(s, params, rng, options, count, memory):
+    """ExpertStrategy.choose_placement at budget params[0], width params[1]."""
+    return expert_placement(s, int(params[0]), int(params[1]), rng, memory)
+
+
+@njit(cache=True, inline="always")
+def well_twin_rotation(s, params, rng, memory):
+    """RotationOnlyStrategy.choose_rotation at budget params[0]."""
+    return well_rotation(s, int(params[0]), rng, memory)
+
+
+@njit(cache=True, inline="always")
+def well_twin_placement(s, params, rng, options, count, memory):
+    """PlacementOnlyStrategy.choose_placement at budget params[0]."""
+    return well_placement(s, int(params[0]), rng, options, count, memory)
+
+
 # ---------------------------------------------------------------- the Python forms
 
 
@@ -859,14 +893,22 @@ class ExpertStrategy(_Remembering):
 
     Larger budgets play no worse and cost more (see docs/STRATEGIES.md, the skill
     ladder). With 2 players it remembers the game (how the other seat turns Assam).
-    Compiled twin: play_batch plays it.
+    Compiled twin: `COMPILED` (code 2).
     """
 
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
         "budget": DEFAULT_BUDGET,  # chance sequences sampled per option and decision
         "width": 0,  # own placements played on after each roll of a rotation (0: all)
     }
-    COMPILED: ClassVar[str | None] = "expert"
+    COMPILED: ClassVar[CompiledTwin | None] = CompiledTwin(
+        "expert",
+        code=2,
+        rotation=expert_twin_rotation,
+        placement=expert_twin_placement,
+        params=("budget", "width"),
+        memory=memory_size,
+        searches=True,
+    )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -926,7 +968,15 @@ class RotationOnlyStrategy(_Restricted):
     """Turns Assam well (greedy, or expert at `budget`); places uniformly at random."""
 
     NAME: ClassVar[str] = "rotation-only"
-    COMPILED: ClassVar[str | None] = "rotation-only"
+    COMPILED: ClassVar[CompiledTwin | None] = CompiledTwin(
+        "rotation-only",
+        code=3,
+        rotation=well_twin_rotation,
+        placement=random_placement,  # exactly choose_placement's draw
+        params=("budget",),
+        memory=memory_size,
+        searches=True,
+    )
 
     def choose_rotation(self, view: GameView) -> int:
         return self._rotation(view)
@@ -939,7 +989,15 @@ class PlacementOnlyStrategy(_Restricted):
     """Turns Assam uniformly at random; places well (greedy, or expert at `budget`)."""
 
     NAME: ClassVar[str] = "placement-only"
-    COMPILED: ClassVar[str | None] = "placement-only"
+    COMPILED: ClassVar[CompiledTwin | None] = CompiledTwin(
+        "placement-only",
+        code=4,
+        rotation=random_rotation,  # exactly choose_rotation's draw
+        placement=well_twin_placement,
+        params=("budget",),
+        memory=memory_size,
+        searches=True,
+    )
 
     def choose_rotation(self, view: GameView) -> int:
         return view.rng.below(3) - 1

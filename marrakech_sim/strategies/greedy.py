@@ -14,7 +14,7 @@ Placement: maximise
 
 Ties are broken by one draw from the seat's stream (`view.rng.below`), in the order of
 the options. The scores and the choice are the compiled kernels of
-`marrakech_sim.strategies.kernels`, which the compiled twin (`marrakech_sim.strategies.twins`,
+`marrakech_sim.strategies.kernels`, which the compiled twin (`GreedyStrategy.COMPILED`,
 code 1) calls too: one implementation, so both game loops decide exactly the same.
 """
 
@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from marrakech_sim.play.strategy import BaseStrategy
+from marrakech_sim.play.strategy import BaseStrategy, CompiledTwin
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules.state import Placement, placement_codes
 from marrakech_sim.strategies.kernels import (
@@ -34,6 +34,8 @@ from marrakech_sim.strategies.kernels import (
     greedy_placement_scores,
     greedy_rotation,
     greedy_rotation_scores,
+    greedy_twin_placement,
+    greedy_twin_rotation,
 )
 
 
@@ -47,7 +49,14 @@ class GreedyStrategy(BaseStrategy):
         "waste": 1.0,  # penalty per own half covered
         "ruin": 10.0,  # extra weight of a die face that bankrupts the payer
     }
-    COMPILED: ClassVar[str | None] = "greedy"
+    #: the presets inherit it, with their own defaults in the parameter vector
+    COMPILED: ClassVar[CompiledTwin | None] = CompiledTwin(
+        "greedy",
+        code=1,
+        rotation=greedy_twin_rotation,
+        placement=greedy_twin_placement,
+        params=GREEDY_PARAMETERS,
+    )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -1,10 +1,10 @@
 """Compiled pieces the built-in strategies share: greedy scores, evaluation, rollouts.
 
 The greedy scores and choices here are greedy's one implementation: the Python form
-(`marrakech_sim.strategies.greedy`) calls them, and so does the compiled twin in
-`marrakech_sim.strategies.twins`, so both decide exactly the same. `pick_best` is the one
-tie rule of the built-ins. The search strategies (`marrakech_sim.strategies.search`) use the
-greedy choice as their model of the other players.
+(`marrakech_sim.strategies.greedy`) calls them, and so does its compiled twin
+(`greedy_twin_rotation`, `greedy_twin_placement`), so both decide exactly the same.
+`pick_best` is the one tie rule of the built-ins. The search strategies
+(`marrakech_sim.strategies.search`) use the greedy choice as their model of the other players.
 
 Greedy parameter vector (`GREEDY_PARAMETERS` order): area, cover, block, waste, ruin.
 """
@@ -184,6 +184,37 @@ def greedy_placement(s, params, rng, options, count):
         else:
             best, ties, mask = _tie(best, ties, mask, i, score)
     return _pick_tied(ties, mask, rng)
+
+
+# ---------------------------------------------------------------- twins' kernels
+#
+# The compiled twins of random and greedy (basic.RandomStrategy, greedy.GreedyStrategy
+# declare them) in the form every twin's kernels take (play.strategy.CompiledTwin):
+# inlined into the compiled loop, which runs without reference counting.
+
+
+@njit(cache=True, inline="always")
+def random_rotation(s, params, rng, memory):
+    """RandomStrategy.choose_rotation: each rotation with probability 1/3."""
+    return rng_below(rng, 3) - 1
+
+
+@njit(cache=True, inline="always")
+def random_placement(s, params, rng, options, count, memory):
+    """RandomStrategy.choose_placement: each of the `count` options with probability 1/count."""
+    return rng_below(rng, count)
+
+
+@njit(cache=True, inline="always")
+def greedy_twin_rotation(s, params, rng, memory):
+    """GreedyStrategy.choose_rotation with the weights `params` (GREEDY_PARAMETERS order)."""
+    return greedy_rotation(s, params, rng)
+
+
+@njit(cache=True, inline="always")
+def greedy_twin_placement(s, params, rng, options, count, memory):
+    """GreedyStrategy.choose_placement with the weights `params`."""
+    return greedy_placement(s, params, rng, options, count)
 
 
 # ---------------------------------------------------------------- evaluation

@@ -1,6 +1,6 @@
 """The compiled whole-game loop plays exactly the games of the Python loop.
 
-`strategies.compiled.play_batch` with the `random` twin and `marrakech_sim.play.game.play_game`
+`arena.loop.play_batch` with the `random` twin and `marrakech_sim.play.game.play_game`
 with `RandomStrategy` draw from the same seeded streams, so for one seed they must give
 the same game move for move, across the rule options that change the turn structure.
 """
@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from marrakech_sim import GameState, Rules
+from marrakech_sim.arena.loop import play_batch
+from marrakech_sim.arena.twins import lineup_arrays
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.game import play_game
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import COLOUR_LETTERS
 from marrakech_sim.strategies.basic import RandomStrategy
-from marrakech_sim.strategies.compiled import play_batch
-from marrakech_sim.strategies.twins import lineup_arrays
 
 END_NAMES = {k.END_RUGS_EXHAUSTED: "rugs_exhausted", k.END_ONE_LEFT: "one_left"}
 

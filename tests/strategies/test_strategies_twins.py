@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from marrakech_sim.arena import loop, twins
 from marrakech_sim.play import turns
 from marrakech_sim.play.game import play_game
 from marrakech_sim.play.rng import Rng
@@ -21,7 +22,6 @@ from marrakech_sim.rules.queries import (
     F_REGION,
 )
 from marrakech_sim.rules.state import GameState, placement_codes
-from marrakech_sim.strategies import compiled, twins
 from marrakech_sim.strategies.kernels import (
     greedy_placement_scores,
     greedy_rotation_scores,
@@ -70,7 +70,7 @@ def play_compiled(rules: Rules, specs: list[StrategySpec], seeds: list[int]) -> 
     moves = np.full((g * max_turns, turns.new_moves(rules).shape[1]), turns.NULL, np.int32)
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, turns.SEAT_COLUMNS), np.int32)
-    err = compiled.play_batch(
+    err = loop.play_batch(
         k.initial_state(rules), np.array(seeds, np.uint64), codes, params, moves, games, seats
     )
     assert err == 0

@@ -6,8 +6,8 @@ and random streams as the Python game loop, and each twin draws from its seat's 
 exactly as its Python form does, so a game is the same whichever loop plays it
 (tests/strategies/test_compiled.py checks this).
 
-The twins themselves, selected by an integer code with a float64 parameter vector,
-are in `marrakech_sim.strategies.twins`.
+The twins are selected by an integer code with a float64 parameter vector
+(`marrakech_sim.arena.twins`, generated from the strategies' declarations).
 """
 
 from __future__ import annotations
@@ -15,21 +15,15 @@ from __future__ import annotations
 import numpy as np
 from numba import literally, njit
 
+from marrakech_sim.arena.twins import choose_placement, choose_rotation, memory_sizes, searches
 from marrakech_sim.play import turns as t
 from marrakech_sim.rules import core as k
-from marrakech_sim.strategies.twins import (
-    choose_placement,
-    choose_rotation,
-    forget,
-    memories,
-    searches,
-)
 
 
 @njit(cache=True, _nrt=False)
-def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
+def _play(s, codes, params, moves, streams, rngs, options, memory, words, searching):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
-    memory[seat]: each seat's memory of the game (zero at its start).
+    memory[seat, :words[seat]]: each seat's memory of the game (zero at its start).
 
     One call of turns.record_turn for every phase, so the rules (inlined into it) are
     compiled into this loop once.
@@ -41,12 +35,13 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, searching):
         elif phase == k.PHASE_ORIENT:
             seat = s[k.SEAT_]
             rng = rngs[seat : seat + 1]
-            action = choose_rotation(codes[seat], params[seat], s, rng, memory[seat], searching)
+            mine = memory[seat, : words[seat]]
+            action = choose_rotation(codes[seat], params[seat], s, rng, mine, searching)
         elif phase == k.PHASE_PLACE:
             seat = s[k.SEAT_]
             count = k.placements_of_key(s, k.legal_placement_mask(s), options)
             rng = rngs[seat : seat + 1]
-            mine = memory[seat]
+            mine = memory[seat, : words[seat]]
             chosen = choose_placement(
                 codes[seat], params[seat], s, rng, options, count, mine, searching
             )
@@ -80,7 +75,8 @@ def play_batch(
     its search (minutes on a fresh installation; twins.SEARCHING).
     """
     entry = _play_batch_searching if searches(codes) else _play_batch_basic
-    err: int = entry(init, seeds, codes, params, moves, games, seats)
+    sizes = memory_sizes(init)  # each twin's words of memory of a game (by code)
+    err: int = entry(init, seeds, codes, params, moves, games, seats, sizes)
     return err
 
 
@@ -88,24 +84,25 @@ def play_batch(
 # from Python (numba.literally) costs milliseconds of dispatch on every call, which at
 # the runner's batches of 256 games was most of the time of a random game.
 @njit(cache=True)
-def _play_batch_basic(init, seeds, codes, params, moves, games, seats):
-    return _play_batch(init, seeds, codes, params, moves, games, seats, False)
+def _play_batch_basic(init, seeds, codes, params, moves, games, seats, sizes):
+    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, False)
 
 
 @njit(cache=True)
-def _play_batch_searching(init, seeds, codes, params, moves, games, seats):
-    return _play_batch(init, seeds, codes, params, moves, games, seats, True)
+def _play_batch_searching(init, seeds, codes, params, moves, games, seats, sizes):
+    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, True)
 
 
 @njit(cache=True)
-def _play_batch(init, seeds, codes, params, moves, games, seats, searching):
+def _play_batch(init, seeds, codes, params, moves, games, seats, sizes, searching):
     p = init[k.P_]
     # one state and one set of buffers for the whole batch: no allocation per game
     s = init.copy()
     streams = np.empty(1 + p, np.uint64)
     rngs = np.empty(p, np.uint64)
     options = np.empty(16, np.int64)
-    memory = memories(s)
+    memory = np.zeros((p, sizes.max()), np.int64)
+    words = np.zeros(p, np.int64)
     return _batch(
         s,
         init,
@@ -119,13 +116,29 @@ def _play_batch(init, seeds, codes, params, moves, games, seats, searching):
         rngs,
         options,
         memory,
+        sizes,
+        words,
         literally(searching),
     )
 
 
 @njit(cache=True, _nrt=False)
 def _batch(
-    s, init, seeds, codes, params, moves, games, seats, streams, rngs, options, memory, searching
+    s,
+    init,
+    seeds,
+    codes,
+    params,
+    moves,
+    games,
+    seats,
+    streams,
+    rngs,
+    options,
+    memory,
+    sizes,
+    words,
+    searching,
 ):
     """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
     without reference counting (see marrakech_sim.rules.core), and so with plain loops
@@ -139,10 +152,12 @@ def _batch(
         flat = block.reshape(-1)
         for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
             flat[i] = t.NULL
-        for seat in range(p):
-            forget(memory[seat])
+        for seat in range(p):  # each seat's memory of the game: its twin's words, zero
+            words[seat] = sizes[codes[g, seat]]
+            for i in range(words[seat]):
+                memory[seat, i] = 0
         t.seed_streams(seeds[g], p, streams, rngs)
-        err = _play(s, codes[g], params[g], block, streams, rngs, options, memory, searching)
+        err = _play(s, codes[g], params[g], block, streams, rngs, options, memory, words, searching)
         if err < 0:
             return err
         games[g, 0] = s[k.TURN_] + 1
