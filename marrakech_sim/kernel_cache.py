@@ -43,8 +43,9 @@ def digest_of_sources(keep: Callable[[str, bytes], bool]) -> str:
 
 
 def source_digest() -> str:
-    """A short digest of the package's .py files that define kernels."""
-    return digest_of_sources(lambda name, source: b"@njit" in source)
+    """A short digest of the package's .py files that define kernels or declare compiled
+    twins (the whole-game loop's dispatch is generated from the declarations)."""
+    return digest_of_sources(lambda name, source: b"@njit" in source or b"CompiledTwin(" in source)
 
 
 def _ours(folder: str) -> bool:

@@ -109,8 +109,14 @@ class Prepared:
         self.match_ruleset = np.array(
             [self.ruleset_index[m.ruleset] for m in self.plan.matches], np.int64
         )
-        lineups = np.array([[self.names.index(x) for x in m.lineup] for m in self.plan.matches])
-        self.match_compiled = self.roster.compiled(lineups)
+        # (line-ups of rule sets with other player counts differ in length)
+        self.match_compiled = np.array(
+            [
+                bool(self.roster.compiled(np.array([self.names.index(x) for x in m.lineup])))
+                for m in self.plan.matches
+            ],
+            bool,
+        )
         self.moves_visible = {
             r.name: runfolder.has_visible_after(r.columns, r.rules.players) for r in self.rulesets
         }

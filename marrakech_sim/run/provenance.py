@@ -4,7 +4,7 @@ A run folder records it (manifest key `code_digest`). A finished run is reused, 
 interrupted one resumed, only by the code that played it: other code may play other
 games from the same config and seed (a rule fix, a new random stream, a changed
 strategy), and a run must not mix them. The digest covers the folders whose code decides
-games (`DECIDING`): the rules, the game loop, the strategies, and the four modules of
+games (`DECIDING`): the rules, the game loops, the strategies, the arena, and the four modules of
 `run` that turn a config into games (config defaults, a sweep's rule sets, the plan's
 seeds and seatings, the chunk player). The run folder's writer, the report, statistics,
 charts and command line decide no game, so changing them keeps runs reusable. (A strategy
@@ -27,6 +27,7 @@ DECIDING = (
     "marrakech_sim/rules/",
     "marrakech_sim/play/",
     "marrakech_sim/strategies/",
+    "marrakech_sim/arena/",
     "marrakech_sim/run/config.py",
     "marrakech_sim/run/sweep.py",
     "marrakech_sim/run/plan.py",

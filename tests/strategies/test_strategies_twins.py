@@ -106,7 +106,7 @@ def test_twin_parameters_follow_the_declared_order() -> None:
     assert vector[twins.PARAMETER_ORDER["greedy"].index("block")] == 7.0
     with pytest.raises(ConfigError, match="'ruin'"):
         twins.encode_params("greedy", {"area": 1, "cover": 1, "block": 1, "waste": 1})
-    assert twins.compiled_twin(StrategySpec.of("greedy-block").load_class()) == "greedy"
+    assert twins.compiled_twin(StrategySpec.of("greedy-block").load_class()).name == "greedy"  # type: ignore[union-attr]
     assert twins.twin_of(StrategySpec.of("expectimax").build()) is None
 
 
