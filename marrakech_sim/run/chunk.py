@@ -274,7 +274,6 @@ def play_group(
     them twice, see run.pool): they are recorded as faults with no moves. Each seat of a
     Python-loop game has prep.decision_seconds per decision.
     """
-    position = {int(pos): i for i, pos in enumerate(where)}
     return play_games(
         prep.roster,
         r,
@@ -282,10 +281,22 @@ def play_group(
         cg.seed[where],
         keep_moves=cg.moves_kept[where] if records else False,
         decision_seconds=prep.decision_seconds,
-        lost={position[pos]: why for pos, why in (lost or {}).items() if pos in position},
+        lost=_positions_in(where, lost),
         buffers=prep.workspace.buffers if reuse else None,
         on_game=prep.workspace.watch(where),
     )
+
+
+def _positions_in(where: np.ndarray, lost: dict[int, str] | None) -> dict[int, str] | None:
+    """`lost` (chunk positions -> why) as positions among the games `where` (sorted)."""
+    if not lost:
+        return None
+    found = np.searchsorted(where, list(lost))
+    return {
+        int(i): why
+        for i, (pos, why) in zip(found, lost.items(), strict=True)
+        if i < len(where) and where[i] == pos
+    }
 
 
 def play_compiled(
