@@ -3,7 +3,8 @@
 A built-in strategy with a compiled twin declares it beside its own code, as a
 `play.strategy.CompiledTwin` value in its class's `COMPILED` (see basic.RandomStrategy,
 greedy.GreedyStrategy, expert.ExpertStrategy). `TWINS` collects the declarations found in
-the modules of `marrakech_sim.strategies`, by code; nothing here names a twin:
+the modules of `marrakech_sim.strategies`, by code (no twin is named in this module); the
+built-ins declare these:
 
     code  twin            Python form                              parameters (vector order)
     0     random          strategies.basic.RandomStrategy          -
