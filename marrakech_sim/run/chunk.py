@@ -299,29 +299,6 @@ def _positions_in(where: np.ndarray, lost: dict[int, str] | None) -> dict[int, s
     }
 
 
-def play_compiled(
-    prep: Prepared,
-    r: Ruleset,
-    cg: ChunkGames,
-    where: np.ndarray,
-    records: bool = True,
-    reuse: bool = False,
-) -> Games:
-    """play_group of games the compiled loop plays (run.pool's play-only path calls it)."""
-    return play_group(prep, r, cg, where, records=records, reuse=reuse)
-
-
-def play_python(
-    prep: Prepared,
-    r: Ruleset,
-    cg: ChunkGames,
-    where: np.ndarray,
-    lost: dict[int, str] | None = None,
-) -> Games:
-    """play_group of games the Python loop plays (run.pool's play-only path calls it)."""
-    return play_group(prep, r, cg, where, lost=lost)
-
-
 def group_parts(
     prep: Prepared, r: Ruleset, cg: ChunkGames, where: np.ndarray, group: Games
 ) -> tuple[runfolder.Part, runfolder.Part, runfolder.Part]:

@@ -28,8 +28,7 @@ from marrakech_sim.run.chunk import (
     ChunkResult,
     Prepared,
     play_chunk,
-    play_compiled,
-    play_python,
+    play_group,
     write_chunk,
 )
 from marrakech_sim.run.config import Study
@@ -159,20 +158,14 @@ def worker_chunk(chunk: int, lost: dict[int, str] | None = None) -> ChunkResult:
 
 
 def worker_play_only(chunk: int, lost: dict[int, str] | None = None) -> ChunkResult:
-    """Play a chunk without building records (for bench): the compiled loop for the
-    compiled line-ups, the Python game loop for the others (records are built there)."""
+    """Play a chunk without building records or parts (for bench)."""
     prep = WORKER["prep"]
     started = time.perf_counter()
     cg = prep.plan.chunk_games(chunk)
-    compiled = prep.match_compiled[cg.match_id]
     for ri, r in enumerate(prep.rulesets):
-        in_ruleset = prep.match_ruleset[cg.match_id] == ri
-        where = np.flatnonzero(in_ruleset & compiled)
+        where = np.flatnonzero(prep.match_ruleset[cg.match_id] == ri)
         if len(where):
-            play_compiled(prep, r, cg, where, records=False)
-        where = np.flatnonzero(in_ruleset & ~compiled)
-        if len(where):
-            play_python(prep, r, cg, where, lost)
+            play_group(prep, r, cg, where, records=False, lost=lost)
     return ChunkResult(chunk, len(cg), 0, 0, None, time.perf_counter() - started, None, None)
 
 
