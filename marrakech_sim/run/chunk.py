@@ -155,8 +155,9 @@ class Prepared:
         memory), and two of the first that seats a searching twin (the expert), if one
         does: the loop without them is compiled apart, in far less time
         (arena.twins.SEARCHING). One game goes through the Python loop per rule set that uses
-        it, played by the first such line-up's built-in strategies (greedy for its
-        plug-ins), so their kernels are compiled before any decision is timed. So a
+        it, and one more for each line-up with a built-in no game played yet (greedy
+        stands in for plug-ins), so every built-in's kernels are compiled before any of
+        its decisions is timed. So a
         forked worker (a replacement too) starts with every kernel of its chunks loaded.
 
         compiling(words): told first when a loop is to be compiled into an empty kernel
@@ -183,17 +184,23 @@ class Prepared:
     ) -> None:
         if helper is None:
             runfolder.warm_up_writer()
-        python: dict[int, int] = {}  # rule set -> its first Python-loop match
+        # one Python-loop game per rule set, and one more for each built-in not yet played:
+        # their kernels compile here, untimed (in a game a first decision that compiles runs
+        # past decision_seconds and is a fault); greedy stands in for a plug-in (one could
+        # crash this process)
+        rulesets: set[int] = set()
+        played: set[str] = set()
         for m in np.flatnonzero(~self.match_compiled).tolist():
-            python.setdefault(int(self.match_ruleset[m]), m)
-        for ri, m in sorted(python.items()):
-            # the match's built-in players (their kernels compile here, untimed: in a game
-            # a first decision that compiles runs past decision_seconds and is a fault),
-            # greedy for a plug-in (one could crash this process)
-            r = self.rulesets[ri]
+            ri = int(self.match_ruleset[m])
             specs = [self.specs[self.names.index(x)] for x in self.plan.matches[m].lineup]
+            new = {spec.ref for spec in specs if spec.is_builtin} - played
+            if ri in rulesets and not new:
+                continue
+            rulesets.add(ri)
+            played |= new
             builtins = [spec if spec.is_builtin else StrategySpec.of("greedy") for spec in specs]
             seats = np.arange(len(specs))[None, :]
+            r = self.rulesets[ri]
             play_games(Roster.of(builtins), r, seats, np.zeros(1, np.uint64), compiled=False)
         for searching, m in first.items():
             r = self.rulesets[int(self.match_ruleset[m])]

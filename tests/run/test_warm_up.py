@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,31 @@ def test_a_long_study_on_dask_says_so_before_its_games_start(
     assert len(long) == 1, said
     assert " on 1 core (a rough figure" in long[0]
     assert result.games_played == 4
+
+
+WARMED = """
+from marrakech_sim.run.chunk import Prepared
+from marrakech_sim.run.config import study_from_dict
+from marrakech_sim.strategies import search
+
+study = study_from_dict({
+    "seed": 1, "games_per_lineup": 2, "chunk_games": 2, "rulesets": {"two": {"players": 2}},
+    "strategies": {"random": {}, "expectimax": {"params": {"depth": 1}},
+                   "mcts": {"params": {"rollouts": 4}}},
+    "schedule": {"kind": "lineups",
+                 "lineups": [["expectimax", "random"], ["mcts", "random"]]},
+})
+Prepared(study).warm_up()
+print(len(search.expectimax_root.signatures), len(search.monte_carlo_root.signatures))
+"""
+
+
+def test_the_warm_up_loads_every_builtins_kernels_not_only_the_first_line_ups() -> None:
+    """Two Python-loop line-ups in one rule set, expectimax's then mcts's: the warm-up
+    plays a game of each, so mcts's first decision in the run is not its kernels' compile
+    (under load into an empty cache, past decision_seconds: a fault). A fresh process,
+    whose kernels none were called before."""
+    out = subprocess.run(
+        [sys.executable, "-c", WARMED], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["1", "1"], out
