@@ -39,16 +39,19 @@ from marrakech_sim.play import turns
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import Rules
+from marrakech_sim.strategies.expert import MODEL_LOOKAHEAD
 from marrakech_sim.strategies.greedy import GreedyStrategy
 
 #: a level: (label, twin name, parameters)
 Level = tuple[str, str, dict]
 
 
-def expert_level(budget: int, width: int = 0) -> Level:
-    """expert at `budget` and `width` (0, every placement played on: not in the label)."""
-    label = f"expert{{budget={budget}" + (f",width={width}}}" if width else "}")
-    return (label, "expert", {"budget": budget, "width": width})
+def expert_level(budget: int, width: int = 0, look: float = MODEL_LOOKAHEAD) -> Level:
+    """expert at `budget`, `width` and `look` (the defaults, 0 and MODEL_LOOKAHEAD, are
+    not in the label)."""
+    label = f"expert{{budget={budget}" + (f",width={width}" if width else "")
+    label += (f",look={look:g}" if look != MODEL_LOOKAHEAD else "") + "}"
+    return (label, "expert", {"budget": budget, "width": width, "look": look})
 
 
 def levels(budgets: list[int], width: int = 0) -> list[Level]:

@@ -168,7 +168,11 @@ def play_mix(
             for seat in range(players):
                 twin, budget = (a, ba) if seat == g % players else (b, bb)
                 codes[g, seat] = twins.CODES[twin]
-                values = greedy if twin == "greedy" else {"budget": budget, "width": 0}
+                values = (
+                    greedy
+                    if twin == "greedy"
+                    else {"budget": budget, "width": 0, "look": MODEL_LOOKAHEAD}
+                )
                 params[g, seat] = twins.encode_params(twin, values)
         rng = np.random.default_rng([seed, players, i])
         seeds = rng.integers(0, 2**63, n, dtype=np.uint64)

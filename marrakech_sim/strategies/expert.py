@@ -334,7 +334,8 @@ def model_rotation(c, greedy, options, e, scores, memo, look):
     Greedy turns Assam away from payments only; strong players (the expert, expectimax)
     also turn him towards good places for their rug. Under "orient at end" (RULES.md
     section 3) the rotation sets the next player's walk: greedy's rotation. look[0] is
-    MODEL_LOOKAHEAD, or GREEDY_LOOKAHEAD for a seat seen to turn as greedy. Buffers:
+    the expert's `look` (MODEL_LOOKAHEAD by default; 0: greedy's rotation, the look not
+    computed), or GREEDY_LOOKAHEAD for a seat seen to turn as greedy. Buffers:
     options int64[16], e a state, scores float64[3], memo float64[2 x squares].
 
     Each distinct face is scored once and counted by its number of faces, the board's
@@ -344,8 +345,8 @@ def model_rotation(c, greedy, options, e, scores, memo, look):
     sums.
     """
     greedy_rotation_scores(c, greedy, scores)
-    if k_next_walker(c) != c[k.SEAT_]:
-        return np.argmax(scores) - 1  # greedy's first best
+    if look[0] == 0.0 or k_next_walker(c) != c[k.SEAT_]:
+        return np.argmax(scores) - 1  # greedy's first best (look 0: the look adds nothing)
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     shared = c[k.N_] * c[k.N_] < 64  # bitboard queries: one preparation serves every landing
@@ -738,35 +739,36 @@ def remembers(s, budget):
 
 
 @njit(cache=True)
-def lookahead(s, budget, memory):
-    """model_rotation's weight for the other seats: GREEDY_LOOKAHEAD while the expert
-    remembers and has not seen the other seat turn Assam otherwise than greedy (a
-    player not seen to differ from greedy is modelled as greedy), else MODEL_LOOKAHEAD."""
-    if remembers(s, budget) and memory[M_FLAGS] & NOT_GREEDY == 0:
+def lookahead(s, budget, memory, look):
+    """model_rotation's weight for the other seats: the expert's `look` (MODEL_LOOKAHEAD
+    by default), but GREEDY_LOOKAHEAD while the expert remembers and has not seen the
+    other seat turn Assam otherwise than greedy (a player not seen to differ from greedy
+    is modelled as greedy); look 0 (every other seat turns as greedy) stays 0."""
+    if look != 0.0 and remembers(s, budget) and memory[M_FLAGS] & NOT_GREEDY == 0:
         return GREEDY_LOOKAHEAD
-    return MODEL_LOOKAHEAD
+    return look
 
 
 @njit(cache=True, _nrt=True)
-def expert_rotation(s, budget, width, rng, memory):
-    """The expert's rotation (-1, 0 or 1) in s at `budget` and `width` (expert_values);
-    memory: its memory of the game (memory_size(s), zero at the game's start), read and
-    updated."""
+def expert_rotation(s, budget, width, look, rng, memory):
+    """The expert's rotation (-1, 0 or 1) in s at `budget`, `width` and `look`
+    (expert_values, lookahead); memory: its memory of the game (memory_size(s), zero at
+    the game's start), read and updated."""
     if remembers(s, budget):
         if other_turned_as_greedy(s, memory) == 0:
             memory[M_FLAGS] |= NOT_GREEDY
         memory[M_FLAGS] &= ~PLACED
     values = np.empty(16)
-    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory), width)
+    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory, look), width)
     return pick_best(values, count, rng) - 1
 
 
 @njit(cache=True, _nrt=True)
-def expert_placement(s, budget, width, rng, memory):
+def expert_placement(s, budget, width, look, rng, memory):
     """The expert's placement as an index into legal_placements order; memory as in
     expert_rotation (where it remembers: the state after the placement chosen)."""
     values = np.empty(16)
-    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory), width)
+    count = expert_values(s, budget, rng, values, lookahead(s, budget, memory, look), width)
     chosen = pick_best(values, count, rng)
     if remembers(s, budget):
         options = np.empty(16, np.int64)
@@ -783,7 +785,7 @@ def well_rotation(s, budget, rng, memory):
     a draw) with budget 0, else the expert's at that budget."""
     if budget == 0:
         return greedy_rotation(s, rollout_greedy(), rng)
-    return expert_rotation(s, budget, 0, rng, memory)
+    return expert_rotation(s, budget, 0, MODEL_LOOKAHEAD, rng, memory)
 
 
 @njit(cache=True, _nrt=True)
@@ -792,7 +794,7 @@ def well_placement(s, budget, rng, options, count, memory):
     legal_placements order): greedy's with budget 0, else the expert's."""
     if budget == 0:
         return greedy_placement(s, rollout_greedy(), rng, options, count)
-    return expert_placement(s, budget, 0, rng, memory)
+    return expert_placement(s, budget, 0, MODEL_LOOKAHEAD, rng, memory)
 
 
 # ---------------------------------------------------------------- the twins' kernels
@@ -805,14 +807,14 @@ def well_placement(s, budget, rng, options, count, memory):
 
 @njit(cache=True, inline="always")
 def expert_twin_rotation(s, params, rng, memory):
-    """ExpertStrategy.choose_rotation at budget params[0], width params[1]."""
-    return expert_rotation(s, int(params[0]), int(params[1]), rng, memory)
+    """ExpertStrategy.choose_rotation at budget params[0], width params[1], look params[2]."""
+    return expert_rotation(s, int(params[0]), int(params[1]), params[2], rng, memory)
 
 
 @njit(cache=True, inline="always")
 def expert_twin_placement(s, params, rng, options, count, memory):
-    """ExpertStrategy.choose_placement at budget params[0], width params[1]."""
-    return expert_placement(s, int(params[0]), int(params[1]), rng, memory)
+    """ExpertStrategy.choose_placement at budget params[0], width params[1], look params[2]."""
+    return expert_placement(s, int(params[0]), int(params[1]), params[2], rng, memory)
 
 
 @njit(cache=True, inline="always")
@@ -861,6 +863,18 @@ def check_width(name: str, width: Any) -> int:
     return width
 
 
+def check_look(name: str, look: Any) -> float:
+    """`look` as a float from 0 to 1 (the play-outs' model of the other seats' rotations:
+    greedy's score + look x the best placement score of each face; 0: greedy's rotation),
+    or a ConfigError naming it."""
+    if isinstance(look, bool) or not isinstance(look, int | float) or not 0 <= look <= 1:
+        raise ConfigError(
+            f"{name}: look {look!r} is not allowed; it is a number from 0 (the other seats "
+            f"turn Assam as greedy in the play-outs) to 1 (default {MODEL_LOOKAHEAD})"
+        )
+    return float(look)
+
+
 class _Remembering(BaseStrategy):
     """A player that keeps the expert's memory of a game (expert_rotation's `memory`):
     fresh at each game's start, or when a decision comes from a game it does not fit."""
@@ -899,13 +913,14 @@ class ExpertStrategy(_Remembering):
     PARAMETERS: ClassVar[Mapping[str, Any]] = {
         "budget": DEFAULT_BUDGET,  # chance sequences sampled per option and decision
         "width": 0,  # own placements played on after each roll of a rotation (0: all)
+        "look": MODEL_LOOKAHEAD,  # the play-outs' model of the others' rotations (0: greedy)
     }
     COMPILED: ClassVar[CompiledTwin | None] = CompiledTwin(
         "expert",
         code=2,
         rotation=expert_twin_rotation,
         placement=expert_twin_placement,
-        params=("budget", "width"),
+        params=("budget", "width", "look"),
         memory=memory_size,
         searches=True,
     )
@@ -914,11 +929,13 @@ class ExpertStrategy(_Remembering):
         super().__init__(**params)
         self._budget = check_budget("expert", self.params["budget"], 1)
         self._width = check_width("expert", self.params["width"])
+        self._look = check_look("expert", self.params["look"])
 
     def on_game_start(self, view: GameView) -> None:
         super().on_game_start(view)
-        s, state, width = view.packed.copy(), view.rng.state, self._width
-        _compile((expert_rotation, expert_placement), s, self._budget, width, state, self._memory)
+        s, state, width, look = view.packed.copy(), view.rng.state, self._width, self._look
+        kernels = (expert_rotation, expert_placement)
+        _compile(kernels, s, self._budget, width, look, state, self._memory)
 
     @property
     def other_seems_greedy(self) -> bool:
@@ -929,11 +946,11 @@ class ExpertStrategy(_Remembering):
 
     def choose_rotation(self, view: GameView) -> int:
         s, budget, rng, memory = self._kernel_args(view)
-        return int(expert_rotation(s, budget, self._width, rng, memory))
+        return int(expert_rotation(s, budget, self._width, self._look, rng, memory))
 
     def choose_placement(self, view: GameView, options: tuple[Placement, ...]) -> Placement:
         s, budget, rng, memory = self._kernel_args(view)
-        return options[int(expert_placement(s, budget, self._width, rng, memory))]
+        return options[int(expert_placement(s, budget, self._width, self._look, rng, memory))]
 
 
 class _Restricted(_Remembering):

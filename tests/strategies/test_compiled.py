@@ -185,7 +185,9 @@ def test_the_loop_without_the_searching_twins_plays_the_same_games() -> None:
     without = _lineup_batch(rules, lineups, params)
     # one game of the expert in the batch: the whole batch goes through the loop with them
     with_expert = _lineup_batch(
-        rules, [*lineups, ["expert", "random"]], [*params, [{"budget": 1, "width": 0}, {}]]
+        rules,
+        [*lineups, ["expert", "random"]],
+        [*params, [{"budget": 1, "width": 0, "look": 0.2}, {}]],
     )
     assert (without == with_expert[: len(lineups)]).all()
     assert (without != t.NULL).any()

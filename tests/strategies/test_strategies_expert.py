@@ -98,11 +98,14 @@ def test_compiled_twins_play_the_python_games(rules: Rules) -> None:
         np.testing.assert_array_equal(seats[g], record.seats)
 
 
-@pytest.mark.parametrize("params", [{"budget": 1}, {"budget": 2}, {"budget": 4, "width": 1}])
+@pytest.mark.parametrize(
+    "params",
+    [{"budget": 1}, {"budget": 2}, {"budget": 4, "width": 1}, {"budget": 4, "width": 1, "look": 0}],
+)
 def test_expert_passes_the_conformance_checker(params: dict[str, int]) -> None:
     """check-strategy finds no problem with expert (every seat, 2-4 players, both orders;
     budget 2: with its memory of the game and the exact round; width 1: the pruned
-    search)."""
+    search; look 0: the other seats modelled as greedy)."""
     report = check_strategy("expert", params, games=1)
     assert report.ok, report.lines()
 
@@ -118,11 +121,15 @@ def test_bad_width_is_a_config_error_naming_it(width: object) -> None:
     assert "width" in message and repr(width) in message and allowed in message, message
 
 
+@pytest.mark.parametrize("look", [MODEL_LOOKAHEAD, 0])
 @pytest.mark.parametrize("rules", [TWO, Rules(players=4)], ids=["2p", "4p"])
-def test_expert_with_a_width_plays_the_same_games_compiled_and_in_python(rules: Rules) -> None:
-    """expert{budget=4, width=1} (the pruned search) plays move for move the same game in
+def test_expert_with_a_width_plays_the_same_games_compiled_and_in_python(
+    rules: Rules, look: float
+) -> None:
+    """expert{budget=4, width=1} (the pruned search), with the other seats' rotations
+    modelled by the look or as greedy's (look 0), plays move for move the same game in
     play_batch and through play_game, and the same again by seed."""
-    specs = [StrategySpec.of("expert", {"budget": 4, "width": 1})]
+    specs = [StrategySpec.of("expert", {"budget": 4, "width": 1, "look": look})]
     specs += [StrategySpec.of("greedy")] * (rules.players - 1)
     moves, _, seats = play_compiled(rules, specs, [8])
     record = play_game(rules, [spec.build() for spec in specs], 8)
@@ -156,6 +163,17 @@ def test_a_width_prunes_only_the_rotations_own_placements() -> None:
             assert (values[1][:count] <= values[0][:count] + 1e-12).all()  # a max over fewer
             changed += not np.array_equal(values[0][:count], values[1][:count])
     assert changed > 0
+
+
+@pytest.mark.parametrize("look", [-0.1, 1.5, "far", True])
+def test_bad_look_is_a_config_error_naming_it(look: object) -> None:
+    """A look that is not a number from 0 to 1 is a ConfigError quoting it and what is
+    allowed."""
+    allowed = "is not a finite number" if isinstance(look, str | bool) else "from 0"
+    with pytest.raises(ConfigError) as found:
+        StrategySpec.of("expert", {"budget": 4, "look": look}).build()
+    message = str(found.value)
+    assert "look" in message and repr(look) in message and allowed in message, message
 
 
 def _decision_states(rules: Rules, phase: str, count: int, seed: int) -> list[GameState]:
@@ -317,10 +335,10 @@ def test_expert_samples_four_times_its_budget_in_the_endgame() -> None:
 
 def test_expert_and_restricted_players_are_registered_compiled_built_ins() -> None:
     """expert, rotation-only and placement-only are registered with a compiled twin, and
-    expert's one parameter is budget, default 8 (as docs/STRATEGIES.md states)."""
+    expert's parameters are budget (default 8), width and look (as docs/STRATEGIES.md states)."""
     for name in ("expert", "rotation-only", "placement-only"):
         assert name in registered() and describe(name)["compiled"]
-    assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8, "width": 0}
+    assert dict(ExpertStrategy.PARAMETERS) == {"budget": 8, "width": 0, "look": MODEL_LOOKAHEAD}
 
 
 def model_by_hand(rules: Rules, s: np.ndarray) -> int:
@@ -361,7 +379,8 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
     rotation the Python greedy's scores give when each also counts the best placement
     the roll leads to (model_by_hand), at every rotation of two games; under "orient at
     end" it is greedy's; in the standard order it differs from greedy's in some. A 9 x 9
-    board (81 squares) takes the labelled region queries instead of the bitboards."""
+    board (81 squares) takes the labelled region queries instead of the bitboards. With
+    the weight 0 (expert's look = 0) it is greedy's first best everywhere."""
     greedy = np.array(ROLLOUT_GREEDY)
     n = rules.board_size
     buffers = (
@@ -391,6 +410,9 @@ def test_the_play_outs_model_of_a_rotation_is_greedy_looking_where_it_can_place(
             view = GameView(rules, s.copy(), int(s[k.SEAT_]), Rng(1, 1))
             plain = GreedyStrategy().rotation_scores(view)
             differ += got != int(np.argmax(plain)) - 1
+            # look 0 (expert's `look` parameter): greedy's first best, the look not computed
+            as_greedy = model_rotation(s, greedy, *buffers[:4], np.zeros(1))
+            assert as_greedy == int(np.argmax(plain)) - 1
             seen += 1
     assert seen > 20
     assert (differ == 0) if rules.orient_at_end else (differ > 0), (differ, seen)
