@@ -13,6 +13,7 @@ Games per second of each level: self-play (the level in every seat), thread CPU 
     python benchmarks/skill_ladder.py --against expectimax --budgets 8 --players 2 --blocks 100
     python benchmarks/skill_ladder.py --restricted --blocks 2000     # which decision matters
     python benchmarks/skill_ladder.py --budgets 4 --width 1 --players 2 --blocks 500 --seed 10000
+    python benchmarks/skill_ladder.py --budgets 1 8 --width 1 --look 0 --blocks 200   # expert-fast
 
 With --against REF (a strategy without a compiled twin, such as expectimax) each expert
 level plays REF instead, through play_game (the Python loop, one core).
@@ -54,13 +55,14 @@ def expert_level(budget: int, width: int = 0, look: float = MODEL_LOOKAHEAD) -> 
     return (label, "expert", {"budget": budget, "width": width, "look": look})
 
 
-def levels(budgets: list[int], width: int = 0) -> list[Level]:
-    """random, greedy, then expert at each budget (in the order given) and `width`."""
+def levels(budgets: list[int], width: int = 0, look: float = MODEL_LOOKAHEAD) -> list[Level]:
+    """random, greedy, then expert at each budget (in the order given), `width` and
+    `look` (both from budget 2: budget 1 has no play-outs)."""
     out: list[Level] = [
         ("random", "random", {}),
         ("greedy", "greedy", dict(GreedyStrategy.PARAMETERS)),
     ]
-    out += [expert_level(b, width if b >= 2 else 0) for b in budgets]
+    out += [expert_level(b, width, look) if b >= 2 else expert_level(b) for b in budgets]
     return out
 
 
@@ -194,6 +196,12 @@ def main() -> None:
         "--width", type=int, default=0, help="the expert levels' width from budget 2 (0: all)"
     )
     parser.add_argument(
+        "--look",
+        type=float,
+        default=MODEL_LOOKAHEAD,
+        help="the expert levels' look from budget 2 (0: the other seats modelled as greedy)",
+    )
+    parser.add_argument(
         "--speed-games", type=int, default=40, help="self-play games per speed line"
     )
     parser.add_argument(
@@ -249,7 +257,7 @@ def main() -> None:
                     flush=True,
                 )
         return
-    ladder = levels(args.budgets, args.width)
+    ladder = levels(args.budgets, args.width, args.look)
     for players in args.players:  # compile (or load) the kernels before any timing
         self_play_speed(Rules(players=players), ladder[-1], 1, args.seed)
     rows: list[Row] = []
