@@ -121,15 +121,16 @@ def test_bad_width_is_a_config_error_naming_it(width: object) -> None:
     assert "width" in message and repr(width) in message and allowed in message, message
 
 
-@pytest.mark.parametrize("look", [MODEL_LOOKAHEAD, 0])
+@pytest.mark.parametrize("budget, look", [(4, MODEL_LOOKAHEAD), (4, 0), (8, 0)])
 @pytest.mark.parametrize("rules", [TWO, Rules(players=4)], ids=["2p", "4p"])
 def test_expert_with_a_width_plays_the_same_games_compiled_and_in_python(
-    rules: Rules, look: float
+    rules: Rules, budget: int, look: float
 ) -> None:
-    """expert{budget=4, width=1} (the pruned search), with the other seats' rotations
-    modelled by the look or as greedy's (look 0), plays move for move the same game in
-    play_batch and through play_game, and the same again by seed."""
-    specs = [StrategySpec.of("expert", {"budget": 4, "width": 1, "look": look})]
+    """expert{width=1} (the pruned search) at budget 4 and 8 (expert-fast of the skill
+    study: budget 8, look 0), with the other seats' rotations modelled by the look or as
+    greedy's (look 0), plays move for move the same game in play_batch and through
+    play_game, and the same again by seed."""
+    specs = [StrategySpec.of("expert", {"budget": budget, "width": 1, "look": look})]
     specs += [StrategySpec.of("greedy")] * (rules.players - 1)
     moves, _, seats = play_compiled(rules, specs, [8])
     record = play_game(rules, [spec.build() for spec in specs], 8)
