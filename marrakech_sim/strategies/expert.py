@@ -438,12 +438,53 @@ def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, mo
             k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
 
 
+@njit(cache=True, _nrt=False)
+def shared_first_turn(c, first_face, me, greedy, model, none):
+    """Play c on in place to the end of its running turn, the roll being die face index
+    first_face, as play_out plays it; returns the number of rugs the turn's rug draw was
+    among (0: no draw), or -1 when the turn is not the same in every sample (it draws
+    among two colours or more, or it does not roll). A turn that draws among one colour
+    only consumes one draw of a sample's stream (draw_colour) and lands on that colour
+    whatever the draw: every sample of sampled_total plays it alike. none: an empty
+    uint64 array (greedy's ties: first best)."""
+    options, e, scores, memo, seen, turned, look = model
+    turn = c[k.TURN_]
+    drawn_among = 0
+    rolled = False
+    while c[k.PHASE_] != k.PHASE_OVER and c[k.TURN_] == turn:
+        phase = c[k.PHASE_]
+        if phase == k.PHASE_ROLL:
+            if rolled or first_face < 0:
+                return -1
+            rolled = True
+            k.k_apply(c, c[c[k.FACES_AT] + first_face])
+        elif phase == k.PHASE_DRAW:
+            left = c[k.RUGS_LEFT_AT]
+            only = -1
+            for colour in range(c[k.SEAT_], c[k.P_] * c[k.C_], c[k.P_]):
+                if c[left + colour] > 0:
+                    if only >= 0:
+                        return -1  # a real draw: each sample its own colour
+                    only = colour
+            drawn_among = k.seat_rugs_left(c, c[k.SEAT_])
+            k.k_apply(c, only)
+        elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
+            k.k_apply(c, greedy_rotation(c, greedy, none))
+        elif phase == k.PHASE_ORIENT:
+            k.k_apply(c, cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look))
+        else:
+            count = k.legal_placements(c, options)
+            k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
+    return drawn_among if rolled else -1
+
+
 @njit(cache=True)
 def work_buffers(s):
     """The buffers of a search in s (sampled_total's `work`): options, values, result,
     stream, mixer, feats, and model_rotation's state, rotation scores, memo, the cache
     of its answers (cached_rotation: MODEL_CACHE states, their rotations and the next
-    slot) and look (its weight, MODEL_LOOKAHEAD until set)."""
+    slot), a state (the shared first turn) and look (model_rotation's weight,
+    MODEL_LOOKAHEAD until set)."""
     turned = np.full(MODEL_CACHE + 1, -2, np.int64)
     turned[-1] = 0
     p = s[k.P_]
@@ -459,6 +500,7 @@ def work_buffers(s):
         np.empty(2 * s[k.N_] * s[k.N_]),
         np.empty((MODEL_CACHE, s.shape[0]), np.int64),
         turned,
+        np.empty_like(s),
         np.full(1, MODEL_LOOKAHEAD),
     )
 
@@ -467,17 +509,35 @@ def work_buffers(s):
 def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, greedy, work):
     """The sum of leaf_value for `me` over `samples` sampled chance sequences of playing
     on from c (not changed; d: a state buffer) to turn start + horizon; the first roll is
-    face index first_face when >= 0. work: work_buffers."""
-    options, values, result, stream, mixer, feats, state, scores, memo, seen, turned, look = work
+    face index first_face when >= 0. work: work_buffers.
+
+    When the running turn is the same in every sample (its roll is first_face, its rug
+    draw among one colour: shared_first_turn), it is played once and each sample goes on
+    from its end, its stream advanced past that draw: the same games, a turn fewer each.
+    """
+    options, values, result, stream, mixer, feats, state, scores, memo, seen, turned = work[:11]
+    first, look = work[11], work[12]
     model = (options, state, scores, memo, seen, turned, look)
+    shared = -1
+    if samples > 1 and first_face >= 0 and c[k.TURN_] + 1 - start <= horizon:
+        for a in range(c.shape[0]):
+            first[a] = c[a]
+        shared = shared_first_turn(first, first_face, me, greedy, model, stream[0:0])
     total = 0.0
     for j in range(samples):
-        for a in range(c.shape[0]):
-            d[a] = c[a]
         # sample j's chance sequence: the same for every option (common random numbers)
         mixer[0] = seed ^ (uint64(j + 1) * _SAMPLE_MIX)
         stream[0] = rng_next(mixer)
-        play_out(d, stream, first_face, -1, horizon, start, me, greedy, model)
+        if shared >= 0:
+            for a in range(c.shape[0]):
+                d[a] = first[a]
+            if shared > 0:
+                rng_below(stream, shared)  # the draw the shared turn made
+            play_out(d, stream, -1, -1, horizon, start, me, greedy, model)
+        else:
+            for a in range(c.shape[0]):
+                d[a] = c[a]
+            play_out(d, stream, first_face, -1, horizon, start, me, greedy, model)
         total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
     return total
 
@@ -507,8 +567,8 @@ def exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, wor
     rugs of that colour left, times every face of the die (or face index first_face
     when >= 0), by its count (RULES.md section 1). A further draw or roll, which one
     round with 2 players does not hold, would be sampled from the decision's seed."""
-    options, values, result, stream, mixer, feats, state, scores, memo, seen, turned, look = work
-    model = (options, state, scores, memo, seen, turned, look)
+    options, values, result, stream, mixer, feats, state, scores, memo, seen, turned = work[:11]
+    model = (options, state, scores, memo, seen, turned, work[12])
     nf = c[k.NFACES_]
     left = c[k.RUGS_LEFT_AT]
     seat = c[k.SEAT_]
