@@ -40,7 +40,10 @@ from marrakech_sim.strategies.expert import (
     leaf_value,
     mean_value,
     model_rotation,
+    play_out,
+    sampled_total,
     schedule,
+    shared_first_turn,
     work_buffers,
 )
 from marrakech_sim.strategies.greedy import GreedyStrategy
@@ -506,3 +509,43 @@ def test_expert_models_a_seat_it_sees_turn_as_greedy_as_greedy(other: str) -> No
         assert record.error is None
         np.testing.assert_array_equal(moves[g, : record.turns], record.moves)
         assert expert.other_seems_greedy == (other == "greedy"), seed
+
+
+@pytest.mark.parametrize("look", [MODEL_LOOKAHEAD, 0.0])
+def test_a_turn_shared_by_every_sample_is_played_once_with_the_same_values(look: float) -> None:
+    """sampled_total, which plays a turn that is the same in every sample once
+    (shared_first_turn: 4 players, one colour a seat), gives exactly the sum of the samples
+    played each from the start (play_out, then leaf_value, each sample's stream as the
+    search seeds it), after the placements of two 4-player games and each face."""
+    rules = Rules(players=4)
+    greedy = np.array(ROLLOUT_GREEDY)
+    weights = np.array(LEAF_WEIGHTS[2])
+    mix = 0xD1B54A32D192ED03  # expert's sample mix: sample j's seed ^ (j + 1) x mix
+    options = np.empty(16, np.int64)
+    shared = compared = 0
+    for game in (21, 22):
+        for s in random_positions(rules, game):
+            if s[k.PHASE_] != k.PHASE_PLACE or s[k.TURN_] % 3 != 0:
+                continue
+            start, me = int(s[k.TURN_]), int(s[k.SEAT_])
+            c = s.copy()
+            k.k_apply(c, options[k.legal_placements(c, options) - 1])
+            work = work_buffers(c)
+            work[-1][0] = look
+            model = (work[0], work[6], work[7], work[8], work[9], work[10], work[-1])
+            for face in range(int(c[k.NFACES_])):
+                got = sampled_total(
+                    c, c.copy(), np.uint64(99), 3, face, 4, start, me, weights, greedy, work
+                )
+                expected = 0.0
+                for j in range(3):
+                    d = c.copy()
+                    mixer = np.array([99 ^ ((j + 1) * mix % 2**64)], np.uint64)
+                    stream = np.array([rng_next(mixer)], np.uint64)
+                    play_out(d, stream, face, -1, 4, start, me, greedy, model)
+                    expected += leaf_value(d, me, greedy, *work[1:3], stream[0:0], weights, work[5])
+                assert got == expected, (game, start, face)
+                first = c.copy()
+                shared += shared_first_turn(first, face, me, greedy, model, stream[0:0]) >= 0
+                compared += 1
+    assert compared > 20 and shared > 10, (compared, shared)
