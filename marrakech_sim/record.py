@@ -919,10 +919,14 @@ def _comeback(
 
     names = con.sql(f"SELECT * FROM {moves} LIMIT 0").columns
     visible = ", m.visible_after AS v" if "visible_after" in names else ""
-    rows = con.sql(
-        f"SELECT m.game_id, m.turn, g.winners[1] AS w, m.dirhams_after AS d{visible} "
-        f"FROM {moves} m JOIN {games} g USING (game_id) WHERE {ok} AND len(g.winners) = 1"
-    ).arrow().read_all()
+    rows = (
+        con.sql(
+            f"SELECT m.game_id, m.turn, g.winners[1] AS w, m.dirhams_after AS d{visible} "
+            f"FROM {moves} m JOIN {games} g USING (game_id) WHERE {ok} AND len(g.winners) = 1"
+        )
+        .arrow()
+        .read_all()
+    )
     if rows.num_rows == 0:
         return None
     dirhams = rows.column("d").combine_chunks()
