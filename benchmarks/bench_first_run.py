@@ -9,8 +9,9 @@ that cache warm; one JSON line per study, seconds each:
 
 Clone (``--clone DIR``): clone this repository's HEAD into DIR, with an empty kernel
 cache (XDG_CACHE_HOME inside DIR) and pip's cache as it is, run README command 1 there
-(a new venv, the install, `marrakech study configs/default.toml`) and print its wall time
-and the seconds until its first line of output:
+(a new venv, the install, `marrakech study configs/default.toml`) and print its wall time,
+the seconds until its first line of output, and the CPU seconds of all its processes (on
+a busy machine the steadier figure; on an idle one the wall time is what a user waits):
 
     python benchmarks/bench_first_run.py --clone /tmp/fresh
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -91,6 +93,7 @@ def clone(folder: Path) -> None:
     env["XDG_CACHE_HOME"] = str(folder / ".cache")  # an empty kernel cache
     env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
     command = readme_command()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(
         ["bash", "-c", command],
@@ -109,6 +112,8 @@ def clone(folder: Path) -> None:
         lines.append((round(time.perf_counter() - start, 1), line.rstrip()))
     code = proc.wait()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # every process it waited for
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     for at, line in lines:
         print(f"{at:7.1f}s  {line}", file=sys.stderr)
     print(
@@ -118,6 +123,7 @@ def clone(folder: Path) -> None:
                 "exit": code,
                 "wall_s": round(wall, 1),
                 "first_output_s": first and round(first, 1),
+                "cpu_s": round(cpu, 1),
             }
         )
     )

@@ -84,7 +84,7 @@ def fit_titles(fig: Figure) -> None:
     """Re-wrap every axes title and the figure's title to the space they have once the
     layout is done, measured in the renderer: a title is never wider than its axes (nor
     the figure), so no title is clipped at the figure's edge."""
-    fig.draw_without_rendering()  # runs the constrained layout: the axes' final positions
+    _lay_out(fig)
     figure_width = fig.bbox.width
     fitted = False
     for ax in fig.axes:
@@ -93,7 +93,17 @@ def fit_titles(fig: Figure) -> None:
     for text in fig.texts:  # the figure's title (suptitle) among them
         fitted |= _fit(text, figure_width)
     if fitted:
+        _lay_out(fig)
+
+
+def _lay_out(fig: Figure) -> None:
+    """Run the figure's layout (the axes' final positions) without drawing its artists: the
+    drawing that follows (savefig) lays it out again, from the same inputs, the same way."""
+    engine = fig.get_layout_engine()
+    if engine is None:
         fig.draw_without_rendering()
+    else:
+        engine.execute(fig)
 
 
 def _fit(text: Text, room: float) -> bool:

@@ -104,3 +104,27 @@ def test_merge_of_a_folder_that_is_not_a_kernel_cache_adds_nothing(tmp_path: Pat
     (tmp_path / "helper" / "sub").mkdir(parents=True)
     (tmp_path / "helper" / "sub" / "f-1.py311.nbi").write_bytes(b"not a pickle")
     assert _run(MERGE, tmp_path / "ours", str(tmp_path / "helper")) == "0"
+
+
+def test_the_helper_writes_the_bytecode_an_import_did_not(tmp_path: Path) -> None:
+    """precompile's byte_compile writes the .pyc of each imported module that has none (in
+    a process that writes none itself, as under PYTHONDONTWRITEBYTECODE), so the next
+    process that imports it finds it; a file that does not compile is left as it is."""
+    (tmp_path / "plain_module.py").write_text("VALUE = 3\n")
+    (tmp_path / "broken_module.py").write_text("def (:\n")
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import plain_module\n"
+        "from marrakech_sim.run.precompile import byte_compile, without_bytecode\n"
+        "found = [p for p in without_bytecode() if 'plain_module' in p]\n"
+        f"print(len(found), byte_compile(found + [{str(tmp_path / 'broken_module.py')!r}]))\n"
+        "print(len([p for p in without_bytecode() if 'plain_module' in p]))\n"
+    )
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["1", "1", "0"]  # one found, one written (not the broken one), none left
+    cached = list((tmp_path / "__pycache__").glob("*.pyc"))
+    assert [p.name.split(".")[0] for p in cached] == ["plain_module"]

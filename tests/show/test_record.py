@@ -298,6 +298,32 @@ def test_notable_games_point_at_real_turns(run_dir: Path) -> None:
     assert kinds["shortest"].turn == turns.min()
 
 
+def test_notable_comeback_is_the_largest_deficit_a_sole_winner_made_up(run_dir: Path) -> None:
+    """The comeback notable_games names equals one recomputed row by row in Python: the
+    largest lead another seat held over a sole winner (dirhams + visible squares), the
+    lowest game id among equals, its decisive turn the one after the last turn behind."""
+    games = runfolder.read_table(run_dir, "games").set_index("game_id")
+    moves = runfolder.read_table(run_dir, "moves")
+    best: tuple[int, int] | None = None  # (deficit, -game id)
+    last_behind: dict[int, int] = {}
+    for row in moves.itertuples():
+        g = games.loc[row.game_id]
+        if g.end_reason == "error" or len(g.winners) != 1:
+            continue
+        score = [d + v for d, v in zip(row.dirhams_after, row.visible_after, strict=True)]
+        w = int(g.winners[0])
+        deficit = max(s for i, s in enumerate(score) if i != w) - score[w]
+        if best is None or (deficit, -row.game_id) > best:
+            best = (deficit, -row.game_id)
+        if deficit > 0:
+            last_behind[row.game_id] = max(last_behind.get(row.game_id, -1), row.turn)
+    assert best is not None and best[0] > 0  # the run has a comeback to find
+    found = {n.kind: n for n in notable_games(run_dir)}["comeback"]
+    assert found.game_id == -best[1]
+    assert found.detail == f"the winner was {best[0]} points behind and won"
+    assert found.turn == last_behind[found.game_id] + 2  # counted from 1, after the last
+
+
 def test_replay_prints_a_turn_and_steps_by_key(run_dir: Path) -> None:
     """`replay RUN GAME --turn N` prints that position; without it, keys step through."""
     result = _run("replay", str(run_dir), "0", "--turn", "5", "--no-colour")
