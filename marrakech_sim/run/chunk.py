@@ -163,10 +163,17 @@ class Prepared:
         compiling(words): told first when a loop is to be compiled into an empty kernel
         cache (what, and about how long: minutes on a fresh installation, once).
         """
-        first: dict[bool, int] = {}  # searching twins or not -> the first such match
+        # searching twins or not -> the match warmed up: the first without; with, the one
+        # of the largest budget (its games are timed for search_seconds: placement-only's
+        # budget 0 plays as fast as greedy)
+        first: dict[bool, int] = {}
+        largest = -1.0
         for m in np.flatnonzero(self.match_compiled).tolist():
-            lineup = [self.names.index(x) for x in self.plan.matches[m].lineup]
-            first.setdefault(bool(self.roster.searching(np.array(lineup))), m)
+            budget = self._search_budget(m)
+            if budget is None:
+                first.setdefault(False, m)
+            elif budget > largest:
+                first[True], largest = m, budget
         kinds = {searching: "loop-searching" if searching else "loop" for searching in first}
         cold = [s for s in first if not kernel_cache.compiled_before(kinds[s])]
         if cold and compiling is not None:
@@ -237,7 +244,8 @@ class Prepared:
 
     def search_seconds(self) -> float | None:
         """A rough figure for the seconds the study's games with a searching twin take on
-        one core, from warm_up's two games at WARM_UP_BUDGET, scaled by each line-up's
+        one core, from warm_up's two games (timed once the loop is loaded) of the line-up
+        of the largest budget, played at WARM_UP_BUDGET, scaled by each line-up's
         largest budget and its share of the measured line-up's turns times players (a
         search's cost per decision grows with its budget and its horizon, one round of
         every seat); None before warm_up, or without searching twins. An over-estimate
@@ -245,7 +253,7 @@ class Prepared:
         if self.search_game_seconds is None:
             return None
         measured, seconds = self.search_game_seconds
-        searching = self.roster.searching(np.arange(len(self.names))[:, None])
+        played = max(min(self._search_budget(measured) or 1.0, WARM_UP_BUDGET), 1.0)
         plan = self.plan
         per_match = plan.match_rounds * plan.match_size
 
@@ -254,14 +262,21 @@ class Prepared:
             return float(r.max_turns * r.rules.players)
 
         total = 0.0
-        for m, match in enumerate(self.plan.matches):
-            rows = [self.names.index(x) for x in match.lineup]
-            budgets = [self.params[i, 0] for i in rows if searching[i]]
-            if not budgets or not self.match_compiled[m]:
+        for m in range(len(plan.matches)):
+            budget = self._search_budget(m)
+            if budget is None or not self.match_compiled[m]:
                 continue
-            scale = max(budgets) / WARM_UP_BUDGET * size(m) / size(measured)
-            total += per_match[m] * seconds * max(scale, 1.0)
+            scale = max(budget, 1.0) / played * size(m) / size(measured)
+            total += per_match[m] * seconds * scale
         return total
+
+    def _search_budget(self, m: int) -> float | None:
+        """The largest budget of match m's searching twins; None if it seats none."""
+        rows = np.array([self.names.index(x) for x in self.plan.matches[m].lineup])
+        searching = self.roster.searching(rows[:, None])
+        if not searching.any():
+            return None
+        return float(self.params[rows[searching], 0].max())
 
 
 def play_group(

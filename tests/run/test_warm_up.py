@@ -167,3 +167,29 @@ def test_the_warm_up_loads_every_builtins_kernels_not_only_the_first_line_ups() 
         [sys.executable, "-c", WARMED], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["1", "1"], out
+
+
+def test_the_cost_estimate_times_the_largest_budgets_games_once_loaded() -> None:
+    """Self-play of placement-only (a searching twin at budget 0: greedy's speed) before
+    the expert at budget 8: the estimate times the expert's line-up, not the first
+    searching one, and times it once the loop is loaded (the first play's time is the
+    loop's load: it made a 10-minute study 3 hours), so the estimate is within a factor
+    of 3 of the games' time at a small budget scaled by budget."""
+    import time
+
+    data: dict[str, object] = {
+        **_expert_study(8, games=4),
+        "strategies": {"placement-only": {}, "expert": {"params": {"budget": 8}}},
+        "schedule": {"kind": "self_play"},
+    }
+    prep = Prepared(study_from_dict(data))
+    prep.warm_up()
+    assert prep.search_game_seconds is not None
+    measured, seconds = prep.search_game_seconds
+    assert prep.plan.matches[measured].lineup[0] == "expert"
+    started = time.perf_counter()
+    prep.warm_up()  # loaded now: its two timed games again, and one untimed
+    again = time.perf_counter() - started
+    assert seconds < again  # the timed games are part of a warm-up
+    estimate = prep.search_seconds()
+    assert estimate is not None and 4 * seconds * 8 / 2 <= estimate <= 3 * 4 * 8 / 2 * again
