@@ -329,7 +329,16 @@ def _compiled(
         b = min(a + BATCH_GAMES, g)
         # play_batch fills each game's rows with NULL first: the buffer is reused
         moves = buffer[: (b - a) * r.max_turns]
-        err = play_batch(r.init, seeds[a:b], codes[a:b], params[a:b], moves, games[a:b], seats[a:b])
+        err = play_batch(
+            r.init,
+            seeds[a:b],
+            codes[a:b],
+            params[a:b],
+            moves,
+            games[a:b],
+            seats[a:b],
+            records=rows is not None,  # no kept moves: the loop writes no rows
+        )
         if err < 0:
             raise RuntimeError(f"a compiled twin chose an illegal action (code {err}): a bug")
         if rows is not None:

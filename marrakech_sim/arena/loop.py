@@ -13,17 +13,34 @@ The twins are selected by an integer code with a float64 parameter vector
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, njit
+from numba import literally, njit, types
+from numba.extending import overload
 
 from marrakech_sim.arena.twins import choose_placement, choose_rotation, memory_sizes, searches
 from marrakech_sim.play import turns as t
 from marrakech_sim.rules import core as k
 
 
+def _turn(s: np.ndarray, action: int, moves: np.ndarray, records: bool) -> int:
+    """turns.record_turn (records) or the rules' apply_action alone (compiled code only:
+    the body is chosen by the overload below, on the compile-time constant `records`)."""
+    raise NotImplementedError("compiled code only (numba overload)")
+
+
+@overload(_turn, inline="always")
+def _turn_overload(s, action, moves, records):
+    if not isinstance(records, types.BooleanLiteral):
+        return None
+    if records.literal_value:
+        return lambda s, action, moves, records: t.record_turn(s, action, moves)
+    return lambda s, action, moves, records: k.apply_action(s, action)
+
+
 @njit(cache=True, _nrt=False)
-def _play(s, codes, params, moves, streams, rngs, options, memory, words, searching):
+def _play(s, codes, params, moves, streams, rngs, options, memory, words, searching, records):
     """The turn loop of one game from `s` to the end; 0, or ERR_* for an illegal twin action.
     memory[seat, :words[seat]]: each seat's memory of the game (zero at its start).
+    records: a compile-time constant, whether the turns are written into `moves`.
 
     One call of turns.record_turn for every phase, so the rules (inlined into it) are
     compiled into this loop once.
@@ -48,7 +65,7 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, words, search
             action = options[chosen]
         else:
             return 0
-        err = t.record_turn(s, action, moves)
+        err = _turn(s, action, moves, records)
         if err < 0:
             return err  # a twin chose an illegal action: a bug, reported by play_batch
 
@@ -61,6 +78,7 @@ def play_batch(
     moves: np.ndarray,
     games: np.ndarray,
     seats: np.ndarray,
+    records: bool = True,
 ) -> int:
     """Play len(seeds) games from `init`; game g seats twins codes[g] with params[g].
 
@@ -69,12 +87,17 @@ def play_batch(
     reused batch after batch; rows past a game's turns stay NULL). games[g] = (turns,
     end reason, tie_broken); seats[g]: the per-seat summary (turns.S_* columns).
     Returns 0, or an ERR_* code when a twin chose an illegal action (a bug).
+    records=False: the moves are not written (`moves` is left as it was), for batches that
+    keep no game's moves; the games are the same.
 
     The loop is compiled twice: with the searching twins (the expert's family) and
     without, for batches that seat none, so a study without the expert never compiles
     its search (minutes on a fresh installation; twins.SEARCHING).
     """
-    entry = _play_batch_searching if searches(codes) else _play_batch_basic
+    if searches(codes):  # (the search's cost dwarfs the rows': always written)
+        entry = _play_batch_searching
+    else:
+        entry = _play_batch_basic if records else _play_batch_quiet
     sizes = memory_sizes(init)  # each twin's words of memory of a game (by code)
     err: int = entry(init, seeds, codes, params, moves, games, seats, sizes)
     return err
@@ -85,16 +108,22 @@ def play_batch(
 # the runner's batches of 256 games was most of the time of a random game.
 @njit(cache=True)
 def _play_batch_basic(init, seeds, codes, params, moves, games, seats, sizes):
-    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, False)
+    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, False, True)
 
 
 @njit(cache=True)
 def _play_batch_searching(init, seeds, codes, params, moves, games, seats, sizes):
-    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, True)
+    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, True, True)
+
+
+# compiled only when a batch keeps no moves (keep_moves < 1, the benchmark without records)
+@njit(cache=True)
+def _play_batch_quiet(init, seeds, codes, params, moves, games, seats, sizes):
+    return _play_batch(init, seeds, codes, params, moves, games, seats, sizes, False, False)
 
 
 @njit(cache=True)
-def _play_batch(init, seeds, codes, params, moves, games, seats, sizes, searching):
+def _play_batch(init, seeds, codes, params, moves, games, seats, sizes, searching, records):
     p = init[k.P_]
     # one state and one set of buffers for the whole batch: no allocation per game
     s = init.copy()
@@ -119,6 +148,7 @@ def _play_batch(init, seeds, codes, params, moves, games, seats, sizes, searchin
         sizes,
         words,
         literally(searching),
+        literally(records),
     )
 
 
@@ -139,6 +169,7 @@ def _batch(
     sizes,
     words,
     searching,
+    records,
 ):
     """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
     without reference counting (see marrakech_sim.rules.core), and so with plain loops
@@ -149,15 +180,18 @@ def _batch(
         for i in range(init.shape[0]):
             s[i] = init[i]
         block = moves[g * max_turns : (g + 1) * max_turns]
-        flat = block.reshape(-1)
-        for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
-            flat[i] = t.NULL
+        if records:
+            flat = block.reshape(-1)
+            for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
+                flat[i] = t.NULL
         for seat in range(p):  # each seat's memory of the game: its twin's words, zero
             words[seat] = sizes[codes[g, seat]]
             for i in range(words[seat]):
                 memory[seat, i] = 0
         t.seed_streams(seeds[g], p, streams, rngs)
-        err = _play(s, codes[g], params[g], block, streams, rngs, options, memory, words, searching)
+        err = _play(
+            s, codes[g], params[g], block, streams, rngs, options, memory, words, searching, records
+        )
         if err < 0:
             return err
         games[g, 0] = s[k.TURN_] + 1

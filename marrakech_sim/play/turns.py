@@ -124,9 +124,19 @@ def k_chance(s, streams):
 def _write_visible(s, moves, turn):
     """visible_after of every seat into the turn's row (a placement changes several)."""
     p = s[k.P_]
-    visible = s[k.VISIBLE_AT]
+    _copy_seats(s, s[k.VISIBLE_AT], p, moves[turn, MOVE_COLUMNS + p : MOVE_COLUMNS + 2 * p])
+
+
+@njit(cache=True, inline="always")
+def _copy_seats(s, at, p, out):
+    """out[:p] = s[at:at + p], a per-seat section of the state into a row's columns.
+
+    Through slices: indexed as s[at + i], every read would be checked for a negative index
+    (numba's wraparound), which made these four-value copies slow vector gathers.
+    """
+    seats = s[at : at + p]
     for i in range(p):
-        moves[turn, MOVE_COLUMNS + p + i] = s[visible + i]
+        out[i] = seats[i]
 
 
 @njit(cache=True, inline="always")
@@ -160,9 +170,8 @@ def record_turn(s, action, moves):
         moves[turn, M_PAYMENT] = s[k.LAST_PAYMENT_]
         moves[turn, M_PAID_TO] = s[k.LAST_PAID_TO_] if s[k.LAST_PAID_TO_] >= 0 else NULL
         moves[turn, M_BANKRUPT] = s[k.LAST_BANKRUPT_]
-        dirhams = s[k.DIRHAMS_AT]
-        for i in range(s[k.P_]):
-            moves[turn, MOVE_COLUMNS + i] = s[dirhams + i]
+        p = s[k.P_]
+        _copy_seats(s, s[k.DIRHAMS_AT], p, moves[turn, MOVE_COLUMNS : MOVE_COLUMNS + p])
         _write_visible(s, moves, turn)  # final for a bankrupt turn: no rug is placed
     else:
         x1, y1, x2, y2 = k.unpack_placement(action)

@@ -47,6 +47,7 @@ allocates and is called from one of these says `_nrt=True`.
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -254,8 +255,14 @@ def touching(x1, y1, x2, y2):
 
 @njit(cache=True, inline="always")
 def owner(s, colour):
-    """The seat owning a colour index (RULES.md section 1: seat s owns s, s+P, ...)."""
-    return colour % s[P_]
+    """The seat owning a colour index >= 0 (RULES.md section 1: seat s owns s, s+P, ...).
+
+    colour % P by subtraction: a seat has few colours, and a division was 3% of a game.
+    """
+    p = s[P_]
+    while colour >= p:
+        colour -= p
+    return colour
 
 
 # ---------------------------------------------------------------- queries
@@ -274,35 +281,40 @@ def region_size(s, sq):
         return 0
     q = s[SCRATCH_AT]
     # a queued square is marked by shifting its colour out of the colour range; the
-    # marks are undone at the end, so the position is unchanged
+    # marks are undone at the end, so the position is unchanged. The queue holds
+    # x | y << 8 (coordinates < 128, rules.options.MAX_BOARD_SIZE): no division by n
+    # per square, which was most of the fill's time
     mark = n * n
     head = 0
     tail = 1
-    s[q] = sq
+    y = sq // n
+    s[q] = (sq - y * n) | (y << 8)
     s[col + sq] += mark
     while head < tail:
-        cur = s[q + head]
+        v = s[q + head]
         head += 1
-        y = cur // n
-        x = cur - y * n
+        x = v & 255
+        y = v >> 8
+        cur = y * n + x
         if y > 0 and s[col + cur - n] == colour:
             s[col + cur - n] += mark
-            s[q + tail] = cur - n
+            s[q + tail] = v - 256
             tail += 1
         if x < n - 1 and s[col + cur + 1] == colour:
             s[col + cur + 1] += mark
-            s[q + tail] = cur + 1
+            s[q + tail] = v + 1
             tail += 1
         if y < n - 1 and s[col + cur + n] == colour:
             s[col + cur + n] += mark
-            s[q + tail] = cur + n
+            s[q + tail] = v + 256
             tail += 1
         if x > 0 and s[col + cur - 1] == colour:
             s[col + cur - 1] += mark
-            s[q + tail] = cur - 1
+            s[q + tail] = v - 1
             tail += 1
     for i in range(tail):
-        s[col + s[q + i]] -= mark
+        v = s[q + i]
+        s[col + (v >> 8) * n + (v & 255)] -= mark
     return tail
 
 
@@ -355,17 +367,10 @@ def placement_error(s, x1, y1, x2, y2):
 
 
 @njit(cache=True, inline="always")
-def legal_placement_mask(s):
-    """Assam's square * 65536 + a mask whose bit d1 * 4 + d2 is set when the placement
-    (Assam + d1, Assam + d1 + d2) is legal.
-
-    The candidates are enumerated in this fixed order everywhere, so the i-th legal
-    placement means the same thing to the Python face and to the compiled loops. By
-    construction they meet sections 6.1 and 6.2; section 6.3 is checked.
-    """
-    n = s[N_]
-    ax = s[X_]
-    ay = s[Y_]
+def candidate_mask(ax, ay, n):
+    """The candidates of legal_placement_mask that sections 6.1 and 6.2 allow with Assam
+    on (ax, ay): bit d1 * 4 + d2 for (Assam + d1, Assam + d1 + d2) on the board and not
+    back on Assam's square."""
     mask = 0
     for d1 in range(4):
         x1 = ax + dx(d1)
@@ -378,10 +383,48 @@ def legal_placement_mask(s):
             # not back onto Assam's square (section 6.2), not off the board
             if d2 != (d1 + 2) & 3 and x2 >= 0 and y2 >= 0 and x2 < n and y2 < n:
                 mask |= 1 << (d1 * 4 + d2)
-        d = protected_half(s, y1 * n + x1)
-        if d >= 0:
-            mask &= ~(1 << (d1 * 4 + d))  # section 6.3
+    return mask
+
+
+# candidate_mask of every square of the boards up to WALK_BOARDS, precomputed from it (so
+# sections 6.1 and 6.2 are still decided there): CANDIDATES[CANDIDATES_AT[n] + y * n + x]
+# is the mask with Assam on (x, y), one load instead of 16 candidates' checks
+def _candidate_table() -> tuple[np.ndarray, np.ndarray]:
+    # candidate_mask's own code run as Python, with dx and dy as Python too: calling their
+    # compiled forms here would compile them whenever this module is imported
+    names = {**globals(), "dx": dx.py_func, "dy": dy.py_func}
+    mask_of = types.FunctionType(candidate_mask.py_func.__code__, names)
+    at = np.zeros(WALK_BOARDS + 1, np.int64)
+    rows: list[int] = []
+    for n in range(1, WALK_BOARDS + 1):
+        at[n] = len(rows)
+        rows += [mask_of(sq % n, sq // n, n) for sq in range(n * n)]
+    return at, np.array(rows, np.int32)
+
+
+CANDIDATES_AT, CANDIDATES = _candidate_table()
+
+
+@njit(cache=True, inline="always")
+def legal_placement_mask(s):
+    """Assam's square * 65536 + a mask whose bit d1 * 4 + d2 is set when the placement
+    (Assam + d1, Assam + d1 + d2) is legal.
+
+    The candidates are enumerated in this fixed order everywhere, so the i-th legal
+    placement means the same thing to the Python face and to the compiled loops. By
+    construction (candidate_mask) they meet sections 6.1 and 6.2; section 6.3 is checked.
+    """
+    n = s[N_]
+    ax = s[X_]
+    ay = s[Y_]
     assam = ay * n + ax
+    small = n <= WALK_BOARDS
+    mask = CANDIDATES[CANDIDATES_AT[n] + assam] if small else candidate_mask(ax, ay, n)
+    for d1 in range(4):
+        if mask >> (d1 * 4) & 15:  # the square next to Assam in direction d1 is a candidate
+            d = protected_half(s, assam + offset(d1, n))
+            if d >= 0:
+                mask &= ~(1 << (d1 * 4 + d))  # section 6.3
     return assam * 65536 + mask
 
 
@@ -572,9 +615,9 @@ def _place(s, a, b, d):
     # (who owns the placed colour) gains two
     visible = s[VISIBLE_AT]
     if s[col + a] >= 0:
-        s[visible + s[col + a] % p] -= 1
+        s[visible + owner(s, s[col + a])] -= 1
     if s[col + b] >= 0:
-        s[visible + s[col + b] % p] -= 1
+        s[visible + owner(s, s[col + b])] -= 1
     s[visible + mover] += 2
     # the rugs under a and b are whole no more; the new one is (section 6.3)
     n = s[N_]

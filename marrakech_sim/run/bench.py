@@ -69,6 +69,9 @@ def bench(
     prep.warm_up()
     if prep.match_compiled.all():  # compile / load the record path once, outside the timing
         play_chunk(prep, 0)  # (not a plug-in's games: one could end this process)
+        if not records:  # and the loop that writes no move rows
+            WORKER["prep"] = prep
+            worker_play_only(0)
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
         cpu_before = _cpu_seconds()

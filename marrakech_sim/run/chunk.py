@@ -230,6 +230,9 @@ class Prepared:
                 started = time.perf_counter()
                 play_games(roster, r, self.seatings(r, cg, where), cg.seed)
                 self.search_game_seconds = (m, (time.perf_counter() - started) / 2)
+            elif self.study.keep_moves < 1:
+                # blocks whose moves are not kept play the loop that writes no rows
+                play_games(roster, r, self.seatings(r, cg, where), cg.seed, keep_moves=False)
             if helper is not None:  # the loop is compiled: merge the helper's kernels
                 helper.finish()
                 helper = None

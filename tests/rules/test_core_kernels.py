@@ -37,6 +37,26 @@ def test_walk_table_matches_stepping(n):
                 assert tuple(walk(x, y, f, steps, n)) == _stepped(*where), where
 
 
+@pytest.mark.parametrize("n", [5, 7, k.WALK_BOARDS, k.WALK_BOARDS + 2])
+def test_placements_on_an_empty_board_are_the_geometric_candidates(n):
+    """With Assam on any square of an empty board, the legal placements (the candidate
+    table up to WALK_BOARDS, candidate_mask past it) are exactly the squares next to him
+    and a neighbour of theirs other than his (RULES.md sections 6.1 and 6.2)."""
+    s = k.initial_state(Rules(board_size=n))
+    out = np.empty(16, np.int64)
+    for ay in range(n):
+        for ax in range(n):
+            s[k.X_], s[k.Y_] = ax, ay
+            got = {tuple(k.unpack_placement(int(c))) for c in out[: k.legal_placements(s, out)]}
+            want = {
+                (x1, y1, x2, y2)
+                for x1, y1 in ((ax, ay - 1), (ax + 1, ay), (ax, ay + 1), (ax - 1, ay))
+                for x2, y2 in ((x1, y1 - 1), (x1 + 1, y1), (x1, y1 + 1), (x1 - 1, y1))
+                if max(x1, y1, x2, y2) < n and min(x1, y1, x2, y2) >= 0 and (x2, y2) != (ax, ay)
+            }
+            assert got == want, (n, ax, ay)
+
+
 VARIANTS = {
     "4p": {"players": 4},
     "2p": {"players": 2},

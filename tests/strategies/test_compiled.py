@@ -193,6 +193,34 @@ def test_the_loop_without_the_searching_twins_plays_the_same_games() -> None:
     assert (without != t.NULL).any()
 
 
+@pytest.mark.parametrize("variant", ["4p", "3p-two-colours", "4p-poor", "2p-orient-at-end"])
+def test_the_loop_without_move_rows_plays_the_same_games(variant: str) -> None:
+    """play_batch(records=False), for batches that keep no moves, ends every game as the
+    loop that writes the rows does (same turns, end, seats) and leaves the buffer alone."""
+    rules = Rules(**VARIANTS[variant])
+    p, g, rows = rules.players, 24, t.max_turns(rules)
+    codes, params = lineup_arrays([["random"] * p] * g, [[{}] * p] * g)
+    _, games, seats = batch(rules, list(range(g)))
+    untouched = np.full((g * rows, t.move_columns(p)), 7, np.int32)
+    quiet_games = np.zeros_like(games)
+    quiet_seats = np.zeros_like(seats)
+    seeds = np.arange(g, dtype=np.uint64)
+    err = play_batch(
+        k.initial_state(rules),
+        seeds,
+        codes,
+        params,
+        untouched,
+        quiet_games,
+        quiet_seats,
+        records=False,
+    )
+    assert err == 0
+    assert (quiet_games == games).all() and (quiet_seats == seats).all()
+    assert (untouched == 7).all()
+    assert (games[:, 0] > 0).all()
+
+
 @pytest.mark.slow  # compiles the loop into an empty kernel cache (over a minute)
 def test_a_study_without_the_expert_does_not_compile_its_search(tmp_path: Path) -> None:
     """Into an empty kernel cache, a random and greedy study's warm-up compiles the loop
