@@ -305,8 +305,8 @@ def _step_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
                 f"{r.level_set}: {names}): on the levels' measured strength "
                 f"({r.elo_from:.0f} to {r.elo_to:.0f} Elo) a line fits (lack of fit "
                 f"chi-square {r.lack_of_fit:.1f} on {r.lack_of_fit_df} df, p = "
-                f"{r.lack_of_fit_p:.2f}); the effect {_direction(r, f)} by {_value(f)} "
-                f"per 100 Elo, from {pp(r.weakest_fit_pp)} to {pp(r.strongest_fit_pp)} on "
+                f"{r.lack_of_fit_p:.2f}); the effect {_direction(r, f)} by {_value(f)}, "
+                f"from {pp(r.weakest_fit_pp)} to {pp(r.strongest_fit_pp)} on "
                 f"the line. {tail(f)}"
             )
 
@@ -330,7 +330,7 @@ def _step_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
         def say_step(f: Finding, r: Any = r) -> str:
             return (
                 f"Skill ({_group_words(r.ruleset, int(r.players))}, {player(r.seat)}): from "
-                f"{r.from_level} to {r.to_level} players (every seat plays it) the "
+                f"{r.from_level} to {r.to_level} players (every seat plays it) "
                 f"{player(r.seat)}'s effect changes by {_value(f)} "
                 f"({count(r.n_games_from)} and {count(r.n_games_to)} games). {tail(f)}"
             )
