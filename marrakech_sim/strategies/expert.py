@@ -407,6 +407,22 @@ def cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look):
 
 
 @njit(cache=True, _nrt=False)
+def modelled_decision(c, me, greedy, model, none):
+    """Apply the play-outs' decision at c's orient or place phase: the searching seat `me`
+    turns Assam as greedy, the others as model_rotation (cached_rotation); every seat
+    places as greedy. model: as play_out's; none: an empty uint64 array (greedy's ties:
+    first best)."""
+    options, e, scores, memo, seen, turned, look = model
+    if c[k.PHASE_] == k.PHASE_ORIENT and c[k.SEAT_] == me:
+        k.k_apply(c, greedy_rotation(c, greedy, none))
+    elif c[k.PHASE_] == k.PHASE_ORIENT:
+        k.k_apply(c, cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look))
+    else:
+        count = k.legal_placements(c, options)
+        k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
+
+
+@njit(cache=True, _nrt=False)
 def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, model):
     """Play c on in place until turn start + horizon or the end: every seat places as
     greedy, the searching seat `me` turns Assam as greedy and the others as
@@ -414,7 +430,6 @@ def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, mo
     die face index first_face, and the first draw, colour first_colour, when >= 0.
     model: (options, state, scores, memo, seen, turned, look), model_rotation's buffers
     and its cache (cached_rotation)."""
-    options, e, scores, memo, seen, turned, look = model
     faces = c[k.FACES_AT]
     nf = c[k.NFACES_]
     none = stream[0:0]
@@ -429,13 +444,8 @@ def play_out(c, stream, first_face, first_colour, horizon, start, me, greedy, mo
             colour = first_colour if drawn and first_colour >= 0 else draw_colour(c, stream)
             drawn = False
             k.k_apply(c, colour)
-        elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
-            k.k_apply(c, greedy_rotation(c, greedy, none))
-        elif phase == k.PHASE_ORIENT:
-            k.k_apply(c, cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look))
         else:
-            count = k.legal_placements(c, options)
-            k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
+            modelled_decision(c, me, greedy, model, none)
 
 
 @njit(cache=True, _nrt=False)
@@ -447,7 +457,6 @@ def shared_first_turn(c, first_face, me, greedy, model, none):
     only consumes one draw of a sample's stream (draw_colour) and lands on that colour
     whatever the draw: every sample of sampled_total plays it alike. none: an empty
     uint64 array (greedy's ties: first best)."""
-    options, e, scores, memo, seen, turned, look = model
     turn = c[k.TURN_]
     drawn_among = 0
     rolled = False
@@ -468,13 +477,8 @@ def shared_first_turn(c, first_face, me, greedy, model, none):
                     only = colour
             drawn_among = k.seat_rugs_left(c, c[k.SEAT_])
             k.k_apply(c, only)
-        elif phase == k.PHASE_ORIENT and c[k.SEAT_] == me:
-            k.k_apply(c, greedy_rotation(c, greedy, none))
-        elif phase == k.PHASE_ORIENT:
-            k.k_apply(c, cached_rotation(c, greedy, options, e, scores, memo, seen, turned, look))
         else:
-            count = k.legal_placements(c, options)
-            k.k_apply(c, options[greedy_placement(c, greedy, none, options, count)])
+            modelled_decision(c, me, greedy, model, none)
     return drawn_among if rolled else -1
 
 
