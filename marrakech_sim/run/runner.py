@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from marrakech_sim import runfolder
 from marrakech_sim.errors import ConfigError, RunFolderError, RunInterrupted
-from marrakech_sim.play.game import raise_stop_play
+from marrakech_sim.play.game import StopPlay, raise_stop_play
 from marrakech_sim.run.backend import Backend, InProcessBackend
 from marrakech_sim.run.chunk import (
     WARM_UP_BUDGET,
@@ -390,7 +390,7 @@ def _execute(
         return found
 
     try:
-        with _sigterm_as_ctrl_c():
+        with _sigterm_as_ctrl_c() as stop:
             for warning in unreproducible(prep) if todo else []:
                 log.warning("%s", warning)
             if todo:
@@ -408,6 +408,8 @@ def _execute(
                         if (found := finished(result)) is not None:
                             stop_at = found
                             break
+                        stop.check()
+                    stop.check()
                 except BaseException:
                     player.close(stop=True)
                     raise
@@ -448,24 +450,42 @@ def _execute(
     )
 
 
+class _StopRequest:
+    """Whether a stop signal came: its handler raises `StopPlay`, and `check` raises it
+    again where the run can act on it, since Python drops an exception raised while it
+    runs a finaliser or a callback ("Exception ignored in ..."), and the run went on."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def handler(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        raise_stop_play(signum, frame)
+
+    def check(self) -> None:
+        if self.requested:
+            raise StopPlay
+
+
 @contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[None]:
+def _sigterm_as_ctrl_c() -> Iterator[_StopRequest]:
     """While a run plays, SIGTERM and SIGHUP stop it as Ctrl-C does (status 'interrupted',
     resumable); in the main thread only, the previous handlers restored after. Both raise
     `StopPlay`, which passes through a game where a strategy's own KeyboardInterrupt is
     a fault."""
+    stop = _StopRequest()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield stop
         return
 
-    previous = signal.signal(signal.SIGTERM, raise_stop_play)
+    previous = signal.signal(signal.SIGTERM, stop.handler)
     # the terminal closed: SIGHUP ended the process with run.json saying 'running'
-    hang_up = signal.signal(HANG_UP, raise_stop_play) if HANG_UP is not None else None
+    hang_up = signal.signal(HANG_UP, stop.handler) if HANG_UP is not None else None
     ctrl_c = signal.getsignal(signal.SIGINT)
     if ctrl_c is signal.default_int_handler:
-        signal.signal(signal.SIGINT, raise_stop_play)
+        signal.signal(signal.SIGINT, stop.handler)
     try:
-        yield
+        yield stop
     finally:
         signal.signal(signal.SIGTERM, previous)
         if HANG_UP is not None:
