@@ -4,6 +4,8 @@ The library a notebook needs, from the inside out::
 
     Rules, GameState, perft                    the rules (marrakech_sim.rules)
     play_game, BaseStrategy, StrategySpec      one game between strategies (marrakech_sim.play)
+    play_games, Roster, Ruleset                a batch of games, compiled where every seat can be
+                                               (marrakech_sim.arena)
     check_strategy                             the conformance checker for strategy authors
     load_study, run_study, resume_run          a study config, played into a run folder
     verify_run                                 replay a run folder and check it
@@ -36,6 +38,7 @@ from marrakech_sim.rules import EndReason, GameState, Outcome, Rules, perft, per
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # what `_LAZY` gives, as a type checker should see it
+    from marrakech_sim.arena.games import Roster, Ruleset, play_games
     from marrakech_sim.play.conformance import check_strategy
     from marrakech_sim.play.game import play_game
     from marrakech_sim.play.strategy import BaseStrategy, StrategySpec
@@ -51,6 +54,9 @@ _LAZY = {
     "play_game": "marrakech_sim.play.game",
     "BaseStrategy": "marrakech_sim.play.strategy",
     "StrategySpec": "marrakech_sim.play.strategy",
+    "play_games": "marrakech_sim.arena.games",
+    "Roster": "marrakech_sim.arena.games",
+    "Ruleset": "marrakech_sim.arena.games",
     "check_strategy": "marrakech_sim.play.conformance",
     "load_study": "marrakech_sim.run.config",
     "Study": "marrakech_sim.run.config",
@@ -72,7 +78,9 @@ __all__ = [
     "MarrakechError",
     "NotationError",
     "Outcome",
+    "Roster",
     "Rules",
+    "Ruleset",
     "RunFolderError",
     "RunInterrupted",
     "StatsInputError",
@@ -88,6 +96,7 @@ __all__ = [
     "perft",
     "perft_divide",
     "play_game",
+    "play_games",
     "resume_run",
     "run_and_report",
     "run_study",

@@ -202,6 +202,10 @@ class Games:
     errors: list[str | None] | None
     rows: MoveRows | None  # the kept games' move rows (None: no game kept them)
 
+    def faults(self) -> list[str | None]:
+        """Per game the fault that ended it (None: none), whichever loop played it."""
+        return self.errors if self.errors is not None else [None] * len(self.games)
+
     def same_as(self, other: Games) -> bool:
         """Whether these are the same games as `other`: every end, fault, seat column and
         move row."""
@@ -209,7 +213,7 @@ class Games:
         return (
             np.array_equal(self.games, other.games)
             and np.array_equal(self.seats, other.seats)
-            and self.errors == other.errors
+            and self.faults() == other.faults()
             and (mine is None) == (theirs is None)
             and (
                 mine is None

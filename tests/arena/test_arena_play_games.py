@@ -87,3 +87,16 @@ def test_the_twins_are_the_declared_values() -> None:
         COMPILED = CompiledTwin("copycat", 1, TWINS[1].rotation, TWINS[1].placement)
 
     assert compiled_twin(Copycat) is None  # not a built-in's declaration
+
+
+def test_the_package_face_plays_a_batch_as_a_notebook_would() -> None:
+    """`marrakech_sim.play_games` with the package's `Roster` and `Ruleset` (the example of
+    the arena's docstring): both loops give the same games, one row per game asked."""
+    import marrakech_sim as m
+
+    roster = m.Roster.of([m.StrategySpec.of("greedy"), m.StrategySpec.of("random")])
+    ruleset = m.Ruleset.of(m.Rules(players=2))
+    seatings, seeds = np.array([[0, 1], [1, 0]]), np.array([7, 8], np.uint64)
+    games = m.play_games(roster, ruleset, seatings, seeds)
+    assert games.same_as(m.play_games(roster, ruleset, seatings, seeds, compiled=False))
+    assert games.games.shape[0] == 2 and (games.games[:, 0] > 0).all()
