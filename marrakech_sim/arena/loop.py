@@ -132,8 +132,8 @@ def _play_batch(init, seeds, codes, params, moves, games, seats, sizes, searchin
     options = np.empty(16, np.int64)
     memory = np.zeros((p, sizes.max()), np.int64)
     words = np.zeros(p, np.int64)
+    scratch = (s, streams, rngs, options, memory, words)
     return _batch(
-        s,
         init,
         seeds,
         codes,
@@ -141,39 +141,20 @@ def _play_batch(init, seeds, codes, params, moves, games, seats, sizes, searchin
         moves,
         games,
         seats,
-        streams,
-        rngs,
-        options,
-        memory,
         sizes,
-        words,
+        scratch,
         literally(searching),
         literally(records),
     )
 
 
 @njit(cache=True, _nrt=False)
-def _batch(
-    s,
-    init,
-    seeds,
-    codes,
-    params,
-    moves,
-    games,
-    seats,
-    streams,
-    rngs,
-    options,
-    memory,
-    sizes,
-    words,
-    searching,
-    records,
-):
-    """play_batch's games, in buffers it allocated: compiled without numba's runtime, so
-    without reference counting (see marrakech_sim.rules.core), and so with plain loops
-    where a slice assignment would need the runtime."""
+def _batch(init, seeds, codes, params, moves, games, seats, sizes, scratch, searching, records):
+    """play_batch's games, in buffers it allocated (`scratch`: the state and the per-game
+    buffers, reused game after game): compiled without numba's runtime, so without
+    reference counting (see marrakech_sim.rules.core), and so with plain loops where a
+    slice assignment would need the runtime."""
+    s, streams, rngs, options, memory, words = scratch
     max_turns = moves.shape[0] // seeds.shape[0]
     p = init[k.P_]
     for g in range(seeds.shape[0]):
