@@ -348,7 +348,7 @@ class _Prompter:
 
     def ask(self, view: GameView, options: tuple[Any, ...] | None) -> Decision:
         from marrakech_sim.show.terminal import position_text
-        from marrakech_sim.show.words import player
+        from marrakech_sim.show.words import Legend, player
 
         state = view.state()
         turns = history_turns(self.rules, self.seen, state)
@@ -357,9 +357,8 @@ class _Prompter:
         if self.rules.colours_per_player > 1 and state.colour:  # RULES.md §1: drawn first
             heading += f" Your rug this turn: {state.colour}."
         marks = square_letters(options) if options else None  # the placements on the board
-        board = position_text(
-            state, names=self.names, heading=heading, colour=self.colour, marks=marks
-        )
+        legend = Legend(names=self.names, title=heading)
+        board = position_text(state, legend, colour=self.colour, marks=marks)
         self.show(board)
         for line in _since_last(draft, self.seat, self.names) if draft else []:
             self.show(line)
@@ -409,6 +408,7 @@ def play_person(
     """
     from marrakech_sim.run.isolated import isolated
     from marrakech_sim.show.terminal import position_text
+    from marrakech_sim.show.words import Legend
 
     names = seat_names(rules, opponents, seat, name)
     decisions: list[Decision] = list(script)
@@ -445,9 +445,8 @@ def play_person(
             raise faulted
         record = record_from_game(game, rules, names, event="play", seed=seed)
         done = replay(record)
-        final = position_text(
-            done.final, names=names, info=done.turns[-1], heading="Final position", colour=colour
-        )
+        legend = Legend(names=names, info=done.turns[-1], title="Final position")
+        final = position_text(done.final, legend, colour=colour)
         show(final)
         return PersonGame(rules, seat, seed, tuple(names), person.script, game, record)
 

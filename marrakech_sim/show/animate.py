@@ -14,6 +14,7 @@ from marrakech_sim.errors import OutputError
 from marrakech_sim.files import write_atomic, writing
 from marrakech_sim.record import Replay
 from marrakech_sim.show.scene import Scene, board_scene, draw, to_svg
+from marrakech_sim.show.words import Legend, game_title
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,20 +27,8 @@ def position_scene(replay: Replay, turn: int, title: str | None = None) -> Scene
     """The scene of a replayed game after `turn` turns (0: the start)."""
     if not 0 <= turn < len(replay.positions):
         raise IndexError(f"turn {turn}: the game has turns 0 to {len(replay.positions) - 1}")
-    record = replay.record
-    return board_scene(
-        replay.positions[turn],
-        names=record.seats,
-        info=replay.turns[turn - 1] if turn > 0 else None,
-        turn=turn,
-        turns=len(replay.turns),
-        title=title if title is not None else _title(replay),
-    )
-
-
-def _title(replay: Replay) -> str:
-    record = replay.record
-    return f"{record.event}, game {record.game}"
+    title = title if title is not None else game_title(replay.record)
+    return board_scene(replay.positions[turn], Legend.of_replay(replay, turn, title))
 
 
 def _figure(scene: Scene) -> tuple[Figure, Axes]:

@@ -11,15 +11,14 @@ each turn's payment (click a turn to jump to it). The page marks the turn shown 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
 from marrakech_sim.files import write_atomic
-from marrakech_sim.record import Replay, TurnInfo
+from marrakech_sim.record import Replay
 from marrakech_sim.rules import GameState
 from marrakech_sim.show.scene import board_scene, to_svg
-from marrakech_sim.show.words import player
+from marrakech_sim.show.words import Legend, game_title, player
 
 #: the board view's style, shared with `marrakech play --web`'s page
 BOARD_STYLE = """
@@ -91,32 +90,18 @@ def page_head(title: str, style: str) -> str:
 """
 
 
-def board_svg(
-    state: GameState,
-    *,
-    names: Sequence[str] | None = None,
-    info: TurnInfo | None = None,
-    turn: int | None = None,
-    turns: int | None = None,
-) -> str:
+def board_svg(state: GameState, legend: Legend = Legend()) -> str:
     """The board view of both pages (this one and `marrakech play --web`'s): the picture
     `--svg` draws of `state`, as inline SVG."""
-    scene = board_scene(state, names=names, info=info, turn=turn, turns=turns)
-    return to_svg(scene, standalone=False)
+    return to_svg(board_scene(state, legend), standalone=False)
 
 
 def page_html(replay: Replay, start: int = 0) -> str:
     """The page as one HTML text."""
     record = replay.record
-    title = f"{record.event}, game {record.game}"
+    title = game_title(record)
     frames = [
-        board_svg(
-            position,
-            names=record.seats,
-            info=replay.turns[i - 1] if i else None,
-            turn=i,
-            turns=len(replay.turns),
-        )
+        board_svg(position, Legend.of_replay(replay, i))
         for i, position in enumerate(replay.positions)
     ]
     # inside <script>, "</" would end the element: JSON allows "<\/"

@@ -12,14 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
-from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from marrakech_sim.record import TurnInfo
 from marrakech_sim.rules import GameState
 from marrakech_sim.show import words
 from marrakech_sim.show.palette import ASSAM, BOARD, COLOURS, GRID, ink_on
+from marrakech_sim.show.words import Legend
 
 SQUARE = 56  # pixels per square
 MARGIN = 36  # room for the edge arcs
@@ -109,16 +108,9 @@ def _rug_key(state: GameState, x: int, y: int) -> tuple[str, int] | None:
     return None
 
 
-def board_scene(
-    state: GameState,
-    *,
-    names: Sequence[str] | None = None,
-    info: TurnInfo | None = None,
-    turn: int | None = None,
-    turns: int | None = None,
-    title: str | None = None,
-) -> Scene:
-    """The board of `state` with a side panel: seats, and what happened in `info`'s turn."""
+def board_scene(state: GameState, legend: Legend = Legend()) -> Scene:
+    """The board of `state` with a side panel: the legend's title and turn, the seats,
+    and what happened in the legend's turn (`info`)."""
     rules = state.rules
     n = rules.board_size
     s, m = SQUARE, MARGIN
@@ -132,6 +124,7 @@ def board_scene(
     for i in range(n):
         shapes.append(Text(m + (i + 0.5) * s, m - 28 if n > 0 else 0, str(i), 10, GRID))
         shapes.append(Text(m - 28, m + (i + 0.5) * s, str(i), 10, GRID))
+    info = legend.info
     placed = set(info.placement) if info is not None and info.placement else set()
     for y in range(n):
         for x in range(n):
@@ -191,7 +184,7 @@ def board_scene(
             (("data-assam", f"{ax},{ay},{facing}"),),
         )
     )
-    bottom = _panel(shapes, state, size, names, info, turn, turns, title)
+    bottom = _panel(shapes, state, size, legend)
     height = max(size, bottom + 16)
     ground = Rect(0, 0, size + PANEL, height, "#FFFFFF")
     return Scene(size + PANEL, height, (ground, *shapes), (("data-position", state.to_notation()),))
@@ -207,16 +200,7 @@ def _lines(text: str, size: float, indent: float = 0.0, bold: bool = False) -> l
     return textwrap.wrap(text, max(chars, 8), break_on_hyphens=False) or [""]
 
 
-def _panel(
-    shapes: list[Shape],
-    state: GameState,
-    left: float,
-    names: Sequence[str] | None,
-    info: TurnInfo | None,
-    turn: int | None,
-    turns: int | None,
-    title: str | None,
-) -> float:
+def _panel(shapes: list[Shape], state: GameState, left: float, legend: Legend) -> float:
     """The side panel: title, turn, one entry per player, what happened; returns its bottom."""
     rules = state.rules
     x = left + 4
@@ -228,13 +212,15 @@ def _panel(
             shapes.append(Text(x + at, y, line, size, anchor="start", **style))
             y += gap
 
-    if title:
-        write(title, 13, 18, bold=True)
+    if legend.title:
+        write(legend.title, 13, 18, bold=True)
         y += 4
+    turn, turns = legend.turn, legend.turns
     if turn is not None:
         label = f"after turn {turn}" + (f" of {turns}" if turns is not None else "")
         write("start of the game" if turn == 0 else label, 12, 22)
     outcome = state.outcome()
+    names = legend.names
     for seat in range(rules.players):
         letters = rules.seat_letters(seat)
         at = 14 * len(letters) + 6
@@ -262,13 +248,13 @@ def _panel(
             )
             y += 15
         y = max(y + 12, top + 46)
-    if info is not None:
-        for part in words.turn_lines(info, state):
+    if legend.info is not None:
+        for part in words.turn_lines(legend.info, state):
             write(part, 11, 16)
     if outcome is not None:
         y += 6
         write(words.outcome_line(state), 12, 17, bold=True)
-    elif info is None or not state.is_over:
+    elif legend.info is None or not state.is_over:
         y += 6
         write(f"{words.player(state.seat)} to move", 11, 16, fill="#555555")
     return y

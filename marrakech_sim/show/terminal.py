@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from marrakech_sim.record import Replay, TurnInfo
+from marrakech_sim.record import Replay
 from marrakech_sim.rules import GameState
 from marrakech_sim.show import words
 from marrakech_sim.show.palette import COLOURS, ink_on, rgb
+from marrakech_sim.show.words import Legend, game_title
 
 ARROWS = {"N": "▲", "E": "▶", "S": "▼", "W": "◀"}
 _RESET = "\x1b[0m"
@@ -108,22 +109,23 @@ def seats_text(
 
 def position_text(
     state: GameState,
+    legend: Legend = Legend(),
     *,
-    names: Sequence[str] | None = None,
-    info: TurnInfo | None = None,
-    heading: str | None = None,
     colour: bool = True,
     marks: Mapping[tuple[int, int], str] | None = None,
 ) -> str:
-    """Board, Assam, seats, and what happened in `info`'s turn, as one text (marks: as
-    `board_text`'s)."""
-    lines = [heading] if heading else []
+    """Board, Assam, seats, and what happened in the legend's turn (`info`), as one text,
+    headed by the legend's title and turn (marks: as `board_text`'s)."""
+    lines = []
+    if legend.title:  # with the turn where the legend has one: 'TITLE: after turn 3 of 48'
+        turn = f": after turn {legend.turn} of {legend.turns}" if legend.turn is not None else ""
+        lines.append(legend.title + turn)
     lines += board_text(state, colour, marks)
     ax, ay, facing = state.assam
     lines.append(f"Assam at {ax},{ay} facing {facing} {ARROWS[facing]}")
-    lines += seats_text(state, names, colour)
-    if info is not None:
-        lines.append("; ".join(words.turn_lines(info, state)))
+    lines += seats_text(state, legend.names, colour)
+    if legend.info is not None:
+        lines.append("; ".join(words.turn_lines(legend.info, state)))
     if state.outcome() is not None:
         lines.append(words.outcome_line(state))
     elif not state.is_over:
@@ -133,15 +135,8 @@ def position_text(
 
 def replay_frame(replay: Replay, turn: int, colour: bool = True) -> str:
     """The position after `turn` turns of a replay, with that turn described."""
-    record = replay.record
-    heading = f"{record.event}, game {record.game}: after turn {turn} of {len(replay.turns)}"
-    return position_text(
-        replay.positions[turn],
-        names=record.seats,
-        info=replay.turns[turn - 1] if turn else None,
-        heading=heading,
-        colour=colour,
-    )
+    legend = Legend.of_replay(replay, turn, game_title(replay.record))
+    return position_text(replay.positions[turn], legend, colour=colour)
 
 
 KEYS_HELP = "keys: → n space = next, ← p = back, g = first, G = last, q = quit"

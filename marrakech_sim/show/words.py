@@ -6,10 +6,41 @@ person reads on a picture or in the terminal says "player 1" for seat 0.
 
 from __future__ import annotations
 
-from marrakech_sim.record import TurnInfo
+import dataclasses
+from collections.abc import Sequence
+
+from marrakech_sim.record import Record, Replay, TurnInfo
 from marrakech_sim.rules import COLOUR_LETTERS, EndReason, GameState
 
 _ROTATION = {-1: "left", 0: "straight on", 1: "right"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Legend:
+    """What a view of a position says besides the board, the same in every medium (the
+    picture `scene.board_scene`, the replay page, the terminal's `position_text`)."""
+
+    title: str | None = None  # the first line
+    names: Sequence[str] | None = None  # the seats' names, in seat order
+    info: TurnInfo | None = None  # the turn that led to the position, described
+    turn: int | None = None  # turns played to reach the position ...
+    turns: int | None = None  # ... of the game's turns
+
+    @classmethod
+    def of_replay(cls, replay: Replay, turn: int, title: str | None = None) -> Legend:
+        """The legend of a replayed game's position after `turn` turns (0: the start)."""
+        return cls(
+            title=title,
+            names=replay.record.seats,
+            info=replay.turns[turn - 1] if turn > 0 else None,
+            turn=turn,
+            turns=len(replay.turns),
+        )
+
+
+def game_title(record: Record) -> str:
+    """'EVENT, game GAME': how the pictures and pages of a recorded game name it."""
+    return f"{record.event}, game {record.game}"
 
 
 def player(seat: int) -> str:

@@ -37,7 +37,7 @@ from marrakech_sim.rules.queries import k_next_walker
 from marrakech_sim.show.page import board_svg
 from marrakech_sim.show.palette import COLOURS
 from marrakech_sim.show.scene import MARGIN, SQUARE
-from marrakech_sim.show.words import player
+from marrakech_sim.show.words import Legend, player
 
 Square = tuple[int, int]
 
@@ -136,6 +136,7 @@ def steps(
     for action in actions[:start]:
         state = state.apply(_api(action))
     frames: list[dict[str, Any]] = []
+    legend = Legend(names=names)
     for action in actions[start:]:
         seat, who = state.seat, _who(state.seat, person, names)
         if isinstance(action, Roll):
@@ -153,7 +154,7 @@ def steps(
                 "region": [list(q) for q in region(state, lx, ly)] if due else [],
             }
             frames.append(
-                {"board": board_svg(state, names=names), "caption": caption, "overlay": walked}
+                {"board": board_svg(state, legend), "caption": caption, "overlay": walked}
             )
             had = state.dirhams[seat]
             state = state.apply(action.value)
@@ -161,9 +162,7 @@ def steps(
                 after = f"{who} paid {had - state.dirhams[seat]}"
                 if state.eliminated[seat]:
                     after += ": bankrupt, out of the game"
-                frames.append(
-                    {"board": board_svg(state, names=names), "caption": after, "overlay": {}}
-                )
+                frames.append({"board": board_svg(state, legend), "caption": after, "overlay": {}})
             continue
         overlay: dict[str, Any] = {}
         if isinstance(action, str):
@@ -175,9 +174,7 @@ def steps(
             caption = f"{who} placed {state.colour} on {x1},{y1}-{x2},{y2}"
             overlay = {"rug": [[x1, y1], [x2, y2]]}
         state = state.apply(_api(action))
-        frames.append(
-            {"board": board_svg(state, names=names), "caption": caption, "overlay": overlay}
-        )
+        frames.append({"board": board_svg(state, legend), "caption": caption, "overlay": overlay})
     return frames
 
 
@@ -384,7 +381,7 @@ class WebGame:
         colour = state.colour if self.phase != "over" else None
         data: dict[str, Any] = {
             "phase": self.phase,
-            "board": board_svg(state, names=self.names),
+            "board": board_svg(state, Legend(names=self.names)),
             "geometry": {"n": rules.board_size, "square": SQUARE, "margin": MARGIN},
             "seat": self.seat,
             "names": self.names,

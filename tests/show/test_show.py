@@ -23,6 +23,7 @@ from marrakech_sim.show.page import write_page
 from marrakech_sim.show.palette import COLOURS
 from marrakech_sim.show.scene import board_scene, edge_arcs, to_svg
 from marrakech_sim.show.terminal import board_text, step_through
+from marrakech_sim.show.words import Legend
 
 BOARD = GOLDEN / "board.png"
 FIXED = (
@@ -37,7 +38,8 @@ def fixed_scene():  # type: ignore[no-untyped-def]
     state = GameState.from_notation(FIXED)
     info = TurnInfo(12, 3, "p", 1, 3, (4, 0, "S"), 2, 0, False, ((4, 1), (3, 1)), None)
     names = ("greedy", "random", "expectimax", "you")
-    return board_scene(state, names=names, info=info, turn=12, turns=48, title="a fixed position")
+    legend = Legend(names=names, info=info, turn=12, turns=48, title="a fixed position")
+    return board_scene(state, legend)
 
 
 def _pixels(data: bytes) -> np.ndarray:
