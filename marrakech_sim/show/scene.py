@@ -27,25 +27,28 @@ GAP = 3  # board showing between two rugs: the seam
 _FONT = "DejaVu Sans, Arial, sans-serif"
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Paint:
+    """How a shape is painted (SVG's fill, stroke and stroke-width) and the attributes it
+    carries into the SVG (data-* for the tests and the pages)."""
+
+    fill: str | None = None  # None: not filled
+    stroke: str | None = None  # None: no outline
+    width: float = 0.0  # the outline's, in pixels
+    attrs: tuple[tuple[str, str], ...] = ()
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
-class Rect:
+class Rect(Paint):
     x: float
     y: float
     w: float
     h: float
-    fill: str
-    stroke: str | None = None
-    width: float = 0.0
-    attrs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Poly:
-    points: tuple[tuple[float, float], ...]
-    fill: str | None
-    stroke: str | None = None
-    width: float = 0.0
-    attrs: tuple[tuple[str, str], ...] = ()
+class Poly(Paint):
+    points: tuple[tuple[float, float], ...]  # filled, a polygon; else a polyline
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -116,11 +119,11 @@ def board_scene(state: GameState, legend: Legend = Legend()) -> Scene:
     s, m = SQUARE, MARGIN
     size = 2 * m + n * s
     shapes: list[Shape] = []
-    shapes.append(Rect(m, m, n * s, n * s, BOARD, GRID, 1.5))
+    shapes.append(Rect(m, m, n * s, n * s, fill=BOARD, stroke=GRID, width=1.5))
     shapes.extend(edge_arcs(n))
     for i in range(1, n):
-        shapes.append(Poly(((m + i * s, m), (m + i * s, m + n * s)), None, GRID, 0.6))
-        shapes.append(Poly(((m, m + i * s), (m + n * s, m + i * s)), None, GRID, 0.6))
+        shapes.append(Poly(((m + i * s, m), (m + i * s, m + n * s)), stroke=GRID, width=0.6))
+        shapes.append(Poly(((m, m + i * s), (m + n * s, m + i * s)), stroke=GRID, width=0.6))
     for i in range(n):
         shapes.append(Text(m + (i + 0.5) * s, m - 28 if n > 0 else 0, str(i), 10, GRID))
         shapes.append(Text(m - 28, m + (i + 0.5) * s, str(i), 10, GRID))
@@ -147,7 +150,7 @@ def board_scene(state: GameState, legend: Legend = Legend()) -> Scene:
                     y0,
                     x1 - x0,
                     y1 - y0,
-                    colour,
+                    fill=colour,
                     attrs=(("data-square", f"{x},{y}"), ("data-token", token)),
                 )
             )
@@ -160,9 +163,8 @@ def board_scene(state: GameState, legend: Legend = Legend()) -> Scene:
                 m + py1 * s + GAP,
                 (px2 - px1 + 1) * s - 2 * GAP,
                 (py2 - py1 + 1) * s - 2 * GAP,
-                "none",
-                ASSAM,
-                2.5,
+                stroke=ASSAM,
+                width=2.5,
             )
         )
     ax, ay, facing = state.assam
@@ -178,15 +180,15 @@ def board_scene(state: GameState, legend: Legend = Legend()) -> Scene:
     shapes.append(
         Poly(
             tuple(tip),
-            ASSAM,
-            "#FFFFFF",
-            1.5,
-            (("data-assam", f"{ax},{ay},{facing}"),),
+            fill=ASSAM,
+            stroke="#FFFFFF",
+            width=1.5,
+            attrs=(("data-assam", f"{ax},{ay},{facing}"),),
         )
     )
     bottom = _panel(shapes, state, size, legend)
     height = max(size, bottom + 16)
-    ground = Rect(0, 0, size + PANEL, height, "#FFFFFF")
+    ground = Rect(0, 0, size + PANEL, height, fill="#FFFFFF")
     return Scene(size + PANEL, height, (ground, *shapes), (("data-position", state.to_notation()),))
 
 
@@ -226,7 +228,9 @@ def _panel(shapes: list[Shape], state: GameState, left: float, legend: Legend) -
         at = 14 * len(letters) + 6
         top = y
         for j, letter in enumerate(letters):
-            shapes.append(Rect(x + 14 * j, y - 8, 12, 24, COLOURS[letter], "#333333", 0.8))
+            shapes.append(
+                Rect(x + 14 * j, y - 8, 12, 24, fill=COLOURS[letter], stroke="#333333", width=0.8)
+            )
         name = f"{words.player(seat)}: {names[seat]}" if names else words.player(seat)
         mover = seat == state.seat and not state.is_over
         write(name, 12, 17, at, bold=mover)
@@ -267,7 +271,7 @@ def _attrs(attrs: tuple[tuple[str, str], ...]) -> str:
     return "".join(f' {k}="{escape(v)}"' for k, v in attrs)
 
 
-def _stroke(shape: Rect | Poly) -> str:
+def _stroke(shape: Paint) -> str:
     return f' stroke="{shape.stroke}" stroke-width="{shape.width:g}"' if shape.stroke else ""
 
 
@@ -283,9 +287,10 @@ def to_svg(scene: Scene, *, standalone: bool = True) -> str:
     )
     for shape in scene.shapes:
         if isinstance(shape, Rect):
+            fill = shape.fill or "none"
             out.append(
                 f'<rect x="{shape.x:.1f}" y="{shape.y:.1f}" width="{shape.w:.1f}" '
-                f'height="{shape.h:.1f}" fill="{shape.fill}"{_stroke(shape)}{_attrs(shape.attrs)}/>'
+                f'height="{shape.h:.1f}" fill="{fill}"{_stroke(shape)}{_attrs(shape.attrs)}/>'
             )
         elif isinstance(shape, Poly):
             pts = " ".join(f"{px:.1f},{py:.1f}" for px, py in shape.points)
@@ -336,7 +341,7 @@ def draw(scene: Scene, ax: Any) -> Any:
                     (shape.x, shape.y),
                     shape.w,
                     shape.h,
-                    facecolor=shape.fill,
+                    facecolor=shape.fill or "none",
                     edgecolor=shape.stroke or "none",
                     linewidth=shape.width * pt,
                     zorder=z,
