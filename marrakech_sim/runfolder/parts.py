@@ -232,7 +232,7 @@ def moves_part(
     players) int16, each row's dirhams_after, then visible_after when the rows carry it.
     """
     cols: dict[str, Column] = {"game_id": Column(game_id), "turn": Column(turn)}
-    for name, column, _ in INT_MOVE_COLUMNS:
+    for name, column in INT_MOVE_COLUMNS:
         cols[name] = _maybe_null(head[column], head[column] == t.NULL)
     cols["colour"] = Column(head[t.M_COLOUR], labels=tuple(COLOUR_LETTERS))
     cols["facing"] = Column(head[t.M_FACING], labels=tuple(FACINGS))

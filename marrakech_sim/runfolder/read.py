@@ -22,10 +22,9 @@ from marrakech_sim.runfolder.lock import is_locked
 from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.schema import (
     FORMAT_VERSION,
-    GAMES_SCHEMA,
     INT_MOVE_COLUMNS,
     MANIFEST,
-    SEATS_SCHEMA,
+    SCHEMAS,
     TABLES,
 )
 
@@ -63,7 +62,7 @@ def open_dataset(run_dir: str | Path, table: str) -> ds.Dataset:
     folder = Path(run_dir) / table
     if not folder.is_dir():
         raise RunFolderError(f"{str(run_dir)!r} has no {table}/ folder")
-    schema = GAMES_SCHEMA if table == "games" else SEATS_SCHEMA if table == "seats" else None
+    schema = SCHEMAS.get(table)  # (the moves schema depends on the run's columns)
     parts = [str(path) for _, path in iter_parts(run_dir, table)]
     return ds.dataset(parts or folder, format="parquet", schema=schema)
 
@@ -98,7 +97,7 @@ def move_rows(moves: pa.Table, players: int, width: int) -> np.ndarray | None:
     """
     rows = np.full((moves.num_rows, width), t.NULL, np.int32)
     names = set(moves.column_names)
-    for name, index, _ in INT_MOVE_COLUMNS:
+    for name, index in INT_MOVE_COLUMNS:
         if name in names:
             rows[:, index] = int_column(moves.column(name))
     if "colour" in names:

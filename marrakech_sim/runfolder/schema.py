@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from marrakech_sim.play import turns as t
@@ -94,20 +93,21 @@ _MOVE_FIELDS = [
 ]
 
 
-# every move column of the compiled rows, in row order, with its Arrow type
+# each integer move column of the compiled rows, in row order, with its turns.M_* index
+# (its Arrow type is the moves schema's)
 INT_MOVE_COLUMNS = (
-    ("seat", t.M_SEAT, np.int8),
-    ("rotation", t.M_ROTATION, np.int8),
-    ("roll", t.M_ROLL, np.int8),
-    ("assam_x", t.M_ASSAM_X, np.int8),
-    ("assam_y", t.M_ASSAM_Y, np.int8),
-    ("payment", t.M_PAYMENT, np.int16),
-    ("paid_to", t.M_PAID_TO, np.int8),
-    ("x1", t.M_X1, np.int8),
-    ("y1", t.M_Y1, np.int8),
-    ("x2", t.M_X2, np.int8),
-    ("y2", t.M_Y2, np.int8),
-    ("end_rotation", t.M_END_ROTATION, np.int8),
+    ("seat", t.M_SEAT),
+    ("rotation", t.M_ROTATION),
+    ("roll", t.M_ROLL),
+    ("assam_x", t.M_ASSAM_X),
+    ("assam_y", t.M_ASSAM_Y),
+    ("payment", t.M_PAYMENT),
+    ("paid_to", t.M_PAID_TO),
+    ("x1", t.M_X1),
+    ("y1", t.M_Y1),
+    ("x2", t.M_X2),
+    ("y2", t.M_Y2),
+    ("end_rotation", t.M_END_ROTATION),
 )
 
 
@@ -115,7 +115,7 @@ INT_MOVE_COLUMNS = (
 MOVE_ROW_NAMES = tuple(
     name
     for _, name in sorted(
-        [(index, name) for name, index, _ in INT_MOVE_COLUMNS]
+        [(index, name) for name, index in INT_MOVE_COLUMNS]
         + [(t.M_COLOUR, "colour"), (t.M_FACING, "facing"), (t.M_BANKRUPT, "bankrupt")]
     )
 )
