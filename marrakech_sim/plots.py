@@ -176,6 +176,15 @@ def _percent_axis(ax: Axes, right: float) -> None:
     ax.set_xlim(-pad, right + pad)
 
 
+def _rows_end(ax: Axes, xlabel: str, title: str | None, **label: Any) -> Axes:
+    """The end of a chart of one horizontal interval or bar per row: the x axis' label
+    (``label``: its text properties), a grid along x and the title."""
+    ax.set_xlabel(xlabel, **label)
+    ax.grid(axis="x", color=palette.GRID)
+    set_title(ax, title)
+    return ax
+
+
 def share_x(axes: Sequence[Axes]) -> None:
     """One x range for panels that compare: the union of their ranges."""
     lims = [ax.get_xlim() for ax in axes]
@@ -235,10 +244,7 @@ def plot_win_rates(
     ax.tick_params(axis="y", labelsize="small")
     _categories(ax, "y", len(tab))
     _percent_axis(ax, min(100.0, max(float(np.nanmax(hi)) if len(hi) else 0.0, 45.0) + 5))
-    ax.set_xlabel("games won, % (95% interval)")
-    ax.grid(axis="x", color=palette.GRID)
-    set_title(ax, title)
-    return ax
+    return _rows_end(ax, "games won, % (95% interval)", title)
 
 
 def plot_head_to_head(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
@@ -353,10 +359,7 @@ def plot_ratings(
     ax.axvline(1500, color=palette.FAIR, linestyle=":", linewidth=1.0)
     ax.set_yticks(y, [str(s) for s in tab["strategy"]], fontsize="small")
     _categories(ax, "y", len(tab))
-    ax.set_xlabel("Elo (1500 = mean), 95% interval")
-    ax.grid(axis="x", color=palette.GRID)
-    set_title(ax, title)
-    return ax
+    return _rows_end(ax, "Elo (1500 = mean), 95% interval", title)
 
 
 def plot_forest(
@@ -395,10 +398,8 @@ def plot_forest(
         labels = [f"{r.ruleset} vs {r.baseline}" for r in tab.itertuples()]
     ax.set_yticks(y, list(labels), fontsize="small")
     ax.set_ylim(-0.7, len(tab) - 0.3)
-    ax.set_xlabel(f"difference{', ' + unit if unit else ''} (95% interval)", fontsize="small")
-    ax.grid(axis="x", color=palette.GRID)
-    set_title(ax, title)
-    return ax
+    xlabel = f"difference{', ' + unit if unit else ''} (95% interval)"
+    return _rows_end(ax, xlabel, title, fontsize="small")
 
 
 def plot_distribution(
@@ -693,10 +694,7 @@ def plot_decides(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axe
         fontsize="small",
     )
     _percent_axis(ax, 100.0)
-    ax.set_xlabel("% of games (win rate) or of blocks (seating changes the winner)")
-    ax.grid(axis="x", color=palette.GRID)
-    set_title(ax, title)
-    return ax
+    return _rows_end(ax, "% of games (win rate) or of blocks (seating changes the winner)", title)
 
 
 def _value_ticks(ax: Axes, xs: np.ndarray, names: Mapping[float, str] | None) -> None:

@@ -45,52 +45,65 @@ SEAT_COLUMNS = ("game_id", "seat", "strategy", "dirhams", "score", "rank", "win_
 
 
 @dataclass(frozen=True, slots=True)
-class PerGame:
-    """The balance games of one slice, sorted by block (then game id), one entry per game.
+class GameColumns:
+    """The columns :class:`Games` and :class:`PerGame` share: one entry per game of a
+    slice, the games sorted by block then game id.
+
+    Attributes:
+        rulesets: rule set labels in code order (sorted; every run's, :func:`scan_names`); a
+            name two runs use with different options is ``name@run_id`` (report.load).
+        block, match_id: the game's block and match, made unique across runs.
+        ruleset: code into ``rulesets``.
+        players: seats of the game.
+        turns, tie_broken: float, NaN where null (in :class:`PerGame`: where undefined,
+            as ``stats.game_metrics`` has them).
+        n_winners: length of ``winners`` (0 when null).
+    """
+
+    rulesets: list[str]
+    block: np.ndarray
+    match_id: np.ndarray
+    ruleset: np.ndarray
+    players: np.ndarray
+    turns: np.ndarray
+    tie_broken: np.ndarray
+    n_winners: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.block)
+
+
+@dataclass(frozen=True, slots=True)
+class PerGame(GameColumns):
+    """The balance games of one slice; its ``rulesets`` are ``Games.rulesets``, so a rule
+    set may have no balance game.
 
     Attributes:
         names: strategy names in code order (sorted); every strategy seated in the runs,
             not only in this slice (:func:`scan_names`).
-        rulesets: rule set names in code order (sorted): ``Games.rulesets``, so a rule set
-            may have no balance game.
-        block: the game's block (run-unique).
         block_index: 0, 1, ... numbering the slice's distinct blocks in order; ``n_blocks``
             of them.
-        match_id: run-unique match id.
-        ruleset: code into ``rulesets``.
-        players: seats of the game.
-        n_winners: length of ``winners``.
         strategy: (seats, games) strategy code, -1 where the game has no such seat (or its
             strategy is null).
         rank: (seats, games) rank, 0 where missing.
         win: (seats, games) the seat's win share is above 0.
         win_value: the largest win share of the game (the winners' share; 0 without any).
-        seat_advantage, turns, margin, bankrupt, tie_broken, winner_dirhams_share: the
-            per-game metrics of ``stats.game_metrics`` (float, NaN where undefined).
+        seat_advantage, margin, bankrupt, winner_dirhams_share: with ``turns`` and
+            ``tie_broken``, the per-game metrics of ``stats.game_metrics`` (float, NaN where
+            undefined).
     """
 
     names: list[str]
-    rulesets: list[str]
-    block: np.ndarray
     block_index: np.ndarray
     n_blocks: int
-    match_id: np.ndarray
-    ruleset: np.ndarray
-    players: np.ndarray
-    n_winners: np.ndarray
     strategy: np.ndarray
     rank: np.ndarray
     win: np.ndarray
     win_value: np.ndarray
     seat_advantage: np.ndarray
-    turns: np.ndarray
     margin: np.ndarray
     bankrupt: np.ndarray
-    tie_broken: np.ndarray
     winner_dirhams_share: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.block)
 
     @property
     def seats(self) -> int:
@@ -197,34 +210,18 @@ class _SeatArrays:
 
 
 @dataclass(frozen=True, slots=True)
-class Games:
-    """Every game of one slice (error games too), sorted by block then game id.
+class Games(GameColumns):
+    """Every game of one slice (error games too).
 
     Attributes:
-        rulesets: rule set labels in code order (sorted; every run's, :func:`scan_names`); a
-            name two runs use with different options is ``name@run_id`` (report.load).
-        run: the run's index; game_id, block, match_id: made unique across runs.
-        ruleset: code into ``rulesets``.
-        players, turns (NaN when null), tie_broken (NaN when null), n_winners (length of
-            ``winners``, 0 when null).
+        run: the run's index; game_id: made unique across runs.
         is_error: ``end_reason`` is ``error``; balance: it is another value (not null).
     """
 
-    rulesets: list[str]
     run: np.ndarray
     game_id: np.ndarray
-    block: np.ndarray
-    match_id: np.ndarray
-    ruleset: np.ndarray
-    players: np.ndarray
-    turns: np.ndarray
-    tie_broken: np.ndarray
-    n_winners: np.ndarray
     is_error: np.ndarray
     balance: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.block)
 
 
 _GAME_DTYPES = {

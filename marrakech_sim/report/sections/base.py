@@ -87,6 +87,7 @@ class BaseSection:
 
     name = ""
     headings: tuple[str, ...] = ()
+    intro = ""  # the words that open the section's first part (see `opening`)
 
     def compute(self, ctx: Context) -> None:
         return None
@@ -108,6 +109,11 @@ class BaseSection:
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         return []
+
+    def opening(self, *more: str) -> Part:
+        """The section's first part, its first paragraph the section's ``intro`` with
+        ``more`` after it (what depends on the tables)."""
+        return Part(self.headings[0], ["".join((self.intro, *more))])
 
 
 def charted(titles: dict[str, str], *names: str) -> list[tuple[str, str]]:

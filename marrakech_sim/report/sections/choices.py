@@ -112,15 +112,15 @@ def sample_games(
 def choices_table(
     con: duckdb.DuckDBPyConnection,
     runs: list[RunInfo],
-    blocks: int = CHOICES_BLOCKS,
     level: float = DEFAULT_LEVEL,
     moves_kept_share: bool = False,
 ) -> pd.DataFrame:
-    """Per rule set: mean legal choices per turn with its interval, from replayed games
-    (empty without a moves table; ``moves_kept_share``: see :func:`sample_games`)."""
+    """Per rule set: mean legal choices per turn with its interval, from the games of
+    :func:`sample_games` replayed (empty without a moves table; ``moves_kept_share``: see
+    :func:`sample_games`)."""
     if not has_moves(con):
         return pd.DataFrame(columns=COLUMNS)
-    sample = sample_games(con, blocks, kept_only=moves_kept_share)
+    sample = sample_games(con, kept_only=moves_kept_share)
     rows = []
     for (ruleset, players), part in sample.groupby(["ruleset", "players"], sort=True):
         per_game: list[tuple[int, int, int, int]] = []  # choices, turns, rotations, places

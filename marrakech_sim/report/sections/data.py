@@ -11,11 +11,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from marrakech_sim import stats
-from marrakech_sim.report.fmt import count, interval, pct
+from marrakech_sim.report.fmt import count, pct
 from marrakech_sim.report.load import RUN_SHIFT, RunInfo, digest, rule_differences
 from marrakech_sim.report.pergame import Games, Slice
 from marrakech_sim.report.sections.base import BaseSection, Context, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, PLAYERS, RULESET, STRATEGY
+from marrakech_sim.report.sections.columns import (
+    BLOCKS,
+    GAMES,
+    LINEUP,
+    PLAYERS,
+    RULESET,
+    STRATEGY,
+    with_interval,
+)
 from marrakech_sim.report.tables import ReportTables, small_unique
 
 
@@ -433,10 +441,7 @@ class DataSection(BaseSection):
                 STRATEGY,
                 GAMES,
                 ("faults", lambda r: count(r.n_errors)),
-                (
-                    "rate [95%]",
-                    lambda r: f"{pct(r.error_rate, 3)} {interval(r.lo, r.hi, lambda x: pct(x, 3))}",
-                ),
+                with_interval("rate", "error_rate", lambda x: pct(x, 3)),
             ],
         )
         if not t.fault_kinds.empty:

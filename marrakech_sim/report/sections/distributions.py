@@ -224,6 +224,16 @@ class DistributionSection(BaseSection):
 
     name = "distributions"
     headings = ("Distributions",)
+    intro = (
+        "Final score margins (the winner's score minus the runner-up's; 0 for a shared win), "
+        "game lengths, and each seat's score (dirhams + visible squares) after every turn. A "
+        "game whose runner-up went bankrupt (with 2 players the game ends at the first "
+        "bankruptcy) has no runner-up score and so no points margin: the margin chart shows "
+        "those games as a bar of their own at the right, and the summaries below count the "
+        "games with a points margin ('games') and those without ('no margin'). Game lengths "
+        "are drawn on a log scale: nearly every game lasts until the rugs run out, and the "
+        "log scale shows the shorter games bankruptcy ends."
+    )
 
     def figures(self, rt: ReportTables) -> Figures:
         t = rt.tables
@@ -296,17 +306,7 @@ class DistributionSection(BaseSection):
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         t = ctx.rt.tables
-        s = Part(self.headings[0])
-        s.paragraphs.append(
-            "Final score margins (the winner's score minus the runner-up's; 0 for a shared win), "
-            "game lengths, and each seat's score (dirhams + visible squares) after every turn. A "
-            "game whose runner-up went bankrupt (with 2 players the game ends at the first "
-            "bankruptcy) has no runner-up score and so no points margin: the margin chart shows "
-            "those games as a bar of their own at the right, and the summaries below count the "
-            "games with a points margin ('games') and those without ('no margin'). Game lengths "
-            "are drawn on a log scale: nearly every game lasts until the rugs run out, and the "
-            "log scale shows the shorter games bankruptcy ends."
-        )
+        s = self.opening()
         s.charts += base.charted(chart_titles, "dist_margin", "dist_turns", "score_over_turns")
         s.add_table(
             "Summaries",

@@ -146,20 +146,20 @@ class PowerSection(BaseSection):
 
     name = "power"
     headings = ("Power",)
+    intro = (
+        "Each headline claim with its 95% interval, and what its data can detect: the "
+        "smallest effect found with 80% power at this size (two-sided, 5% level), and the "
+        "games needed for 80% power at the stated effect (1 pp for a share, 0.5 pp per seat "
+        "for a trend, in the claim's own unit otherwise). `marrakech plan` sizes a study "
+        "before it is run."
+    )
 
     def compute(self, ctx: Context) -> None:
         ctx.rt.tables.plan = plan_from_data(ctx.rt)
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         t = ctx.rt.tables
-        s = Part(self.headings[0])
-        s.paragraphs.append(
-            "Each headline claim with its 95% interval, and what its data can detect: the "
-            "smallest effect found with 80% power at this size (two-sided, 5% level), and the "
-            "games needed for 80% power at the stated effect (1 pp for a share, 0.5 pp per seat "
-            "for a trend, in the claim's own unit otherwise). `marrakech plan` sizes a study "
-            "before it is run."
-        )
+        s = self.opening()
         power = t.power
         if not power.empty:
             short = int((~power["detectable"].astype(bool)).sum())

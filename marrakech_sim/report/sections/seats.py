@@ -13,7 +13,7 @@ from marrakech_sim.report.fmt import count, interval, num, pct, pct2, pp, pp2, p
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, PLAYERS, RULESET
+from marrakech_sim.report.sections.columns import BLOCKS, GAMES, PLAYERS, RULESET, with_interval
 from marrakech_sim.report.tables import (
     ReportTables,
     Tables,
@@ -179,6 +179,14 @@ class SeatSection(BaseSection):
 
     name = "seats"
     headings = ("Seat advantage",)
+    intro = (
+        "Win share per seat against the fair share 1/players, per player count and rule set. "
+        "Intervals and tests use block totals (cluster-robust), so the dice a block's games "
+        "share are accounted for. The equal-share test is a block-level Wald test with an F "
+        "reference (the Pearson chi-square, which treats games as independent, is shown beside "
+        "it); the trend is the slope of win share over seat order. Shared wins and tie-break "
+        "wins are counted separately."
+    )
 
     def draw(self, t: Tables, charts: Figures) -> None:
         if not t.seat_shares.empty:
@@ -190,17 +198,7 @@ class SeatSection(BaseSection):
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         t = ctx.rt.tables
-        s = Part(self.headings[0])
-        s.paragraphs.append(
-            "Win share per seat against the fair share 1/players, per player count and rule set. "
-            "Intervals and tests use block totals (cluster-robust), so the dice a block's "
-            "games share "
-            "are accounted for. The equal-share test is a block-level Wald test with an F "
-            "reference "
-            "(the Pearson chi-square, which treats games as independent, is shown beside it); the "
-            "trend is the slope of win share over seat order. Shared wins and tie-break wins are "
-            "counted separately." + base.pooled_levels(t)
-        )
+        s = self.opening(base.pooled_levels(t))
         s.charts += base.charted(chart_titles, "seat_advantage")
         s.add_table(
             "Win share per seat",
@@ -211,11 +209,8 @@ class SeatSection(BaseSection):
                 ("seat", lambda r: str(r.seat)),
                 GAMES,
                 BLOCKS,
-                ("share [95%]", lambda r: f"{pct(r.share)} {interval(r.lo, r.hi, pct)}"),
-                (
-                    "effect [95%]",
-                    lambda r: f"{pp(r.effect_pp)} {interval(r.effect_lo_pp, r.effect_hi_pp, pp)}",
-                ),
+                with_interval("share", "share", pct),
+                with_interval("effect", "effect_pp", pp, "effect_lo_pp", "effect_hi_pp"),
                 (
                     "outright / shared / tie-break wins",
                     lambda r: " / ".join(

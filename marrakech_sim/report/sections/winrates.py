@@ -16,7 +16,14 @@ from marrakech_sim.report.fmt import count, interval, pct
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
-from marrakech_sim.report.sections.columns import BLOCKS, GAMES, LINEUP, RULESET, STRATEGY
+from marrakech_sim.report.sections.columns import (
+    BLOCKS,
+    GAMES,
+    LINEUP,
+    RULESET,
+    STRATEGY,
+    with_interval,
+)
 from marrakech_sim.report.tables import ReportTables, Tables, block_chunks, check_block_layout
 from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import (
@@ -500,6 +507,12 @@ class WinRateSection(BaseSection):
 
     name = "win_rates"
     headings = ("Win rates",)
+    intro = (
+        "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
+        "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
+        "fair share is 1/players: each rule set (and so each player count) is apart, in the "
+        "table as in the chart."
+    )
 
     def draw(self, t: Tables, charts: Figures) -> None:
         strategy_colour = base.strategy_colours(t)
@@ -563,13 +576,7 @@ class WinRateSection(BaseSection):
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         t = ctx.rt.tables
         players_of = base.players_of(t)
-        s = Part(self.headings[0])
-        s.paragraphs.append(
-            "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
-            "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
-            "fair share is 1/players: each rule set (and so each player count) is apart, in the "
-            "table as in the chart."
-        )
+        s = self.opening()
         s.charts += base.charted(chart_titles, "win_rates", "head_to_head")
         s.add_table(
             "Per strategy",
@@ -605,7 +612,7 @@ class WinRateSection(BaseSection):
                 ("opponent", lambda r: str(r.opponent)),
                 GAMES,
                 ("tied pairs", lambda r: count(r.tied_pairs)),
-                ("ahead [95%]", lambda r: f"{pct(r.rate)} {interval(r.lo, r.hi, pct)}"),
+                with_interval("ahead", "rate", pct),
             ],
         )
         return [s]
