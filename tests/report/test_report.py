@@ -20,6 +20,7 @@ from marrakech_sim.report import build_report, findings, fmt, pergame, tables
 from marrakech_sim.report.build import SECTIONS, report_parts
 from marrakech_sim.report.compute import compute_tables
 from marrakech_sim.report.load import connect, open_runs
+from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import Context
 from marrakech_sim.report.sections.variants import turn_scores_sql
 from marrakech_sim.stats.seats import SEAT_SHARE_COLUMNS
@@ -239,6 +240,19 @@ def test_ratings_and_power_present(report_tables) -> None:
     power = report_tables.tables.power
     assert {"seat advantage", "win rates", "variants"} <= set(power["section"])
     assert power["underpowered"].dtype == bool
+
+
+def test_a_sections_intro_opens_its_first_part(report_tables) -> None:
+    """A section that declares an intro opens its first part with it; what depends on the
+    tables (the seat section's note on the self-play games) follows it."""
+    ctx = Context(report_tables)
+    with_intro = [section for section in SECTIONS if getattr(section, "intro", "")]
+    assert {s.name for s in with_intro} == {"distributions", "power", "seats", "win_rates"}
+    for section in with_intro:
+        first = section.parts(ctx, {})[0]
+        assert first.title == section.headings[0]
+        more = base.pooled_levels(report_tables.tables) if section.name == "seats" else ""
+        assert first.paragraphs[0] == section.intro + more
 
 
 def test_report_has_every_section(built) -> None:

@@ -3,9 +3,10 @@
 A section owns everything of one heading of the report: the tables it adds once the
 shared pass over the games is done (`compute`), its charts (`figures`, or `charts` for
 pictures that are not matplotlib figures), and its words and tables as one or more
-`Part` (`parts`), which `report.render` writes as HTML and Markdown. The sums a section
-adds slice by slice during the shared pass (its ``...Totals``) live in its module too and
-are driven by `report.compute`.
+`Part` (`parts`), which `report.render` writes as HTML and Markdown; a section whose
+first part opens with fixed words declares them as its `intro` (`opening` makes that
+part). The sums a section adds slice by slice during the shared pass (its ``...Totals``)
+live in its module too and are driven by `report.compute`.
 """
 
 from __future__ import annotations
