@@ -49,7 +49,8 @@ def columns_into(moves, stride, turns, first, players, head, lists, game, turn, 
 def hybrid_bound(n: int, bit_width: int) -> int:
     """Bytes `rle_hybrid` may write for n values of bit_width bits (at most)."""
     # a repeated run covers >= 8 values in <= 5 + 8 bytes; a bit-packed group of 8
-    # takes bit_width bytes, plus a header byte per 63 groups
+    # takes bit_width bytes, plus a header byte per 63 groups; 16 more: room for the
+    # 8-byte stores that may write past the end
     return (n // 8 + 2) * (max(bit_width, 13) + 1) + 16
 
 
@@ -61,6 +62,7 @@ def rle_hybrid(values, lo, bit_width, out, pos):
     starts and takes every equal value after them; other groups are bit-packed (the
     last one padded with zeros: the reader knows the count). Writes into out (uint8)
     from pos, which must have room for `hybrid_bound` bytes; returns the end position.
+    Bytes of out past the end position may be overwritten too (by up to 7).
     """
     n = values.shape[0]
     narrow = bit_width <= 8  # a group of 8 values packs into one int64 word
@@ -72,18 +74,34 @@ def rle_hybrid(values, lo, bit_width, out, pos):
     groups = 0
     i = 0
     while i < n:
-        whole = i + 8 <= n
-        word = np.int64(0)
-        uniform = False
-        if narrow and whole:
+        if narrow and i + 8 <= n:  # the common case, in a few instructions a value
+            group = values[i : i + 8]
+            word = np.int64(0)
             for k in range(8):
-                word |= (np.int64(values[i + k]) - lo) << (k * bit_width)
-            uniform = word == (np.int64(values[i]) - lo) * spread
-        elif whole:
-            differ = 0
-            for k in range(1, 8):
-                differ |= values[i + k] ^ values[i]
-            uniform = differ == 0
+                word |= (np.int64(group[k]) - lo) << (k * bit_width)
+            uniform = word == (np.int64(group[0]) - lo) * spread
+            if not uniform:
+                if header < 0 or groups == _MAX_LITERAL_GROUPS:
+                    if header >= 0:
+                        out[header] = (groups << 1) | 1
+                    header = pos
+                    pos += 1
+                    groups = 0
+                # the whole word in one 8-byte store (the compiler merges the byte stores):
+                # the bytes past bit_width are written over by what follows
+                for b in range(8):
+                    out[pos + b] = (word >> (8 * b)) & 0xFF
+                pos += bit_width
+                groups += 1
+                i += 8
+                continue
+        else:
+            uniform = False
+            if i + 8 <= n:
+                differ = 0
+                for k in range(1, 8):
+                    differ |= values[i + k] ^ values[i]
+                uniform = differ == 0
         if uniform:
             if header >= 0:
                 out[header] = (groups << 1) | 1
@@ -101,22 +119,18 @@ def rle_hybrid(values, lo, bit_width, out, pos):
             header = pos
             pos += 1
             groups = 0
-        if narrow and whole:
-            for b in range(bit_width):
-                out[pos + b] = (word >> (8 * b)) & 0xFF
-            pos += bit_width
-        else:  # wide values, or the last group (padded with zeros)
-            acc = np.int64(0)
-            bits = 0
-            for k in range(8):
-                if i + k < n:
-                    acc |= (np.int64(values[i + k]) - lo) << bits
-                bits += bit_width
-                while bits >= 8:
-                    out[pos] = acc & 0xFF
-                    pos += 1
-                    acc >>= 8
-                    bits -= 8
+        # wide values, or the last group (padded with zeros)
+        acc = np.int64(0)
+        bits = 0
+        for k in range(8):
+            if i + k < n:
+                acc |= (np.int64(values[i + k]) - lo) << bits
+            bits += bit_width
+            while bits >= 8:
+                out[pos] = acc & 0xFF
+                pos += 1
+                acc >>= 8
+                bits -= 8
         groups += 1
         i += 8
     if header >= 0:

@@ -191,6 +191,64 @@ def test_rle_hybrid_round_trips(runs: list[tuple[int, int]], bits: int) -> None:
     assert _decode_hybrid(data, bits, len(values)) == (values - 5).tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(st.integers(0, 2**12 - 1), st.integers(1, 70)), min_size=0, max_size=60
+    ),
+    bits=st.sampled_from([1, 2, 3, 5, 7, 8, 9, 12, 16]),
+    dtype=st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+)
+def test_rle_hybrid_writes_the_reference_bytes(
+    runs: list[tuple[int, int]], bits: int, dtype: type
+) -> None:
+    """The compiled encoder writes the runs of the plain reference below, byte for byte
+    (the parts' bytes are fixed: the run digests depend on them)."""
+    top = min(1 << bits, int(np.iinfo(dtype).max) - 5)
+    values = np.concatenate([np.full(n, v % top, dtype) for v, n in runs] or [np.zeros(0, dtype)])
+    values = values + dtype(5)
+    assert _parquet._hybrid(values, 5, bits) == _reference_hybrid((values - 5).tolist(), bits)
+
+
+def _reference_hybrid(values: list[int], bits: int) -> bytes:
+    """The runs the part writer chooses, written plainly: groups of 8 values; 8 equal
+    values start a repeated run that takes every equal value after them; other groups
+    are bit-packed, 63 groups at most a run, the last group padded with zeros."""
+    out = bytearray()
+    literal: list[int] = []  # the open bit-packed run's values
+
+    def close() -> None:
+        if literal:
+            groups = len(literal) // 8
+            out.append(groups << 1 | 1)
+            packed = sum(v << (i * bits) for i, v in enumerate(literal))
+            out.extend(packed.to_bytes(groups * bits, "little"))
+            literal.clear()
+
+    i, n = 0, len(values)
+    while i < n:
+        group = values[i : i + 8]
+        if len(group) == 8 and len(set(group)) == 1:
+            close()
+            j = i + 8
+            while j < n and values[j] == group[0]:
+                j += 1
+            header = (j - i) << 1
+            while header >= 0x80:
+                out.append(header & 0x7F | 0x80)
+                header >>= 7
+            out.append(header)
+            out.extend(group[0].to_bytes((bits + 7) // 8, "little"))
+            i = j
+            continue
+        if len(literal) == 8 * 63:
+            close()
+        literal.extend(group + [0] * (8 - len(group)))
+        i += 8
+    close()
+    return bytes(out)
+
+
 def _decode_hybrid(data: bytes, bits: int, count: int) -> list[int]:
     """A reference decoder of the format's RLE / bit-packed hybrid."""
     out: list[int] = []
