@@ -29,27 +29,28 @@ def columns_into(moves, stride, turns, first, players, head, lists, game, turn, 
     end row.
     """
     head_columns = head.shape[0]
-    i = start
+    # unsigned indices throughout: numba adds no negative-index wraparound (0.59 -> 0.44
+    # us a 4-player game); column by column within a game, whose rows stay in L1
+    p = np.uint64(players)
+    i = np.uint64(start)
     for g in range(turns.shape[0]):
-        n = turns[g]
-        block = moves[g * stride : g * stride + n]
-        # column by column within a game (its rows stay in L1): each inner loop writes
-        # one column's run of rows, 13% faster than row by row into every column at once
+        n = np.uint64(turns[g])
+        base = np.uint64(g * stride)
         for c in range(head_columns):
-            dst = head[c, i : i + n]
+            uc = np.uint64(c)
             for r in range(n):
-                dst[r] = block[r, c]
+                head[uc, i + r] = moves[base + r, uc]
         for j in range(lists.shape[0]):
-            at = head_columns + j * players
-            items = lists[j, i * players : (i + n) * players]
+            uj = np.uint64(j)
+            at = np.uint64(head_columns) + uj * p
             for r in range(n):
-                for s in range(players):
-                    items[r * players + s] = block[r, at + s]
+                for s in range(p):
+                    lists[uj, (i + r) * p + s] = moves[base + r, at + s]
         for r in range(n):
             game[i + r] = first + g
             turn[i + r] = r
         i += n
-    return i
+    return np.int64(i)
 
 
 def hybrid_bound(n: int, bit_width: int) -> int:
