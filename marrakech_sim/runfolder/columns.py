@@ -118,6 +118,13 @@ def rle_hybrid(values, lo, bit_width, out, pos):
                 header = -1
             v = values[i]
             j, end = np.uint64(i + 8), np.uint64(n)  # (unsigned with unsigned: no float)
+            while j + np.uint64(8) <= end:  # 8 values a step while they all equal v
+                differ = values[j] ^ v
+                for k in range(1, 8):
+                    differ |= values[j + np.uint64(k)] ^ v
+                if differ != 0:
+                    break
+                j += np.uint64(8)
             while j < end and values[j] == v:
                 j += np.uint64(1)
             j = np.int64(j)
