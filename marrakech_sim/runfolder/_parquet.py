@@ -181,7 +181,7 @@ def _column_chunk(
     dictionary_offset = None
     if body.dictionary is not None:
         entries, plain = body.dictionary
-        packed = codec.compress(plain)
+        packed = _compressed(codec, plain)
         header = _page_header(
             _DICTIONARY_PAGE,
             len(plain),
@@ -192,7 +192,7 @@ def _column_chunk(
         dictionary_offset = offset
         raw_size += len(header) + len(plain)
         packed_size += len(header) + packed.size
-    packed = codec.compress(body.data)
+    packed = _compressed(codec, body.data)
     encoding = _PLAIN if body.dictionary is None else _RLE_DICTIONARY
     data_page = _struct(
         (1, "i32", body.levels), (2, "i32", encoding), (3, "i32", _RLE), (4, "i32", _RLE)
@@ -220,6 +220,27 @@ def _column_chunk(
         (12, "struct", statistics),
     )
     return pages, meta, raw_size, packed_size
+
+
+#: pages of at most this many bytes are compressed once per process (`_compressed`)
+_SMALL_PAGE = 1024
+_small_pages: dict[bytes, pa.Buffer] = {}
+
+
+def _compressed(codec: pa.Codec, data: bytes | np.ndarray) -> pa.Buffer:
+    """`data` compressed by `codec` (the file's one codec and level). A small page (most
+    dictionaries, a column of one value) recurs part after part, and each compression
+    call costs about 10 us whatever its size (zstd makes a context each time): the small
+    ones are kept, by their bytes (the same bytes compress to the same bytes)."""
+    if len(data) > _SMALL_PAGE:
+        return codec.compress(data)
+    key = bytes(data)
+    packed = _small_pages.get(key)
+    if packed is None:
+        if len(_small_pages) >= 4096:  # a bound on the memory they hold (about 4 MB)
+            _small_pages.clear()
+        packed = _small_pages[key] = codec.compress(data)
+    return packed
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -127,9 +127,9 @@ def rle_hybrid(values, lo, bit_width, out, pos):
                 j += np.uint64(8)
             while j < end and values[j] == v:
                 j += np.uint64(1)
-            j = np.int64(j)
-            pos = _repeated(np.int64(v) - lo, j - i, bit_width, out, pos)
-            i = j
+            run = int(np.int64(j)) - i
+            pos = _repeated(np.int64(v) - lo, run, bit_width, out, pos)
+            i += run
             continue
         if header < 0 or groups == _MAX_LITERAL_GROUPS:
             if header >= 0:
