@@ -83,6 +83,19 @@ def test_part_reads_back_as_written(tmp_path: Path, rows: int) -> None:
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{mine}')").fetchall() == [(rows,)]
 
 
+def test_kept_small_pages_give_the_bytes_of_a_fresh_compression(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Small pages compressed once and kept (the encoder's cache) give the file that
+    compressing every page afresh gives, part after part."""
+    parts = [_part(rows, seed) for rows, seed in ((9, 1), (1000, 2), (9, 3), (1000, 1))]
+    kept = [b"".join(map(bytes, _parquet.encode_parquet(p))) for p in parts]
+    monkeypatch.setattr(_parquet, "_SMALL_PAGE", -1)  # nothing kept: each page compressed
+    fresh = [b"".join(map(bytes, _parquet.encode_parquet(p))) for p in parts]
+    assert kept == fresh
+    assert len(set(kept)) == len(parts)
+
+
 def test_both_writers_write_the_same_run(tmp_path: Path) -> None:
     """A run written by pyarrow's writer has the tables of the encoder's, every table and column."""
     from marrakech_sim.run.config import study_from_dict
