@@ -646,6 +646,24 @@ def _place(s, a, b, d):
 
 
 @njit(cache=True, inline="always")
+def _orient(s, action):
+    """Turn Assam by `action` (-1, 0 or 1; section 3.1), then roll or, in the variant,
+    pass the turn."""
+    s[FACING_] = (s[FACING_] + action + 4) % 4
+    if s[FLAGS_] & FLAG_ORIENT_AT_END:
+        _next_turn(s)
+    else:
+        s[PHASE_] = PHASE_ROLL
+
+
+@njit(cache=True, inline="always")
+def _place_at(s, x1, y1, x2, y2):
+    """_place on (x1, y1), next to Assam, and (x2, y2), a legal placement (section 6)."""
+    n = s[N_]
+    _place(s, y1 * n + x1, y2 * n + x2, direction(x2 - x1, y2 - y1))
+
+
+@njit(cache=True, inline="always")
 def apply_action(s, action):
     """Apply one action of the current phase in place; return the new phase or an ERR_* code.
 
@@ -667,11 +685,7 @@ def apply_action(s, action):
     if phase == PHASE_ORIENT:
         if action < -1 or action > 1:
             return ERR_ROTATION  # section 3.1: never 180 degrees
-        s[FACING_] = (s[FACING_] + action + 4) % 4
-        if s[FLAGS_] & FLAG_ORIENT_AT_END:
-            _next_turn(s)
-        else:
-            s[PHASE_] = PHASE_ROLL
+        _orient(s, action)
         return s[PHASE_]
     if phase == PHASE_ROLL:
         if action < 1:
@@ -688,10 +702,32 @@ def apply_action(s, action):
         err = placement_error(s, x1, y1, x2, y2)
         if err != OK:
             return err
-        n = s[N_]
-        _place(s, y1 * n + x1, y2 * n + x2, direction(x2 - x1, y2 - y1))
+        _place_at(s, x1, y1, x2, y2)
         return s[PHASE_]
     return ERR_PHASE
+
+
+@njit(cache=True, inline="always")
+def apply_legal(s, action):
+    """apply_action for an action the kernels offered as legal, without its checks: a
+    chance action of k_chance, a rotation -1, 0 or 1, or a placement code of
+    legal_placements (the square next to Assam first). Returns the new phase.
+
+    For the compiled loop without move records, whose twins choose a rotation and an
+    index into legal_placements (play_batch checks both): the same change as apply_action.
+    """
+    phase = s[PHASE_]
+    if phase == PHASE_ORIENT:
+        _orient(s, action)
+    elif phase == PHASE_ROLL:
+        _roll(s, action)
+    elif phase == PHASE_PLACE:
+        x1, y1, x2, y2 = unpack_placement(action)
+        _place_at(s, x1, y1, x2, y2)
+    else:
+        s[COLOUR_] = action  # the draw (a colour of the seat with rugs left)
+        s[PHASE_] = PHASE_ROLL if s[FLAGS_] & FLAG_ORIENT_AT_END else PHASE_ORIENT
+    return s[PHASE_]
 
 
 @njit(cache=True, _nrt=False)
