@@ -131,6 +131,12 @@ def state_size(board_size: int, players: int, colours_per_player: int, faces: in
     return HEADER + 7 * players + 2 * players * colours_per_player + 6 * squares + faces
 
 
+#: an index known to be >= 0, as an unsigned integer: numba checks every read with a
+#: signed index for a negative one (Python's wraparound, two instructions on the chain
+#: of dependent reads s[s[COLOUR_AT] + sq]); with an unsigned index it does not
+U = np.uintp
+
+
 # ---------------------------------------------------------------- geometry
 
 
@@ -197,7 +203,7 @@ def walk(x, y, f, steps, n):
     if n <= WALK_BOARDS:
         while steps > 0:
             leg = min(steps, WALK_STEPS)
-            v = WALK[WALK_AT[n] + ((y * n + x) * 4 + f) * WALK_STEPS + leg - 1]
+            v = WALK[U(WALK_AT[n] + ((y * n + x) * 4 + f) * WALK_STEPS + leg - 1)]
             x, y, f = v & 255, (v >> 8) & 255, v >> 16
             steps -= leg
         return x, y, f
@@ -276,7 +282,7 @@ def region_size(s, sq):
     """
     n = s[N_]
     col = s[COLOUR_AT]
-    colour = s[col + sq]
+    colour = s[U(col + sq)]
     if colour < 0:
         return 0
     q = s[SCRATCH_AT]
@@ -288,33 +294,38 @@ def region_size(s, sq):
     head = 0
     tail = 1
     y = sq // n
-    s[q] = (sq - y * n) | (y << 8)
-    s[col + sq] += mark
+    s[U(q)] = (sq - y * n) | (y << 8)
+    s[U(col + sq)] += mark
+    last = n - 1
     while head < tail:
-        v = s[q + head]
+        v = s[U(q + head)]
         head += 1
         x = v & 255
         y = v >> 8
-        cur = y * n + x
-        if y > 0 and s[col + cur - n] == colour:
-            s[col + cur - n] += mark
-            s[q + tail] = v - 256
-            tail += 1
-        if x < n - 1 and s[col + cur + 1] == colour:
-            s[col + cur + 1] += mark
-            s[q + tail] = v + 1
-            tail += 1
-        if y < n - 1 and s[col + cur + n] == colour:
-            s[col + cur + n] += mark
-            s[q + tail] = v + 256
-            tail += 1
-        if x > 0 and s[col + cur - 1] == colour:
-            s[col + cur - 1] += mark
-            s[q + tail] = v - 1
-            tail += 1
+        at = col + y * n + x
+        # each neighbour without a branch (which square joins is a coin toss the
+        # processor mispredicted): off the board, the read falls on the sections beside
+        # the board (inside the state) and adds nothing; the queue slot is written
+        # either way and kept only when the square joins
+        up = (y > 0) & (s[U(at - n)] == colour)
+        s[U(at - n)] += mark * up
+        s[U(q + tail)] = v - 256
+        tail += up
+        right = (x < last) & (s[U(at + 1)] == colour)
+        s[U(at + 1)] += mark * right
+        s[U(q + tail)] = v + 1
+        tail += right
+        down = (y < last) & (s[U(at + n)] == colour)
+        s[U(at + n)] += mark * down
+        s[U(q + tail)] = v + 256
+        tail += down
+        left = (x > 0) & (s[U(at - 1)] == colour)
+        s[U(at - 1)] += mark * left
+        s[U(q + tail)] = v - 1
+        tail += left
     for i in range(tail):
-        v = s[q + i]
-        s[col + (v >> 8) * n + (v & 255)] -= mark
+        v = s[U(q + i)]
+        s[U(col + (v >> 8) * n + (v & 255))] -= mark
     return tail
 
 
@@ -325,11 +336,11 @@ def payment_at(s, sq, seat):
     RULES.md section 5: no payment on an empty square, on the seat's own colours, or on
     a rug of an eliminated player. The amount is the region size, before bankruptcy.
     """
-    colour = s[s[COLOUR_AT] + sq]
+    colour = s[U(s[COLOUR_AT] + sq)]
     if colour < 0:
         return 0, -1
     payee = owner(s, colour)
-    if payee == seat or s[s[OUT_AT] + payee] != 0:
+    if payee == seat or s[U(s[OUT_AT] + payee)] != 0:
         return 0, -1
     return region_size(s, sq), payee
 
@@ -343,7 +354,7 @@ def protected_half(s, sq):
     rugs of one colour may be covered), kept in the PARTNER section. The option
     own_rugs_fully_coverable exempts the mover's own colours.
     """
-    d = s[s[PARTNER_AT] + sq]
+    d = s[U(s[PARTNER_AT] + sq)]
     if d >= 0 and s[FLAGS_] & FLAG_OWN_COVERABLE and owner(s, s[s[COLOUR_AT] + sq]) == s[SEAT_]:
         return -1
     return d
@@ -419,12 +430,12 @@ def legal_placement_mask(s):
     ay = s[Y_]
     assam = ay * n + ax
     small = n <= WALK_BOARDS
-    mask = CANDIDATES[CANDIDATES_AT[n] + assam] if small else candidate_mask(ax, ay, n)
+    mask = CANDIDATES[U(CANDIDATES_AT[n] + assam)] if small else candidate_mask(ax, ay, n)
     for d1 in range(4):
         if mask >> (d1 * 4) & 15:  # the square next to Assam in direction d1 is a candidate
             d = protected_half(s, assam + offset(d1, n))
-            if d >= 0:
-                mask &= ~(1 << (d1 * 4 + d))  # section 6.3
+            # section 6.3, without a branch: d is -1 (nothing barred) or a direction
+            mask &= ~((d >= 0) * 1 << (d1 * 4 + (d & 3)))
     return assam * 65536 + mask
 
 
@@ -572,14 +583,15 @@ def _roll(s, steps):
     seat = s[SEAT_]
     due, payee = payment_at(s, y * n + x, seat)
     dirhams = s[DIRHAMS_AT]
-    have = s[dirhams + seat]
+    have = s[U(dirhams + seat)]
     bankrupt = due > have  # section 5: paying exactly all one's dirhams is not bankruptcy
     paid = have if bankrupt else due
-    s[dirhams + seat] -= paid
-    if paid > 0:
-        s[dirhams + payee] += paid
-        s[s[PAID_AT] + seat] += paid
-        s[s[RECEIVED_AT] + payee] += paid
+    # without a branch on whether anything is paid: nothing (0) goes to seat 0
+    to = max(payee, 0)
+    s[U(dirhams + seat)] -= paid
+    s[U(dirhams + to)] += paid
+    s[U(s[PAID_AT] + seat)] += paid
+    s[U(s[RECEIVED_AT] + to)] += paid
     s[LAST_PAYMENT_] = paid
     s[LAST_PAID_TO_] = payee if paid > 0 else -1
     s[LAST_BANKRUPT_] = 1 if bankrupt else 0
@@ -608,32 +620,34 @@ def _place(s, a, b, d):
     mover = s[SEAT_]
     p = s[P_]
     placed = s[PLACED_AT] + colour
-    s[placed] += 1
+    s[U(placed)] += 1
     col = s[COLOUR_AT]
     rug = s[RUG_AT]
     # section 7's visible squares: the owners of the covered halves lose them, the mover
     # (who owns the placed colour) gains two
     visible = s[VISIBLE_AT]
-    if s[col + a] >= 0:
-        s[visible + owner(s, s[col + a])] -= 1
-    if s[col + b] >= 0:
-        s[visible + owner(s, s[col + b])] -= 1
-    s[visible + mover] += 2
-    # the rugs under a and b are whole no more; the new one is (section 6.3)
+    # without branches on what lay under the rug (a coin toss the processor mispredicted):
+    # an empty square (-1) takes 0 from seat 0
+    under_a = s[U(col + a)]
+    under_b = s[U(col + b)]
+    s[U(visible + owner(s, max(under_a, 0)))] -= under_a >= 0
+    s[U(visible + owner(s, max(under_b, 0)))] -= under_b >= 0
+    s[U(visible + mover)] += 2
+    # the rugs under a and b are whole no more; the new one is (section 6.3). Without a
+    # whole rug under a, its partner is -1 and offset(-1) is 0: the -1 is written on a's
+    # own entry, which is -1 already (and set below)
     n = s[N_]
     partner = s[PARTNER_AT]
-    if s[partner + a] >= 0:
-        s[partner + a + offset(s[partner + a], n)] = -1
-    if s[partner + b] >= 0:
-        s[partner + b + offset(s[partner + b], n)] = -1
-    s[partner + a] = d
-    s[partner + b] = (d + 2) & 3
-    s[col + a] = colour
-    s[col + b] = colour
-    s[rug + a] = s[placed]
-    s[rug + b] = s[placed]
-    s[s[RUGS_LEFT_AT] + colour] -= 1
-    s[s[SEAT_LEFT_AT] + mover] -= 1
+    s[U(partner + a + offset(s[U(partner + a)], n))] = -1
+    s[U(partner + b + offset(s[U(partner + b)], n))] = -1
+    s[U(partner + a)] = d
+    s[U(partner + b)] = (d + 2) & 3
+    s[U(col + a)] = colour
+    s[U(col + b)] = colour
+    s[U(rug + a)] = s[U(placed)]
+    s[U(rug + b)] = s[U(placed)]
+    s[U(s[RUGS_LEFT_AT] + colour)] -= 1
+    s[U(s[SEAT_LEFT_AT] + mover)] -= 1
     if s[FLAGS_] & FLAG_ORIENT_AT_END:
         # section 3, variant: orient for the next player, except after the game's last rug
         for seat in range(p):
