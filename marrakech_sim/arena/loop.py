@@ -22,17 +22,15 @@ from marrakech_sim.rules import core as k
 
 
 def _turn(s: np.ndarray, action: int, moves: np.ndarray, records: bool) -> int:
-    """turns.record_turn (records) or the rules' apply_action alone (compiled code only:
+    """turns.record_turn (records) or the rules' apply_legal alone (compiled code only:
     the body is chosen by the overload below, on the compile-time constant `records`)."""
     raise NotImplementedError("compiled code only (numba overload)")
 
 
-def _inline_quiet(expr, caller, callee) -> bool:
-    """Inline _turn where it is the rules alone (records False), not record_turn."""
-    return not callee.signature.args[3].literal_value
-
-
-@overload(_turn, inline=_inline_quiet)  # record_turn not inlined: tripled the compile (29 -> 88 s)
+# Not inlined: inlining the rules into the loop without records took that loop from 0.64
+# to 0.68 of the C loop (bench_vs_c) but the default study's first compile from 29 to
+# 80 s; inlining record_turn tripled it (29 -> 88 s)
+@overload(_turn)
 def _turn_overload(s, action, moves, records):
     if not isinstance(records, types.BooleanLiteral):
         return None
