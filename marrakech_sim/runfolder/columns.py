@@ -61,6 +61,15 @@ def hybrid_bound(n: int, bit_width: int) -> int:
     return (n // 8 + 2) * (max(bit_width, 13) + 1) + 16
 
 
+@njit(cache=True, inline="always")
+def _new_literal_run(out, header, groups, pos):
+    """Close the open bit-packed run (if any; header is -1 when none is) and open one
+    whose header byte is at pos: the new (header, groups, pos)."""
+    if header >= 0:
+        out[header] = (groups << 1) | 1
+    return pos, 0, pos + 1
+
+
 @njit(cache=True)
 def rle_hybrid(values, lo, bit_width, out, pos):
     """Write values - lo (each in [0, 2**bit_width)) as Parquet's RLE / bit-packed hybrid.
@@ -91,11 +100,7 @@ def rle_hybrid(values, lo, bit_width, out, pos):
             uniform = word == (np.int64(values[at]) - lo) * spread
             if not uniform:
                 if header < 0 or groups == _MAX_LITERAL_GROUPS:
-                    if header >= 0:
-                        out[header] = (groups << 1) | 1
-                    header = pos
-                    pos += 1
-                    groups = 0
+                    header, groups, pos = _new_literal_run(out, header, groups, pos)
                 # the whole word in one 8-byte store (the compiler merges the byte stores):
                 # the bytes past bit_width are written over by what follows
                 to = np.uint64(pos)
@@ -132,11 +137,7 @@ def rle_hybrid(values, lo, bit_width, out, pos):
             i += run
             continue
         if header < 0 or groups == _MAX_LITERAL_GROUPS:
-            if header >= 0:
-                out[header] = (groups << 1) | 1
-            header = pos
-            pos += 1
-            groups = 0
+            header, groups, pos = _new_literal_run(out, header, groups, pos)
         # wide values, or the last group (padded with zeros)
         acc = np.int64(0)
         bits = 0
