@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -307,3 +308,28 @@ def test_a_rate_constant_in_every_block_has_no_interval() -> None:
     got = _finish_win_rates(["strategy"], tab)
     assert got["constant"].tolist() == [True, False]
     assert np.isnan(got.loc[0, "lo"]) and got.loc[1, "lo"] == 0.6
+
+
+def test_at_a_glance_gives_the_mixed_games_means_on_their_row_only(
+    skill_run: tuple[Path, Path],
+) -> None:
+    """The first screen's table has a row per player model (the mix, each level in
+    self-play) for its seat gap, but its game means (length, bankruptcies, margin, the
+    lead, choices) are of the mixed games: on the mix's row, equal to variant_summary
+    (which reads the mixed games alone), and on no self-play row."""
+    _, folder = skill_run
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    lines = md[md.index("**At a glance") :].splitlines()[2:]
+    table = itertools.takewhile(lambda x: x.startswith("|"), lines)
+    rows = [[c.strip() for c in x.strip("|").split("|")] for x in table if "---" not in x][1:]
+    models = [r[1] for r in rows]
+    assert sorted(models) == sorted(
+        ["mix: greedy, greedy-area, random"] + [f"{s} players in every seat" for s in LEVELS]
+    )
+    means = pd.read_csv(folder / "variant_summary.csv").set_index("metric")
+    m = means.loc["turns"]
+    for row in rows:
+        if row[1].startswith("mix: "):
+            assert row[3] == f"{m['mean']:.1f} [{m['lo']:.1f}, {m['hi']:.1f}]"
+        else:
+            assert row[3:] == ["-"] * 5, row

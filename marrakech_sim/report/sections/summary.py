@@ -56,10 +56,12 @@ GLOSSARY = (
 
 
 def at_a_glance(rt: ReportTables) -> Table | None:
-    """The compact table: per rule set and player count of the study's mixed games, the
-    largest seat gap (the family's interval), the mean game length, the bankruptcy rate,
-    the winning margin, the turn from which the winner leads for good (from the moves'
-    sample) and the legal choices per turn (from replayed games), with 95% intervals."""
+    """The compact table: per rule set, player count and player model, the largest seat
+    gap (the family's interval); on the row of the rule set's mixed games, also their
+    mean game length, bankruptcy rate, winning margin, the turn from which the winner
+    leads for good (from the moves' sample) and the legal choices per turn (from replayed
+    games), with 95% intervals. Those means are of the mixed games alone (the self-play
+    games are player models of their own), so a self-play row shows none of them."""
     t = rt.tables
     table = or_empty(t.findings)
     means = t.variant_summary
@@ -84,17 +86,18 @@ def at_a_glance(rt: ReportTables) -> Table | None:
             return f"{mean:.1f}{unit} [{lo:.1f}, {hi:.1f}]"
 
         model_words = str(model).replace("the study's mix of ", "mix: ")
-        rows.append(
-            [
-                f"{findings.title(ruleset)}, {players} players",
-                model_words,
-                gap,
+        if model == findings.mixed_model(t, ruleset):
+            means_of_mix = [
                 metric("turns", ""),
                 metric("bankrupt", "%", 100.0),
                 metric("margin", ""),
                 metric("decided_turn", ""),
                 choices_per_turn(t.choices, ruleset),
             ]
+        else:  # a self-play model: the means above are of the mixed games, not of these
+            means_of_mix = ["-"] * 5
+        rows.append(
+            [f"{findings.title(ruleset)}, {players} players", model_words, gap, *means_of_mix]
         )
     header = [
         "rule set",
@@ -106,7 +109,8 @@ def at_a_glance(rt: ReportTables) -> Table | None:
         "winner leads for good from turn",
         "choices per turn (replayed games)",
     ]
-    return ("At a glance (seat gap: the family's interval; the rest 95%)", header, rows)
+    title = "At a glance (seat gap: the family's interval; the rest 95%, of the mixed games)"
+    return (title, header, rows)
 
 
 def choices_per_turn(choices: pd.DataFrame, ruleset: str) -> str:
