@@ -9,8 +9,9 @@ the data has (rule set, player count, player model; never across groups):
   seat 0's, so only seat 0 is tested), in the study's mixed games (``seat_shares``), or
   per skill level where the study declares levels (``skill_seats``);
 - **skill**: how a seat's effect changes with skill: a line on the levels' measured
-  strength where one fits (``skill_trends``; its lack-of-fit test at 5%), else each step
-  between neighbouring levels (``skill_steps``);
+  strength where one fits (``skill_trends``; its lack-of-fit test at 5%), judged on the
+  line's change from the weakest to the strongest level, else each step between
+  neighbouring levels (``skill_steps``);
 - **variant**: each variant against its base, per metric (``variant_comparison``), or per
   skill level and seat / metric (``skill_variants``, ``skill_metric_variants``);
 - **strategy order**: the top strategy's Elo gap over the second (``ratings``).
@@ -36,7 +37,7 @@ import pandas as pd
 from marrakech_sim.report.fmt import count, interval, pct, pp
 from marrakech_sim.report.tables import ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
-from marrakech_sim.stats import estimators, verdicts
+from marrakech_sim.stats import estimators, trends, verdicts
 from marrakech_sim.stats.winrates import LINEUP_SEP
 
 ALPHA = 0.05  # the family's error rate
@@ -305,20 +306,24 @@ def _step_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
                 f"{r.level_set}: {names}): on the levels' measured strength "
                 f"({r.elo_from:.0f} to {r.elo_to:.0f} Elo) a line fits (lack of fit "
                 f"chi-square {r.lack_of_fit:.1f} on {r.lack_of_fit_df} df, p = "
-                f"{r.lack_of_fit_p:.2f}); the effect {_direction(r, f)} by {_value(f)}, "
-                f"from {pp(r.weakest_fit_pp)} to {pp(r.strongest_fit_pp)} on "
-                f"the line. {tail(f)}"
+                f"{r.lack_of_fit_p:.2f}; slope {pp(r.slope_pp)} per 100 Elo); from "
+                f"the weakest to the strongest level the effect {_direction(r, f)} by "
+                f"{_value(f)}, from {pp(r.weakest_fit_pp)} to {pp(r.strongest_fit_pp)} "
+                f"on the line. {tail(f)}"
             )
 
+        # judged on the line's change over the levels' range, not per 100 Elo: a slope
+        # within the margin per 100 Elo can add up to many margins over 1,600 Elo
+        span = (float(r.elo_to) - float(r.elo_from)) / trends.ELO_STEP
         yield Test(
             "skill trend",
             str(r.ruleset),
             int(r.players),
             f"skill levels ({r.level_set})",
             player(r.seat),
-            float(r.slope_pp),
-            float(r.se_pp),
-            "pp per 100 Elo",
+            float(r.slope_pp) * span,
+            float(r.se_pp) * span,
+            "pp over the levels' range",
             options.matters_pp,
             0,
             say,

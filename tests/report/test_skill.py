@@ -170,16 +170,34 @@ def test_a_v_shape_is_not_called_a_trend() -> None:
 
 def test_a_line_that_fits_is_a_trend_with_and_without_random() -> None:
     """A straight decline on four measured levels is one trend finding over every level
-    and one over the levels other than random, each judged per 100 Elo."""
+    and one over the levels other than random, each judged on the line's change over its
+    levels' range (-0.5 pp per 100 Elo: -5.5 pp over 800-1,900 Elo, -2 pp over 1,500-1,900)."""
     names = ["random", "greedy", "b1", "b2"]
     elo = [800.0, 1500.0, 1700.0, 1900.0]
     effects = [6.0 - 0.5 * (x - 800) / 100 for x in elo]
     table = _family(_seats(effects, [0.2] * 4, names), _strength(names, elo))
     lines = table.loc[table["question"] == "skill trend"]
     assert sorted(lines["model"]) == ["skill levels (every level)", "skill levels (without random)"]
-    assert lines["estimate"].tolist() == pytest.approx([-0.5, -0.5])
+    assert lines["estimate"].tolist() == pytest.approx([-5.5, -2.0])
+    assert (lines["unit"] == "pp over the levels' range").all()
     assert (table["question"] == "skill step").sum() == 0
     assert all("shrinks as skill rises" in s for s in lines["sentence"])
+
+
+def test_a_slope_small_per_100_elo_is_not_negligible_over_a_wide_range() -> None:
+    """-0.2 pp per 100 Elo (within the 1 pp margin per 100 Elo) over 1,650 Elo is a change
+    of -3.3 pp: with tight intervals that matters, and it is never called negligible (the
+    audit's case: a trend called negligible per 100 Elo that added up to 3 pp)."""
+    names = ["random", "placement-only", "greedy", "expert-fast"]
+    elo = [570.0, 1540.0, 1910.0, 2220.0]
+    effects = [4.0 - 0.2 * (x - 570) / 100 for x in elo]
+    table = _family(_seats(effects, [0.1] * 4, names), _strength(names, elo))
+    line = table.loc[
+        (table["question"] == "skill trend") & (table["model"] == "skill levels (every level)")
+    ].iloc[0]
+    assert line["estimate"] == pytest.approx(-3.3)
+    assert line["verdict"] == "matters"
+    assert "-3.3 pp" in line["sentence"] and "slope -0.2 pp per 100 Elo" in line["sentence"]
 
 
 def test_levels_not_separated_in_strength_give_no_line() -> None:
