@@ -281,9 +281,15 @@ def _print_summary(run_dir: Path) -> None:
 
     summary = summarize_run(run_dir)
     click.echo(f"{summary['games']:,} games, {summary['errors']:,} ended in a strategy fault")
-    if "strategies" not in summary:
+    if "seats" not in summary:
         return
-    click.echo("\nwin share per strategy (95% block-aware interval; fair = 1/players):")
+    if len(summary["strategies"]):
+        click.echo(
+            "\nwin share per strategy in games between different strategies "
+            "(95% block-aware interval; fair = 1/players):"
+        )
+    else:  # self-play only: each strategy wins its fair share by construction
+        click.echo("\nwin share per strategy: none (every game is self-play)")
     for row in summary["strategies"].itertuples():
         click.echo(
             f"  {row.ruleset:<16} {row.strategy:<20} {_share(row.rate)}  "

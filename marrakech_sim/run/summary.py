@@ -3,8 +3,11 @@
 Computed in DuckDB, straight from the Parquet parts: the games of each (group, block) are
 summed first, then only five sums per group are kept (the block-clustered ratio of
 `stats`' win rates, in one pass as the report computes it), so memory stays flat however
-many games the run holds. The figures equal `stats.win_rates(games, seats, by=("ruleset",))`
-and `stats.seat_win_shares(games, seats)` on the same tables.
+many games the run holds. The figures equal `stats.seat_win_shares(games, seats)` on the
+same tables, and `stats.win_rates(games, seats, by=("ruleset",))` on the games between
+different strategies: in a self-play game (one strategy in every seat) each strategy wins
+its fair share by construction, which says nothing of its strength and would pull its
+share toward the fair one (the report leaves them out of its win rates too).
 """
 
 from __future__ import annotations
@@ -27,9 +30,14 @@ _BLOCKS = """
     SELECT {keys}, g.block, SUM(s.win_share)::DOUBLE AS y, COUNT(*)::DOUBLE AS m,
            SUM(1.0 / g.players)::DOUBLE AS fair
     FROM read_parquet({seats}) s JOIN read_parquet({games}) g USING (game_id)
-    WHERE g.end_reason <> 'error'
+    WHERE g.end_reason <> 'error'{only}
     GROUP BY ALL
 """
+# the games between different strategies, where the manifest does not list the matches
+_MIXED = """ AND game_id IN (
+        SELECT game_id FROM read_parquet({seats})
+        GROUP BY game_id HAVING COUNT(DISTINCT strategy) > 1
+    )"""
 _GROUPS = """
     SELECT {names}, SUM(y) AS total, SUM(m) AS n, COUNT(*) AS n_blocks, SUM(y * y) AS syy,
            SUM(y * m) AS sym, SUM(m * m) AS smm, SUM(fair) AS fair
@@ -42,7 +50,8 @@ def summarize_run(run_dir: str | Path, level: float = DEFAULT_LEVEL) -> dict[str
 
     Returns a dict: ``games``, ``errors``, and, when some game ended normally,
     ``strategies`` (ruleset, strategy, wins, n_seat_games, n_blocks, rate, lo, hi,
-    fair_share, ...) and ``seats`` (players, ruleset, seat, wins, n_games, n_blocks, share,
+    fair_share, ...; from the games between different strategies, no row when every game
+    is self-play) and ``seats`` (players, ruleset, seat, wins, n_games, n_blocks, share,
     lo, hi, fair_share, ...). An interval is NaN when its group has one block.
     """
     games_files = [p for _, p in runfolder.iter_parts(run_dir, "games")]
@@ -62,7 +71,9 @@ def summarize_run(run_dir: str | Path, level: float = DEFAULT_LEVEL) -> dict[str
             games, errors = (int(x) for x in counts[0])
             out: dict[str, Any] = {"games": games, "errors": errors}
             if games - errors > 0:
-                strategies = _groups(con, games_files, seats_files, ["ruleset", "strategy"])
+                mixed = _between_strategies(run_dir, seats_files)
+                names = ["ruleset", "strategy"]
+                strategies = _groups(con, games_files, seats_files, names, mixed)
                 seats = _groups(con, games_files, seats_files, ["players", "ruleset", "seat"])
                 out["strategies"] = _rates(strategies, level).rename(
                     columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"}
@@ -75,11 +86,28 @@ def summarize_run(run_dir: str | Path, level: float = DEFAULT_LEVEL) -> dict[str
     return out
 
 
+def _between_strategies(run_dir: str | Path, seats: list[Path]) -> str:
+    """The SQL condition that keeps the games between different strategies: the self-play
+    matches (one strategy name in the line-up) left out by id, from the manifest; by
+    each game's seats where the manifest lists no matches."""
+    matches = runfolder.read_manifest(run_dir).matches
+    if matches is None:
+        return _MIXED.format(seats=_files(seats))
+    alone = [int(m["match_id"]) for m in matches if len(set(m["lineup"])) == 1]
+    return f" AND g.match_id NOT IN ({', '.join(map(str, alone))})" if alone else ""
+
+
 def _groups(
-    con: duckdb.DuckDBPyConnection, games: list[Path], seats: list[Path], names: list[str]
+    con: duckdb.DuckDBPyConnection,
+    games: list[Path],
+    seats: list[Path],
+    names: list[str],
+    only: str = "",
 ) -> pd.DataFrame:
+    """Per group of `names` the block sums of `_GROUPS`, of the games `only` keeps (an SQL
+    condition after the games' own, or every game)."""
     keys = ", ".join(f"s.{n}" if n in ("strategy", "seat") else f"g.{n}" for n in names)
-    blocks = _BLOCKS.format(keys=keys, seats=_files(seats), games=_files(games))
+    blocks = _BLOCKS.format(keys=keys, seats=_files(seats), games=_files(games), only=only)
     return con.execute(_GROUPS.format(names=", ".join(names), blocks=blocks)).df()
 
 

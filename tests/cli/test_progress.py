@@ -238,3 +238,6 @@ def test_the_closing_summary_numbers_players_from_one_with_their_count(
     named = sorted(re.findall(r"player \d of \d", "\n".join(seat_lines)))
     assert named == [f"player {s} of {n}" for n, s in [(2, 1), (3, 1), (2, 2), (3, 2), (3, 3)]]
     assert "seat 0" not in out
+    # self-play only: each strategy wins its fair share by construction, so none is printed
+    assert "win share per strategy: none (every game is self-play)" in out
+    assert not re.search(r"^  \S+ +random ", out, re.M)

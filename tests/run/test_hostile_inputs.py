@@ -506,13 +506,20 @@ def test_report_of_a_whole_run_still_works(run_a: Path, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 13. the summary
 
 
+def _between_strategies(games: pd.DataFrame, seats: pd.DataFrame) -> list[pd.DataFrame]:
+    """The games (and their seats) whose seats hold more than one strategy."""
+    mixed = seats.groupby("game_id")["strategy"].nunique().loc[lambda n: n > 1].index
+    return [games.loc[games["game_id"].isin(mixed)], seats.loc[seats["game_id"].isin(mixed)]]
+
+
 def test_summary_equals_the_stats_on_the_whole_tables(run_a: Path) -> None:
-    """The DuckDB summary gives stats.win_rates and stats.seat_win_shares' figures."""
+    """The DuckDB summary gives stats.win_rates (on the games between different
+    strategies) and stats.seat_win_shares' figures (on every game)."""
     from marrakech_sim import stats
 
     games, seats, _ = tables(run_a)
     summary = summarize_run(run_a)
-    expected = stats.win_rates(games, seats, by=("ruleset",))
+    expected = stats.win_rates(*_between_strategies(games, seats), by=("ruleset",))
     got = summary["strategies"]
     for a, b in (("rate", "rate"), ("lo", "lo"), ("hi", "hi"), ("n_seat_games", "n_seat_games")):
         assert got[a].to_numpy() == pytest.approx(expected[b].to_numpy(), rel=1e-9)
@@ -522,6 +529,47 @@ def test_summary_equals_the_stats_on_the_whole_tables(run_a: Path) -> None:
             shares[column].to_numpy(), rel=1e-9
         )
     assert summary["games"] == len(games)
+
+
+def test_summary_leaves_self_play_out_of_the_strategies_shares(tmp_path: Path) -> None:
+    """In a self-play game each strategy wins its fair share by construction: the
+    per-strategy shares come from the games between different strategies only (they equal
+    stats.win_rates on those), the per-seat shares from every game; a run of self-play
+    only prints no strategy share."""
+    from marrakech_sim import stats
+
+    lineups = [["random", "random"], ["greedy", "random"], ["greedy", "greedy"]]
+    data = study_data(
+        strategies={"random": {}, "greedy": {}},
+        schedule={"kind": "lineups", "lineups": lineups},
+        rulesets={"two": {"players": 2}},
+        games_per_lineup=200,
+    )
+    out = tmp_path / "run"
+    run_study(study_from_dict(data), out, workers=0)
+    games, seats, _ = tables(out)
+    summary = summarize_run(out)
+    mixed_games, mixed_seats = _between_strategies(games, seats)
+    assert 0 < len(mixed_games) < len(games)
+    expected = stats.win_rates(mixed_games, mixed_seats, by=("ruleset",))
+    got = summary["strategies"]
+    assert got["strategy"].tolist() == expected["strategy"].tolist()
+    assert got["n_seat_games"].tolist() == [len(mixed_games)] * 2
+    assert got["rate"].to_numpy() == pytest.approx(expected["rate"].to_numpy(), rel=1e-9)
+    assert got["lo"].to_numpy() == pytest.approx(expected["lo"].to_numpy(), rel=1e-9)
+    assert summary["seats"]["n_games"].tolist() == [len(games)] * 2
+    # a manifest without its matches (an older run folder): the games' seats tell
+    older = tmp_path / "older"
+    shutil.copytree(out, older)
+    manifest = json.loads((older / "run.json").read_text())
+    del manifest["matches"]
+    (older / "run.json").write_text(json.dumps(manifest))
+    pd.testing.assert_frame_equal(summarize_run(older)["strategies"], got)
+
+    alone = tmp_path / "alone"
+    data["schedule"] = {"kind": "lineups", "lineups": [lineups[0], lineups[2]]}
+    run_study(study_from_dict(data), alone, workers=0)
+    assert summarize_run(alone)["strategies"].empty
 
 
 def test_lock_file_holds_the_writer_pid(tmp_path: Path) -> None:
