@@ -217,6 +217,20 @@ def generate(
             "common_seeds": paired,
         },
         "games_planned": n_blocks * K,
+        # the matches as a real run lists them (write_chunk's match_id: block % 5 + 5 * rule set)
+        "matches": [
+            {
+                "match_id": lineup + len(LINEUPS) * r,
+                "ruleset": name,
+                "lineup": STRATEGIES[LINEUPS[lineup]].tolist(),
+                "seatings": K,
+                "blocks": int(
+                    np.sum(np.arange(n_blocks) % (2 * len(LINEUPS)) == lineup + len(LINEUPS) * r)
+                ),
+            }
+            for r, name in enumerate(RULESETS)
+            for lineup in range(len(LINEUPS))
+        ],
     }
     (run / "run.json").write_text(json.dumps(manifest))
     for part, first in enumerate(range(0, n_blocks, per)):
