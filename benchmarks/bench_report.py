@@ -197,6 +197,22 @@ def write_chunk(
         )
 
 
+def _matches(n_blocks: int) -> list[dict[str, object]]:
+    """The matches as a real run's run.json lists them: write_chunk's block b plays match
+    b % 10, line-up b % 5 under rule set (b // 5) % 2."""
+    every = 2 * len(LINEUPS)
+    return [
+        {
+            "match_id": m,
+            "ruleset": list(RULESETS)[m // len(LINEUPS)],
+            "lineup": STRATEGIES[LINEUPS[m % len(LINEUPS)]].tolist(),
+            "seatings": K,
+            "blocks": len(range(m, n_blocks, every)),
+        }
+        for m in range(every)
+    ]
+
+
 def generate(
     run: Path, games: int, moves_games: int, chunk_games: int = 500_000, paired: bool = False
 ) -> None:
@@ -217,20 +233,7 @@ def generate(
             "common_seeds": paired,
         },
         "games_planned": n_blocks * K,
-        # the matches as a real run lists them (write_chunk's match_id: block % 5 + 5 * rule set)
-        "matches": [
-            {
-                "match_id": lineup + len(LINEUPS) * r,
-                "ruleset": name,
-                "lineup": STRATEGIES[LINEUPS[lineup]].tolist(),
-                "seatings": K,
-                "blocks": int(
-                    np.sum(np.arange(n_blocks) % (2 * len(LINEUPS)) == lineup + len(LINEUPS) * r)
-                ),
-            }
-            for r, name in enumerate(RULESETS)
-            for lineup in range(len(LINEUPS))
-        ],
+        "matches": _matches(n_blocks),
     }
     (run / "run.json").write_text(json.dumps(manifest))
     for part, first in enumerate(range(0, n_blocks, per)):
