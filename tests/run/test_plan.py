@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from marrakech_sim.run.config import study_from_dict
-from marrakech_sim.run.plan import Plan, block_seeds, lineups_of, seatings
+from marrakech_sim.run.plan import (
+    SEED_GROUP,
+    Plan,
+    block_seeds,
+    lineups_of,
+    seatings,
+    seed_words,
+)
 
 
 def study(**changes: object):  # type: ignore[no-untyped-def]
@@ -89,6 +96,17 @@ def test_block_seeds_come_from_seedsequence_spawn() -> None:
     for b, seed in zip(blocks, got, strict=True):
         assert seed == children[b // 1024].generate_state(1024, np.uint64)[b % 1024]
     assert (block_seeds(42, blocks[::-1]) == got[::-1]).all()
+
+
+def test_seed_words_are_seedsequence_generate_state() -> None:
+    """The tabled hash gives numpy's own words, for any entropy, child and count."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        seq = np.random.SeedSequence(
+            int(rng.integers(0, 2**63)), spawn_key=(int(rng.integers(0, 2**40)),)
+        )
+        count = int(rng.integers(1, SEED_GROUP + 1))
+        assert (seed_words(seq.pool, count) == seq.generate_state(count, np.uint64)).all()
 
 
 def reference_blocks(plan: Plan) -> dict[str, np.ndarray]:
