@@ -278,13 +278,76 @@ def owner(s, colour):
 def region_size(s, sq):
     """Squares in the 4-connected region of the visible colour at `sq` (RULES.md section 5).
 
-    Zero for an empty square. Uses the scratch section as the queue and clears its marks.
+    Zero for an empty square. On boards of up to 8 x 8 the region grows as a bit set
+    (`_region_bits`); on larger ones it is a breadth-first fill (`_region_fill`).
     """
-    n = s[N_]
     col = s[COLOUR_AT]
     colour = s[U(col + sq)]
     if colour < 0:
         return 0
+    if s[N_] <= BIT_BOARDS:
+        return _region_bits(s, sq, colour)
+    return _region_fill(s, sq, colour)
+
+
+# Boards of up to 8 x 8 squares fit one 64-bit word, bit y * n + x a square. A region then
+# grows by whole steps, each square's four neighbours at once: (region shifted by 1, n,
+# -1, -n) & (squares of the colour), until it stops growing. Shifting by 1 carries a
+# square of the last column onto the first of the next row (and -1 the other way);
+# FIRST_COLUMN and LAST_COLUMN mask those out. Against the fill, a random 4-player game
+# took 4.4 us instead of 5.1 (the fill was a fifth of the loop's time).
+BIT_BOARDS = 8
+
+
+def _column_masks(x_of: str) -> np.ndarray:
+    """Per board size n <= BIT_BOARDS, the bits of the squares of its first or last column."""
+    out = np.zeros(BIT_BOARDS + 1, np.uint64)
+    for n in range(1, BIT_BOARDS + 1):
+        x = 0 if x_of == "first" else n - 1
+        out[n] = sum(1 << (y * n + x) for y in range(n))
+    return out
+
+
+FIRST_COLUMN = _column_masks("first")
+LAST_COLUMN = _column_masks("last")
+
+
+@njit(cache=True, inline="always")
+def popcount(v):
+    """The number of set bits of a uint64 (SWAR: numba has no popcount of its own)."""
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _region_bits(s, sq, colour):
+    """region_size on a board of at most BIT_BOARDS x BIT_BOARDS, as a bit set."""
+    n = s[N_]
+    col = s[COLOUR_AT]
+    board = np.uint64(0)  # the squares of the colour
+    for i in range(n * n):
+        board |= np.uint64(s[U(col + i)] == colour) << np.uint64(i)
+    one = np.uint64(1)
+    row = np.uint64(n)
+    east = ~FIRST_COLUMN[U(n)]  # where a step to x + 1 may land
+    west = ~LAST_COLUMN[U(n)]  # and a step to x - 1
+    region = one << np.uint64(sq)
+    while True:
+        grown = region | (region << one) & east | (region >> one) & west
+        grown = (grown | (region << row) | (region >> row)) & board
+        if grown == region:
+            return popcount(region)
+        region = grown
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _region_fill(s, sq, colour):
+    """region_size by a breadth-first fill. Uses the scratch section as the queue and
+    clears its marks."""
+    n = s[N_]
+    col = s[COLOUR_AT]
     q = s[SCRATCH_AT]
     # a queued square is marked by shifting its colour out of the colour range; the
     # marks are undone at the end, so the position is unchanged. The queue holds

@@ -87,3 +87,42 @@ def test_kept_data_match_a_recount(variant):
             partner = kept[kept[k.PARTNER_AT] : kept[k.PARTNER_AT] + rules.board_size**2]
             whole_rugs_seen += int(np.count_nonzero(partner >= 0))
     assert whole_rugs_seen > 0
+
+
+def _region_by_search(colours: list[int], sq: int, n: int) -> int:
+    """RULES.md section 5's region, by a plain depth-first search over (x, y)."""
+    colour = colours[sq]
+    if colour < 0:
+        return 0
+    seen, todo = {sq}, [sq]
+    while todo:
+        x, y = todo[-1] % n, todo.pop() // n
+        for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            j = ny * n + nx
+            if 0 <= nx < n and 0 <= ny < n and j not in seen and colours[j] == colour:
+                seen.add(j)
+                todo.append(j)
+    return len(seen)
+
+
+@pytest.mark.parametrize("n", [5, 7, 9, 11])
+def test_region_size_is_the_connected_region(n):
+    """region_size, as a bit set (boards 5 and 7) or a fill (9 and 11), counts the
+    4-connected squares of the colour (none across a row's end), and leaves the position."""
+    rules = Rules(board_size=n, players=4)
+    rng = random.Random(n)
+    for trial in range(300):
+        s = k.initial_state(rules)
+        colours_in_play = rng.choice([1, 2, 4])  # few colours: large, winding regions
+        empty = rng.random() * 0.5
+        board = [
+            -1 if rng.random() < empty else rng.randrange(colours_in_play) for _ in range(n * n)
+        ]
+        s[s[k.COLOUR_AT] : s[k.COLOUR_AT] + n * n] = board
+        before = s.copy()
+        for sq in range(n * n):
+            got = k.region_size(s, sq)
+            assert got == _region_by_search(board, sq, n), (trial, sq, board)
+        scratch = slice(s[k.SCRATCH_AT], s[k.FACES_AT])  # the fill's queue, no position
+        s[scratch] = before[scratch]
+        assert (s == before).all()
