@@ -418,7 +418,9 @@ def protected_half(s, sq):
     own_rugs_fully_coverable exempts the mover's own colours.
     """
     d = s[U(s[PARTNER_AT] + sq)]
-    if d >= 0 and s[FLAGS_] & FLAG_OWN_COVERABLE and owner(s, s[s[COLOUR_AT] + sq]) == s[SEAT_]:
+    # the option first: the same all game, so a well-predicted branch, where d's sign is
+    # a coin toss
+    if s[FLAGS_] & FLAG_OWN_COVERABLE and d >= 0 and owner(s, s[s[COLOUR_AT] + sq]) == s[SEAT_]:
         return -1
     return d
 
@@ -494,10 +496,14 @@ def legal_placement_mask(s):
     assam = ay * n + ax
     small = n <= WALK_BOARDS
     mask = CANDIDATES[U(CANDIDATES_AT[n] + assam)] if small else candidate_mask(ax, ay, n)
+    own = s[FLAGS_] & FLAG_OWN_COVERABLE
     for d1 in range(4):
-        if mask >> (d1 * 4) & 15:  # the square next to Assam in direction d1 is a candidate
+        # section 6.3, without a branch: d is -1 (nothing barred) or a direction. Without
+        # the option, every square next to Assam is read, on the board or not (whether it
+        # is, is a coin toss): off the board, the read falls beside the PARTNER section
+        # (inside the state) and clears a bit of d1's candidates, which are none
+        if own == 0 or mask >> (d1 * 4) & 15:
             d = protected_half(s, assam + offset(d1, n))
-            # section 6.3, without a branch: d is -1 (nothing barred) or a direction
             mask &= ~((d >= 0) * 1 << (d1 * 4 + (d & 3)))
     return assam * 65536 + mask
 
