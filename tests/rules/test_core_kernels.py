@@ -119,6 +119,7 @@ def test_region_size_is_the_connected_region(n):
             -1 if rng.random() < empty else rng.randrange(colours_in_play) for _ in range(n * n)
         ]
         s[s[k.COLOUR_AT] : s[k.COLOUR_AT] + n * n] = board
+        k.k_recount(s)  # the kept sets of each colour's squares (BITS), from the board
         before = s.copy()
         for sq in range(n * n):
             got = k.region_size(s, sq)
