@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,14 @@ def library_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             raise click.ClickException(str(exc)) from exc
 
     return wrapper
+
+
+def quiet_after_stop() -> None:
+    """Ctrl-C stopped the command, which now ends: the objects the signal's exception left
+    half made in a library (llvmlite's, stopped while numba loaded a kernel) complain as
+    they are collected ("Exception ignored in ...", a traceback) after the stop's message.
+    Their complaints are not the user's business: dropped."""
+    sys.unraisablehook = lambda report: None
 
 
 def rule_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from marrakech_sim.cli.common import library_errors, rule_options, rules_from_cli
+from marrakech_sim.cli.common import (
+    library_errors,
+    quiet_after_stop,
+    rule_options,
+    rules_from_cli,
+)
 
 if TYPE_CHECKING:
     from marrakech_sim.live import LiveRow, LiveTotals
@@ -269,8 +274,21 @@ def _play(run_dir: Path, play: Callable[[_Progress], T], level: int, hint: str =
         with run_logging(run_dir, console_level=level), _progress() as progress:
             result = play(progress)
     except RunInterrupted as exc:
+        quiet_after_stop()
         click.echo("", err=True)
         click.echo(f"{exc}{hint}", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:  # outside the runner's games: planning, checking, the report
+        from marrakech_sim import runfolder
+
+        quiet_after_stop()
+        click.echo("", err=True)
+        if (run_dir / runfolder.MANIFEST).exists():
+            click.echo(
+                f"run stopped; resume it with `marrakech run --resume {run_dir}`{hint}", err=True
+            )
+        else:
+            click.echo("run stopped before its first game: run the same command again", err=True)
         sys.exit(130)
     click.echo("", err=True)
     return result

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from marrakech_sim.cli.common import library_errors
+from marrakech_sim.cli.common import library_errors, quiet_after_stop
 
 
 @click.command("tune")
@@ -44,14 +44,16 @@ def tune_command(
     try:
         with run_logging(folder, console_level=logging.WARNING):
             result = run_tune(tune, folder, workers=workers, say=lambda m: click.echo(m, err=True))
+        # (stopped while it writes the report, the tune is done: run again, it writes it)
+        report = write_tune_report(result)
     except (RunInterrupted, KeyboardInterrupt):
         # (the runner's message names the step's run folder; the tune resumes as a whole)
+        quiet_after_stop()
         click.echo("", err=True)
         click.echo(
             "tune stopped; the same command resumes it from its last finished step", err=True
         )
         sys.exit(130)
-    report = write_tune_report(result)
     for item in result.tuned:
         click.echo(
             f"{item.ruleset} at {item.level}: purses {list(item.search.purses)}: "

@@ -50,6 +50,14 @@ WATCH_SECONDS = 0.5
 STOPPED_SECONDS = 10.0
 
 
+#: the signals that stop a run (run.runner), held while a worker is forked
+STOP_SIGNALS = {
+    signal.SIGINT,
+    signal.SIGTERM,
+    *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
+}
+
+
 #: seconds a busy worker may use no CPU at all outside a Python-loop game (whose own
 #: limit is game_seconds) before it is replaced as silent: blocked for good (a lock a
 #: fork copied taken, a hung file system). Playing or writing uses CPU all the time.
@@ -86,6 +94,9 @@ def init_worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop)  # not the parent's handler (forked)
     ignore_hang_up()
+    # a forked worker starts with these blocked (ChunkPool._start): a SIGTERM that came
+    # since is handled here, by _stop
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     logger = logging.getLogger("marrakech_sim")
     # QueueHandler formats the record and puts it: _PipeLog sends it (it has no get)
     logger.handlers[:] = [logging.handlers.QueueHandler(cast(Any, _PipeLog(conn)))]
@@ -242,9 +253,10 @@ class _PipeLog:
 
 def _worker_main(conn: Any, task: Callable[..., ChunkResult], initargs: tuple[Any, ...]) -> None:
     """A worker's life: play the chunks the pool sends until it sends None (or SIGTERM)."""
-    end_with_parent()
-    init_worker(conn, *initargs)
+    # the pool may stop (SIGTERM) a worker that is still starting
     with contextlib.suppress(KeyboardInterrupt):
+        end_with_parent()
+        init_worker(conn, *initargs)
         _serve(_PipeLog(conn), task)
 
 
@@ -355,7 +367,19 @@ class ChunkPool:
             args=(theirs, self.task, (*self.initargs, marker)),
             daemon=True,
         )
-        process.start()
+        # a forked child runs this process's signal handlers (the runner's: SIGTERM raises
+        # StopPlay) until init_worker replaces them: a SIGTERM from close() then raised in
+        # multiprocessing's start of the child, which printed a traceback. Blocked here,
+        # the signals wait for init_worker in the child (this process gets them once
+        # the child is started)
+        before = None
+        if self.method == "fork":
+            before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            process.start()
+        finally:
+            if before is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
         theirs.close()
         return _Worker(process, ours, marker)
 

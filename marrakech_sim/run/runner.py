@@ -14,6 +14,7 @@ import logging.handlers
 import os
 import platform
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -389,8 +390,9 @@ def _execute(
             chunk_done(result, plan, stopper.last if stopper is not None else None)
         return found
 
+    stop = _StopRequest()
     try:
-        with _sigterm_as_ctrl_c() as stop:
+        with _sigterm_as_ctrl_c(stop):
             for warning in unreproducible(prep) if todo else []:
                 log.warning("%s", warning)
             if todo:
@@ -414,13 +416,20 @@ def _execute(
                     player.close(stop=True)
                     raise
                 player.close(stop=stop_at is not None)
+                # a stop that came while the pool closed, its exception dropped where it was
+                # raised, stops the run all the same
+                stop.check()
     except KeyboardInterrupt:
         close_session("interrupted")
-        raise RunInterrupted(
-            f"run interrupted after {played} of {plan.games_planned} games; resume it with "
-            f"`marrakech run --resume {run_dir}`"
-        ) from None
-    except Exception as exc:  # the run stopped on an error: its status says so, not 'running'
+        raise _interrupted(played, plan, run_dir) from None
+    except Exception as exc:
+        if stop.requested:
+            # the stop, as the code it interrupted turned it into an error of its own
+            # (Python 3.11 wraps an exception raised in a class's __set_name__, as in an
+            # import that the signal came in, in a RuntimeError): the run is interrupted
+            close_session("interrupted")
+            raise _interrupted(played, plan, run_dir) from None
+        # the run stopped on an error: its status says so, not 'running'
         with contextlib.suppress(OSError):  # a full disk may refuse this write too
             close_session("failed", error=runfolder.one_line(exc))
         raise
@@ -450,6 +459,13 @@ def _execute(
     )
 
 
+def _interrupted(played: int, plan: Plan, run_dir: Path) -> RunInterrupted:
+    return RunInterrupted(
+        f"run interrupted after {played} of {plan.games_planned} games; resume it with "
+        f"`marrakech run --resume {run_dir}`"
+    )
+
+
 class _StopRequest:
     """Whether a stop signal came: its handler raises `StopPlay`, and `check` raises it
     again where the run can act on it, since Python drops an exception raised while it
@@ -468,14 +484,16 @@ class _StopRequest:
 
 
 @contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[_StopRequest]:
+def _sigterm_as_ctrl_c(stop: _StopRequest) -> Iterator[None]:
     """While a run plays, SIGTERM and SIGHUP stop it as Ctrl-C does (status 'interrupted',
     resumable); in the main thread only, the previous handlers restored after. Both raise
     `StopPlay`, which passes through a game where a strategy's own KeyboardInterrupt is
-    a fault."""
-    stop = _StopRequest()
+    a fault.
+
+    A StopPlay that Python drops (raised in a finaliser or in an at-fork callback, as a
+    worker starts) is not reported on stderr: the stop is kept, and `check` raises it."""
     if threading.current_thread() is not threading.main_thread():
-        yield stop
+        yield
         return
 
     previous = signal.signal(signal.SIGTERM, stop.handler)
@@ -484,9 +502,17 @@ def _sigterm_as_ctrl_c() -> Iterator[_StopRequest]:
     ctrl_c = signal.getsignal(signal.SIGINT)
     if ctrl_c is signal.default_int_handler:
         signal.signal(signal.SIGINT, stop.handler)
+    unraisable = sys.unraisablehook
+
+    def dropped(report: Any) -> None:
+        if not issubclass(report.exc_type, StopPlay):
+            unraisable(report)
+
+    sys.unraisablehook = dropped
     try:
-        yield stop
+        yield
     finally:
+        sys.unraisablehook = unraisable
         signal.signal(signal.SIGTERM, previous)
         if HANG_UP is not None:
             signal.signal(HANG_UP, hang_up)

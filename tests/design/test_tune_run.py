@@ -127,20 +127,47 @@ def test_a_killed_tune_resumes_from_its_last_finished_step(
 def test_ctrl_c_stops_a_tune_with_one_line_saying_how_to_resume(tmp_path: Path) -> None:
     """SIGINT while a step plays ends `marrakech tune` with exit code 130, no traceback, and
     a line saying that the same command resumes it."""
+    from terminal import start_in_terminal
+
     (tmp_path / "tiny.toml").write_text(CONFIG)
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [str(MARRAKECH), "tune", str(tmp_path / "tiny.toml"), "--out", str(out)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    # SIGINT at its default in the tune: a test process started as a shell's background
+    # job has it ignored, the tune inherited that, and played to the end (exit 0)
+    proc = start_in_terminal(
+        [str(MARRAKECH), "tune", str(tmp_path / "tiny.toml"), "--out", str(out)]
     )
     deadline = time.monotonic() + 300
     while not list((out / "steps").glob("*/*/*.run/run.json")):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, raw = proc.communicate(timeout=120)
+    err = raw.decode()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert "tune stopped; the same command resumes it from its last finished step" in err
+
+
+def test_ctrl_c_as_the_tune_writes_its_report_says_how_to_resume(
+    tiny: TuneResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the last step, while the report is written, ends `marrakech tune` as
+    one in a step does (it ended with click's 'Aborted!', exit code 1)."""
+    from click.testing import CliRunner
+
+    from marrakech_sim.cli.tune import tune_command
+    from marrakech_sim.design import tune_report, tuning
+
+    def stopped(result: TuneResult) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tuning, "run_tune", lambda *args, **kwargs: tiny)
+    monkeypatch.setattr(tune_report, "write_tune_report", stopped)
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # the command sets it
+    (tmp_path / "tiny.toml").write_text(CONFIG)
+    args = [str(tmp_path / "tiny.toml"), "--out", str(tmp_path / "out"), "--workers", "0"]
+    result = CliRunner().invoke(tune_command, args)
+    assert result.exit_code == 130, result.output
+    assert "tune stopped; the same command resumes it from its last finished step" in (
+        result.output
+    )
