@@ -22,21 +22,21 @@ from marrakech_sim.rules import core as k
 
 
 def _turn(s: np.ndarray, action: int, moves: np.ndarray, records: bool) -> int:
-    """turns.record_turn (records) or the rules' apply_legal alone (compiled code only:
+    """turns.record_legal_turn (records) or the rules' apply_legal alone (compiled code only:
     the body is chosen by the overload below, on the compile-time constant `records`)."""
     raise NotImplementedError("compiled code only (numba overload)")
 
 
 # Not inlined: inlining the rules into the loop without records took that loop from 0.64
 # to 0.68 of the C loop (bench_vs_c) but the default study's first compile from 29 to
-# 80 s; inlining record_turn tripled it (29 -> 88 s)
+# 80 s; inlining the turn recorder tripled it (29 -> 88 s)
 @overload(_turn)
 def _turn_overload(s, action, moves, records):
     if not isinstance(records, types.BooleanLiteral):
         return None
-    if records.literal_value:
-        return lambda s, action, moves, records: t.record_turn(s, action, moves)
     # the twins' actions are legal (checked in _play): the rules without their checks
+    if records.literal_value:
+        return lambda s, action, moves, records: t.record_legal_turn(s, action, moves)
     return lambda s, action, moves, records: k.apply_legal(s, action)
 
 
@@ -46,7 +46,7 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, words, search
     memory[seat, :words[seat]]: each seat's memory of the game (zero at its start).
     records: a compile-time constant, whether the turns are written into `moves`.
 
-    One call of turns.record_turn for every phase, so the rules (inlined into it) are
+    One call of turns.record_legal_turn for every phase, so the rules (inlined into it) are
     compiled into this loop once.
     """
     while True:

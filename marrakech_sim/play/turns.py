@@ -152,6 +152,26 @@ def record_turn(s, action, moves):
     result = k.apply_action(s, action)
     if result < 0:
         return result
+    _write_row(s, phase, turn, seat, action, moves)
+    return result
+
+
+@njit(cache=True, inline="always")
+def record_legal_turn(s, action, moves):
+    """record_turn for an action the kernels offered as legal (see rules.core.apply_legal:
+    a placement with the square next to Assam first), without the rules' checks: the
+    compiled loop's, whose twins choose from the legal lists (checked there)."""
+    phase = s[k.PHASE_]
+    turn = s[k.TURN_]
+    seat = s[k.SEAT_]
+    result = k.apply_legal(s, action)
+    _write_row(s, phase, turn, seat, action, moves)
+    return result
+
+
+@njit(cache=True, inline="always")
+def _write_row(s, phase, turn, seat, action, moves):
+    """The row of turn `turn`, from the action `seat` took in `phase` and the state after it."""
     moves[turn, M_SEAT] = seat
     if phase == k.PHASE_DRAW:
         moves[turn, M_COLOUR] = action
@@ -183,7 +203,6 @@ def record_turn(s, action, moves):
         moves[turn, M_X2] = x2
         moves[turn, M_Y2] = y2
         _write_visible(s, moves, turn)
-    return result
 
 
 @njit(cache=True, _nrt=False)
