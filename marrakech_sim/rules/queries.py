@@ -12,8 +12,7 @@ section. `marrakech_sim.play.view.GameView` is their friendly face.
 
 from __future__ import annotations
 
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from marrakech_sim.rules import core as k
 
@@ -34,17 +33,6 @@ F_COVERED_SEATS = 4  # bit mask of the seats whose halves it covers
 
 
 FEATURES = 5
-
-
-@intrinsic
-def _popcount(typingctx, x):
-    """The number of set bits of an integer (one instruction)."""
-    sig = types.int64(x)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(context.cast(builder, args[0], signature.args[0], types.int64))
-
-    return sig, codegen
 
 
 @njit(cache=True, inline="always")
@@ -108,31 +96,6 @@ def k_payment_totals(s, rotation, payer, payee, out):
             out[1] += min(due, have)
             if due > have:
                 out[2] += 1
-
-
-@njit(cache=True, inline="always")
-def _board_bits(n):
-    """(all squares, all but column N-1, all but column 0) as bitboards."""
-    first = 0
-    for y in range(n):
-        first |= 1 << (y * n)
-    return (1 << (n * n)) - 1, ~(first << (n - 1)), ~first
-
-
-@njit(cache=True, inline="always")
-def _flood(r, m, n, not_last, not_first):
-    """The squares of m 4-connected (RULES.md section 5) to r, a subset of m."""
-    # a step west (>> 1) must not wrap to the row above's last column, a step east
-    # (<< 1) not to the next row's first; north and south fall off the board. Most
-    # regions are reached within three steps, taken without a test: the exit of a loop
-    # whose length varies is a mispredicted branch, dearer than a step.
-    for _ in range(3):
-        r = (r | ((r >> 1) & not_last) | ((r << 1) & not_first) | (r >> n) | (r << n)) & m
-    while True:
-        g = (r | ((r >> 1) & not_last) | ((r << 1) & not_first) | (r >> n) | (r << n)) & m
-        if g == r:
-            return r
-        r = g
 
 
 @njit(cache=True, inline="always")
@@ -206,10 +169,10 @@ def prepare_regions(s):
     """
     n = s[k.N_]
     nn = n * n
-    if nn >= 64:
+    if n > k.BIT_BOARDS:
         k_label_regions(s)
         return 0, 0, 0, 0, 0, 0, 0
-    full, not_last, not_first = _board_bits(n)
+    full, not_last, not_first = k.board_bits(n)
     col = s[k.COLOUR_AT]
     p0 = 0
     p1 = 0
@@ -229,7 +192,7 @@ def _region_size(s, sq, c, rb):
     """Squares of the region at sq, whose colour c >= 0 is given (rb from prepare_regions)."""
     full, not_last, not_first, _, _, _, _ = rb
     if full:
-        return _popcount(_flood(1 << sq, _colour_mask(c, rb), s[k.N_], not_last, not_first))
+        return k.popcount(k.flood(1 << sq, _colour_mask(c, rb), s[k.N_], not_last, not_first))
     lab = s[k.SCRATCH_AT]
     return s[lab + s[k.N_] * s[k.N_] + s[lab + sq]]
 
@@ -301,7 +264,7 @@ def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):
     if full:
         n = s[k.N_]
         rug = (1 << (y1 * n + x1)) | (1 << (y2 * n + x2))
-        return _popcount(_flood(rug, own | rug, n, not_last, not_first))
+        return k.popcount(k.flood(rug, own | rug, n, not_last, not_first))
     return _labelled_rug_region(s, x1, y1, x2, y2, stamp)
 
 
