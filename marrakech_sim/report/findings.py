@@ -37,7 +37,7 @@ import pandas as pd
 from marrakech_sim.report.fmt import count, interval, pct, pp
 from marrakech_sim.report.tables import ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
-from marrakech_sim.stats import estimators, trends, verdicts
+from marrakech_sim.stats import estimators, verdicts
 from marrakech_sim.stats.winrates import LINEUP_SEP
 
 ALPHA = 0.05  # the family's error rate
@@ -314,15 +314,14 @@ def _step_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
 
         # judged on the line's change over the levels' range, not per 100 Elo: a slope
         # within the margin per 100 Elo can add up to many margins over 1,600 Elo
-        span = (float(r.elo_to) - float(r.elo_from)) / trends.ELO_STEP
         yield Test(
             "skill trend",
             str(r.ruleset),
             int(r.players),
             f"skill levels ({r.level_set})",
             player(r.seat),
-            float(r.slope_pp) * span,
-            float(r.se_pp) * span,
+            float(r.change_pp),
+            float(r.change_se_pp),
             "pp over the levels' range",
             options.matters_pp,
             0,

@@ -57,6 +57,13 @@ class Line:
         """The line's effect at strength ``x`` (Elo)."""
         return self.intercept + self.slope * (x - self.centre) / ELO_STEP
 
+    def change(self, lo: float, hi: float) -> tuple[float, float]:
+        """The line's change from strength ``lo`` to ``hi`` (Elo) and its standard error,
+        the strengths taken as known (as the fit takes them): a slope small per
+        ``ELO_STEP`` can add up to a large change over a wide range."""
+        steps = (hi - lo) / ELO_STEP
+        return self.slope * steps, self.se * abs(steps)
+
 
 def heterogeneity(values: np.ndarray, ses: np.ndarray) -> Heterogeneity:
     """Cochran's Q of effects ``values`` with standard errors ``ses`` (all > 0)."""

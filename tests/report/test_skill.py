@@ -98,6 +98,13 @@ def test_lines_and_q_are_statsmodels_wls() -> None:
     assert got.se == pytest.approx(fit.bse[1], rel=1e-9)
     assert got.p == pytest.approx(fit.pvalues[1], rel=1e-6)
     assert got.lack_of_fit == pytest.approx(fit.ssr, rel=1e-9) and got.df == 2
+    # the change from the weakest to the strongest level: a contrast of the coefficients
+    contrast = np.array([0.0, (elo.max() - elo.min()) / 100])
+    change, change_se = got.change(float(elo.min()), float(elo.max()))
+    test = fit.t_test(contrast)
+    assert change == pytest.approx(float(test.effect[0]), rel=1e-9)
+    assert change == pytest.approx(got.at(float(elo.max())) - got.at(float(elo.min())))
+    assert change_se == pytest.approx(float(test.sd[0, 0]), rel=1e-9)
     flat = sm.WLS(effect, np.ones((4, 1)), weights=1 / se**2).fit()
     het = trends.heterogeneity(effect, se)
     assert het.q == pytest.approx(flat.ssr, rel=1e-9) and het.df == 3

@@ -319,6 +319,7 @@ def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str
     cols = ["players", "ruleset", "seat", "level_set", "levels", "names", "distinct"]
     cols += ["slope_pp", "se_pp", "p", "lack_of_fit", "lack_of_fit_df", "lack_of_fit_p"]
     cols += ["q", "q_df", "q_p", "weakest_fit_pp", "strongest_fit_pp", "elo_from", "elo_to"]
+    cols += ["change_pp", "change_se_pp"]
     rows: list[dict[str, Any]] = []
     if seats.empty or strength.empty:
         return pd.DataFrame(rows, columns=cols)
@@ -342,6 +343,7 @@ def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str
             ses = np.maximum(chosen["se_pp"].to_numpy(dtype="float64"), 1e-9)
             fit = trends.line(x, values, ses)
             het = trends.heterogeneity(values, ses)
+            change, change_se = fit.change(float(x.min()), float(x.max()))
             rows.append(
                 {
                     "players": int(players),
@@ -364,6 +366,8 @@ def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str
                     "strongest_fit_pp": fit.at(float(x.max())),
                     "elo_from": float(x.min()),
                     "elo_to": float(x.max()),
+                    "change_pp": change,
+                    "change_se_pp": change_se,
                 }
             )
     return pd.DataFrame(rows, columns=cols)
