@@ -54,6 +54,7 @@ from marrakech_sim.run.config import Study
 from marrakech_sim.run.pool import (
     WORKER,
     ChunkPool,
+    end_with_parent,
     game_limit,
     ignore_hang_up,
     log_chunk,
@@ -250,7 +251,8 @@ def local_cluster(workers: int, *, fork: bool = False) -> Iterator[LocalCluster]
 
 
 def dask_setup(worker: Any) -> None:
-    """Dask's preload hook, run in a LocalCluster's workers as they start.
+    """Dask's preload hook, run in a LocalCluster's workers as they start (their parent is
+    this machine's run process, where the nannies run).
 
     Ctrl-C reaches the whole process group; the run stops the cluster itself (as with
     worker processes, `run.pool`), so the workers need not die with a traceback each.
@@ -259,6 +261,11 @@ def dask_setup(worker: Any) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ignore_hang_up()
+    # ended by the kernel with the run's process, as run.pool's workers are. Dask's own
+    # watch (a pipe whose other end only the parent holds) fails for workers forked from
+    # one process: when two nannies start at once, each worker can inherit the other's
+    # end, and after a kill -9 of the run both lived on (seen once in a full test suite)
+    end_with_parent()
     # a forked worker has the run's handler (SIGTERM as Ctrl-C, run.runner): the nanny's
     # SIGTERM must end it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
