@@ -78,7 +78,7 @@ def play(rules: Rules, lineups: list[list[Level]], seeds: np.ndarray) -> tuple[n
             codes[i, seat] = twins.CODES[twin]
             params[i, seat] = twins.encode_params(twin, values)
     max_turns = turns.max_turns(rules)
-    moves = np.empty((g * max_turns, turns.new_moves(rules).shape[1]), np.int32)
+    moves = np.empty((turns.move_columns(p), g * max_turns), np.int16)
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, turns.SEAT_COLUMNS), np.int32)
     started = time.thread_time()

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from marrakech_sim import runfolder
-from marrakech_sim.arena.loop import play_batch
+from marrakech_sim.arena.loop import move_columns_buffer, play_batch
 from marrakech_sim.arena.twins import MAX_PARAMETERS, SEARCHING, compiled_twin, encode_params
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.game import GameRecord, PassThrough, decision_watchdog, play_game
@@ -31,8 +31,9 @@ from marrakech_sim.rules.options import Rules
 from marrakech_sim.rules.state import EndReason
 from marrakech_sim.runfolder.columns import columns_into
 
-# games per call of the compiled loop: its moves buffer (about 1.2 MB for 4 players) stays
-# in the core's cache until its rows are copied into columns
+# games per call of the compiled loop: its moves buffer (about 0.6 MB for 4 players) stays
+# in the core's cache until its rows are copied into the chunk's columns. Played straight
+# into a chunk's columns (9.8 MB), a random game took 5.1 us, not 4.7
 BATCH_GAMES = 256
 
 
@@ -98,6 +99,8 @@ class Ruleset:
 class MoveRows:
     """Move rows of some games by column (see `runfolder.columns.columns_into`)."""
 
+    # room_for's arrays have room for more rows (their columns are longer); `trimmed`
+    # gives those of the `count` rows
     head: np.ndarray  # (MOVE_COLUMNS, rows) int16
     lists: np.ndarray  # (per-seat lists, rows * players) int16
     game: np.ndarray  # (rows,) the game's position among the games played
@@ -108,18 +111,19 @@ class MoveRows:
     def room_for(cls, r: Ruleset, games: int) -> MoveRows:
         rows, p = games * r.max_turns, r.rules.players
         lists = (r.columns - t.MOVE_COLUMNS) // p
+        # whole arrays (C-contiguous: columns_into's copies vectorise), their columns 64
+        # bytes apart modulo 4 KiB (move_columns_buffer): columns_into writes all at once
         return cls(
-            _staggered(t.MOVE_COLUMNS, rows),
-            _staggered(lists, rows * p),
+            move_columns_buffer(t.MOVE_COLUMNS, rows),
+            move_columns_buffer(lists, rows * p),
             np.empty(rows, np.int64),
             np.empty(rows, np.int16),
         )
 
     def add(self, r: Ruleset, moves: np.ndarray, turns: np.ndarray, first: int) -> None:
-        """Append the turns of games first, first + 1, ... from a moves buffer."""
+        """Append the turns of games first, first + 1, ... from play_batch's moves."""
         self.count = columns_into(
             moves,
-            r.max_turns,
             turns,
             first,
             r.rules.players,
@@ -155,16 +159,6 @@ class MoveRows:
         )
 
 
-def _staggered(columns: int, rows: int) -> np.ndarray:
-    """An int16 (columns, rows) array whose columns start 64 bytes apart modulo 4 KiB.
-
-    columns_into writes every column at once; columns a multiple of 4 KiB apart share
-    one set of the L1 cache and evict each other (3-4x slower for 15 columns).
-    """
-    stride = -(-max(rows - 32, 0) // 2048) * 2048 + 32  # 2 * stride = 64 (mod 4096)
-    return np.empty((columns, stride), np.int16)[:, :rows]
-
-
 class Buffers:
     """Arrays one process reuses from call to call of `play_games` (per rule set): the
     compiled loop's moves buffer and the move columns it fills (a fresh 12 MB a chunk cost
@@ -185,8 +179,8 @@ class Buffers:
     def moves(self, r: Ruleset, games: int) -> np.ndarray:
         """A moves buffer for `games` games of rule set r (reused)."""
         buffer = self._moves.get(r.name)
-        if buffer is None or len(buffer) < games * r.max_turns:
-            buffer = np.empty((games * r.max_turns, r.columns), np.int32)
+        if buffer is None or buffer.shape[1] < games * r.max_turns:
+            buffer = move_columns_buffer(r.columns, games * r.max_turns)
             self._moves[r.name] = buffer
         return buffer
 
@@ -328,11 +322,11 @@ def _compiled(
     if buffers is not None:
         buffer = buffers.moves(r, BATCH_GAMES)
     else:
-        buffer = np.empty((min(g, BATCH_GAMES) * r.max_turns, r.columns), np.int32)
+        buffer = move_columns_buffer(r.columns, min(g, BATCH_GAMES) * r.max_turns)
     for a in range(0, g, BATCH_GAMES):
         b = min(a + BATCH_GAMES, g)
         # play_batch fills each game's rows with NULL first: the buffer is reused
-        moves = buffer[: (b - a) * r.max_turns]
+        moves = buffer
         err = play_batch(
             r.init,
             seeds[a:b],
@@ -365,7 +359,8 @@ def _python(
     """The games through the Python game loop, one by one; they share one decision clock."""
     p = r.rules.players
     g = len(seatings)
-    moves = np.full((g * r.max_turns, r.columns), t.NULL, np.int32)
+    moves = move_columns_buffer(r.columns, g * r.max_turns)
+    written = 0  # rows of moves
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     errors: list[str | None] = [None] * g
@@ -395,7 +390,7 @@ def _python(
             finally:
                 if on_game is not None:
                     on_game(None)
-            _keep(r, rec, i, moves, games, seats, errors)
+            written = _keep(rec, i, moves[:, written:], games, seats, errors) + written
     rows = MoveRows.room_for(r, g)
     rows.add(r, moves, games[:, 0], 0)
     return Games(games, seats, errors, rows.trimmed(p).of_games(kept, p))
@@ -411,20 +406,21 @@ def _unplayed(r: Ruleset, game: np.ndarray, seats: np.ndarray) -> None:
 
 
 def _keep(
-    r: Ruleset,
     rec: GameRecord,
     i: int,
     moves: np.ndarray,
     games: np.ndarray,
     seats: np.ndarray,
     errors: list[str | None],
-) -> None:
-    """Copy game i's record into the arrays of the games played."""
+) -> int:
+    """Copy game i's record into the arrays of the games played, its rows into moves
+    (by column, from its first row); return its rows."""
     if rec.error is not None:
         errors[i] = rec.error
     # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
     done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
-    moves[i * r.max_turns : i * r.max_turns + done] = rec.moves[:done]
+    moves[:, :done] = rec.moves[:done].T
     end = ERROR if rec.error is not None else int(EndReason.from_label(rec.end_reason))
     games[i] = (done, end, int(rec.tie_broken))
     seats[i] = rec.seats
+    return done

@@ -78,6 +78,26 @@ def _play(s, codes, params, moves, streams, rngs, options, memory, words, search
             return err  # a twin chose an illegal action: a bug, reported by play_batch
 
 
+def move_columns_buffer(columns: int, rows: int) -> np.ndarray:
+    """An int16 (columns, stride) array, stride >= rows, for play_batch's moves: its move
+    columns start 64 bytes apart modulo 4 KiB. The loop writes every column of a turn at
+    once; columns a multiple of 4 KiB apart share one set of the L1 cache and evict each
+    other (3-4x slower for 15 columns)."""
+    stride = -(-max(rows - 32, 0) // 2048) * 2048 + 32  # 2 * stride = 64 (mod 4096)
+    return np.empty((columns, stride), np.int16)
+
+
+def game_rows(moves: np.ndarray, turns: np.ndarray, max_turns: int) -> np.ndarray:
+    """play_batch's moves as each game's rows: (games, max_turns, columns) int32, game g's
+    turns[g] rows (games[:, 0]) then NULL, as play.game.play_game's GameRecord.moves."""
+    out = np.full((len(turns), max_turns, moves.shape[0]), t.NULL, np.int32)
+    start = 0
+    for g, n in enumerate(turns.tolist()):
+        out[g, :n] = moves[:, start : start + n].T
+        start += n
+    return out
+
+
 def play_batch(
     init: np.ndarray,
     seeds: np.ndarray,
@@ -90,18 +110,35 @@ def play_batch(
 ) -> int:
     """Play len(seeds) games from `init`; game g seats twins codes[g] with params[g].
 
-    moves: (len(seeds) * max_turns, turns.move_columns(P)); game g's turns are written at
-    rows g * max_turns ..., each game's block first filled with NULL (so a buffer can be
-    reused batch after batch; rows past a game's turns stay NULL). games[g] = (turns,
-    end reason, tie_broken); seats[g]: the per-seat summary (turns.S_* columns).
-    Returns 0, or an ERR_* code when a twin chose an illegal action (a bug).
-    records=False: the moves are not written (`moves` is left as it was), for batches that
-    keep no game's moves; the games are the same.
+    moves: the move rows by column, int16 of shape (turns.move_columns(P), rows) with rows
+    at least len(seeds) * max_turns (`move_columns_buffer`): row i is moves[:, i], so
+    each move column is contiguous, as Parquet stores it (runfolder.columns.columns_into
+    appends them to a chunk's columns with vector copies, not a transpose). The games'
+    turns follow one another: game g's first turn is row
+    games[0, 0] + ... + games[g - 1, 0], and each game's max_turns rows are filled with
+    NULL before it plays (a buffer can be reused; the rows from the last game's end on
+    hold NULL or the previous contents). games[g] = (turns, end reason, tie_broken);
+    seats[g]: the per-seat summary (turns.S_* columns). Returns 0, or an ERR_* code when
+    a twin chose an illegal action (a bug).
+    records=False: the moves are not written (`moves` is left as it was, and may have no
+    rows), for batches that keep no game's moves; the games are the same.
 
     The loop is compiled twice: with the searching twins (the expert's family) and
     without, for batches that seat none, so a study without the expert never compiles
     its search (minutes on a fresh installation; twins.SEARCHING).
     """
+    if moves.dtype != np.int16 or not moves.flags.c_contiguous:
+        # one array type, one compiled loop: another would compile it again (minutes)
+        layout = "" if moves.flags.c_contiguous else " (not C-contiguous)"
+        raise TypeError(
+            f"moves must be a C-contiguous int16 array (move_columns_buffer), not "
+            f"{moves.dtype}{layout}"
+        )
+    most = len(seeds) * t.max_turns_of.py_func(init)
+    if records and moves.shape[1] < most:
+        raise ValueError(
+            f"moves has room for {moves.shape[1]} turns; {len(seeds)} games may take {most}"
+        )
     if searches(codes):  # (the search's cost dwarfs the rows': always written)
         entry = _play_batch_searching
     else:
@@ -163,16 +200,19 @@ def _batch(init, seeds, codes, params, moves, games, seats, sizes, scratch, sear
     reference counting (see marrakech_sim.rules.core), and so with plain loops where a
     slice assignment would need the runtime."""
     s, streams, rngs, options, memory, words = scratch
-    max_turns = moves.shape[0] // seeds.shape[0]
+    max_turns = t.max_turns_of(init)
     p = init[k.P_]
+    by_turn = moves.T  # moves[:, i] is turn row i: the row writer indexes [turn, column]
+    row = 0
     for g in range(seeds.shape[0]):
         for i in range(init.shape[0]):
             s[i] = init[i]
-        block = moves[g * max_turns : (g + 1) * max_turns]
+        block = by_turn[row : row + max_turns]
         if records:
-            flat = block.reshape(-1)
-            for i in range(flat.shape[0]):  # a plain loop: numba's block[:] = NULL is 5x slower
-                flat[i] = t.NULL
+            for c in range(moves.shape[0]):
+                column = moves[c, row : row + max_turns]  # contiguous: a vector fill
+                for i in range(column.shape[0]):  # (numba's column[:] = NULL is slower)
+                    column[i] = t.NULL
         for seat in range(p):  # each seat's memory of the game: its twin's words, zero
             words[seat] = sizes[codes[g, seat]]
             for i in range(words[seat]):
@@ -186,4 +226,6 @@ def _batch(init, seeds, codes, params, moves, games, seats, sizes, scratch, sear
         games[g, 0] = s[k.TURN_] + 1
         games[g, 1] = s[k.END_]
         games[g, 2] = t.k_summary(s, seats[g])
+        if records:
+            row += games[g, 0]
     return 0

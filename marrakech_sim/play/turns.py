@@ -77,6 +77,12 @@ def max_turns(rules: Rules) -> int:
     return rules.colours * rules.rugs_per_colour + rules.players
 
 
+@njit(cache=True, inline="always")
+def max_turns_of(s):
+    """`max_turns` of the rules of packed state s: one turn per rug, one bankrupt turn per seat."""
+    return s[k.P_] * s[k.C_] * s[k.RUGS_] + s[k.P_]
+
+
 def new_moves(rules: Rules) -> np.ndarray:
     """An empty moves buffer for one game."""
     return np.full((max_turns(rules), move_columns(rules.players)), NULL, dtype=np.int32)

@@ -360,7 +360,7 @@ def group_parts(
         summary=group.seats,
     )
     # the rows of the games the study keeps moves for (play_group's records)
-    rows = group.rows if group.rows is not None else MoveRows.room_for(r, 0)
+    rows = group.rows if group.rows is not None else MoveRows.room_for(r, 0).trimmed(p)
     moves = runfolder.moves_part(
         game_id=game_id[rows.game],
         head=rows.head,

@@ -1,8 +1,9 @@
 """Compiled helpers of the record writer: move rows to columns, Parquet's level encodings.
 
-The compiled loops leave each game's move rows at a fixed stride in one int32 buffer;
-Parquet wants one contiguous array per column. A numpy transpose of the buffer costs
-about 6 microseconds a game; `columns_into` does it in one pass for a fraction of that.
+The compiled loop writes the move rows of a batch of games by column
+(arena.loop.play_batch), into a buffer that stays in the core's cache; `columns_into`
+appends them to the chunk's columns, a contiguous copy for each move column, the
+per-seat lists with a row's items together.
 
 The rest is the per-value work of `storage`'s part writer: the body of a data page,
 its levels and dictionary indices in the RLE / bit-packed hybrid encoding of the Parquet
@@ -20,37 +21,39 @@ _LITERAL_RUN = 8 * _MAX_LITERAL_GROUPS  # values in the longest bit-packed run
 
 
 @njit(cache=True)
-def columns_into(moves, stride, turns, first, players, head, lists, game, turn, start):
-    """Append the first turns[g] rows of each game g (rows g*stride ...) to columns.
+def columns_into(moves, turns, first, players, head, lists, game, turn, start):
+    """Append the rows of games first, first + 1, ... (turns[g] rows of game g, one game
+    after another from row 0 of `moves`, by column: arena.loop.play_batch) to columns.
 
     From row `start` on: head[c] the move column c (head.shape[0] of them); lists[j] the
     j-th per-seat list (dirhams_after, visible_after) of each row, flat, `players`
     items a row; game the game's index (first + g); turn the row's turn. Returns the
     end row.
     """
-    head_columns = head.shape[0]
-    # unsigned indices throughout: numba adds no negative-index wraparound (0.59 -> 0.44
-    # us a 4-player game); column by column within a game, whose rows stay in L1
-    p = np.uint64(players)
-    i = np.uint64(start)
+    # through 1D slices, which numba knows are contiguous: the copies vectorise (0.53 ->
+    # 0.13 us a 4-player game, against indexing the 2D arrays)
+    i = start
     for g in range(turns.shape[0]):
-        n = np.uint64(turns[g])
-        base = np.uint64(g * stride)
-        for c in range(head_columns):
-            uc = np.uint64(c)
-            for r in range(n):
-                head[uc, i + r] = moves[base + r, uc]
-        for j in range(lists.shape[0]):
-            uj = np.uint64(j)
-            at = np.uint64(head_columns) + uj * p
-            for r in range(n):
-                for s in range(p):
-                    lists[uj, (i + r) * p + s] = moves[base + r, at + s]
+        n = turns[g]
+        games = game[i : i + n]
+        turns_of = turn[i : i + n]
         for r in range(n):
-            game[i + r] = first + g
-            turn[i + r] = r
+            games[r] = first + g
+            turns_of[r] = r
         i += n
-    return np.int64(i)
+    rows = i - start
+    for c in range(head.shape[0]):
+        source = moves[c, :rows]
+        to = head[c, start:i]
+        for r in range(rows):
+            to[r] = source[r]
+    for j in range(lists.shape[0]):
+        items = lists[j, start * players : i * players]
+        for s in range(players):
+            source = moves[head.shape[0] + j * players + s, :rows]
+            for r in range(rows):
+                items[r * players + s] = source[r]
+    return i
 
 
 def hybrid_bound(n: int, bit_width: int) -> int:

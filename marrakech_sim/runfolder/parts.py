@@ -226,7 +226,7 @@ def moves_part(
     players: int,
     schema: pa.Schema,
 ) -> Part:
-    """The moves table from columnised compiled move rows (see `_columnar.columns_into`).
+    """The moves table from the move rows by column (`arena.MoveRows`).
 
     head: (MOVE_COLUMNS, rows) int16 with turns.NULL for nulls; lists: (1 or 2, rows *
     players) int16, each row's dirhams_after, then visible_after when the rows carry it.

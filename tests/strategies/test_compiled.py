@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from marrakech_sim import GameState, Rules
-from marrakech_sim.arena.loop import play_batch
+from marrakech_sim.arena.loop import game_rows, play_batch
 from marrakech_sim.arena.twins import lineup_arrays
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.game import play_game
@@ -49,14 +49,14 @@ def batch(rules: Rules, seeds: list[int]) -> tuple[np.ndarray, np.ndarray, np.nd
     """play_batch with the random twin in every seat: (moves, games, seats)."""
     p, g, rows = rules.players, len(seeds), t.max_turns(rules)
     codes, params = lineup_arrays([["random"] * p] * g, [[{}] * p] * g)
-    moves = np.zeros((g * rows, t.move_columns(p)), np.int32)  # play_batch fills NULL itself
+    moves = np.zeros((t.move_columns(p), g * rows), np.int16)  # play_batch fills NULL itself
     games = np.zeros((g, 3), np.int32)
     seats = np.zeros((g, p, t.SEAT_COLUMNS), np.int32)
     err = play_batch(
         k.initial_state(rules), np.array(seeds, np.uint64), codes, params, moves, games, seats
     )
     assert err == 0
-    return moves.reshape(g, rows, -1), games, seats
+    return game_rows(moves, games[:, 0], rows), games, seats
 
 
 def test_seat_dirhams_are_the_purses_both_loops_start_from() -> None:
@@ -82,7 +82,6 @@ def test_batch_matches_play_game(variant: str) -> None:
         assert record.end_reason == END_NAMES[int(games[i, 1])]
         assert record.tie_broken == bool(games[i, 2])
         np.testing.assert_array_equal(record.moves, moves[i, :turns])
-        assert (moves[i, turns:] == t.NULL).all()
         np.testing.assert_array_equal(record.seats, seats[i])
         reasons.add(record.end_reason)
     if "poor" in variant or "broke" in variant:
@@ -105,17 +104,41 @@ def test_same_seed_same_game_different_seeds_differ() -> None:
 
 
 def test_buffer_reuse_leaves_no_stale_rows() -> None:
-    """A reused move buffer holds only the new games' rows (play_batch fills NULL itself)."""
+    """A reused move buffer holds only the new games' rows (play_batch fills NULL itself),
+    one game's after another's, and the games' rows only."""
     rules = Rules(players=2, starting_dirhams=0, rugs_per_colour=6)  # short games
     p, rows = rules.players, t.max_turns(rules)
-    codes, params = lineup_arrays([["random"] * p], [[{}] * p])
-    moves = np.full((rows, t.move_columns(p)), 99, np.int32)
-    games = np.zeros((1, 3), np.int32)
-    seats = np.zeros((1, p, t.SEAT_COLUMNS), np.int32)
+    codes, params = lineup_arrays([["random"] * p] * 2, [[{}] * p] * 2)
+    moves = np.full((t.move_columns(p), 2 * rows), 99, np.int16)
+    games = np.zeros((2, 3), np.int32)
+    seats = np.zeros((2, p, t.SEAT_COLUMNS), np.int32)
     init = k.initial_state(rules)
-    assert play_batch(init, np.array([3], np.uint64), codes, params, moves, games, seats) == 0
-    fresh, _, _ = batch(rules, [3])
-    np.testing.assert_array_equal(moves, fresh[0])
+    assert play_batch(init, np.array([3, 4], np.uint64), codes, params, moves, games, seats) == 0
+    fresh, fresh_games, _ = batch(rules, [3, 4])
+    np.testing.assert_array_equal(games, fresh_games)
+    np.testing.assert_array_equal(game_rows(moves, games[:, 0], rows), fresh)
+    end = int(games[:, 0].sum())
+    assert (moves[:, end : games[0, 0] + rows] == t.NULL).all()  # the last game's room
+    assert games[0, 0] < rows  # the first ended early: the second wrote into its room
+
+
+def test_play_batch_refuses_a_moves_buffer_it_would_compile_again_for_or_overrun() -> None:
+    """moves of another type would compile the whole loop again (minutes), one too short
+    would be written past its end: both are refused with what was wrong."""
+    rules = Rules(players=2)
+    rows = t.max_turns(rules)
+    codes, params = lineup_arrays([["random", "random"]], [[{}, {}]])
+    games = np.zeros((1, 3), np.int32)
+    seats = np.zeros((1, 2, t.SEAT_COLUMNS), np.int32)
+    init, seeds = k.initial_state(rules), np.array([1], np.uint64)
+    wrong = np.zeros((t.move_columns(2), rows), np.int32)
+    with pytest.raises(
+        TypeError, match=r"C-contiguous int16 array \(move_columns_buffer\), not int32"
+    ):
+        play_batch(init, seeds, codes, params, wrong, games, seats)
+    short = np.zeros((t.move_columns(2), rows - 1), np.int16)
+    with pytest.raises(ValueError, match=f"room for {rows - 1} turns; 1 games may take {rows}"):
+        play_batch(init, seeds, codes, params, short, games, seats)
 
 
 def _visible_by_scan(state: GameState) -> list[int]:
@@ -165,12 +188,12 @@ def _lineup_batch(
     """The moves (games x rows x columns) of play_batch for these line-ups, seeds 0, 1, ..."""
     g, rows = len(lineups), t.max_turns(rules)
     codes, vectors = lineup_arrays(lineups, params)
-    moves = np.zeros((g * rows, t.move_columns(rules.players)), np.int32)
+    moves = np.zeros((t.move_columns(rules.players), g * rows), np.int16)
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, rules.players, t.SEAT_COLUMNS), np.int32)
     seeds = np.arange(g, dtype=np.uint64)
     assert play_batch(k.initial_state(rules), seeds, codes, vectors, moves, games, seats) == 0
-    return moves.reshape(g, rows, -1)
+    return game_rows(moves, games[:, 0], rows)
 
 
 def test_the_loop_without_the_searching_twins_plays_the_same_games() -> None:
@@ -201,7 +224,7 @@ def test_the_loop_without_move_rows_plays_the_same_games(variant: str) -> None:
     p, g, rows = rules.players, 24, t.max_turns(rules)
     codes, params = lineup_arrays([["random"] * p] * g, [[{}] * p] * g)
     _, games, seats = batch(rules, list(range(g)))
-    untouched = np.full((g * rows, t.move_columns(p)), 7, np.int32)
+    untouched = np.full((t.move_columns(p), g * rows), 7, np.int16)
     quiet_games = np.zeros_like(games)
     quiet_seats = np.zeros_like(seats)
     seeds = np.arange(g, dtype=np.uint64)

@@ -67,14 +67,14 @@ def play_compiled(rules: Rules, specs: list[StrategySpec], seeds: list[int]) -> 
     codes = np.array([[twins.CODES[f[0]] for f in found]] * g, np.int64)
     params = np.array([[f[1] for f in found]] * g)
     max_turns = turns.max_turns(rules)
-    moves = np.full((g * max_turns, turns.new_moves(rules).shape[1]), turns.NULL, np.int32)
+    moves = np.empty((turns.move_columns(p), g * max_turns), np.int16)
     games = np.zeros((g, 3), np.int64)
     seats = np.zeros((g, p, turns.SEAT_COLUMNS), np.int32)
     err = loop.play_batch(
         k.initial_state(rules), np.array(seeds, np.uint64), codes, params, moves, games, seats
     )
     assert err == 0
-    return moves.reshape(g, max_turns, -1), games, seats
+    return loop.game_rows(moves, games[:, 0], max_turns), games, seats
 
 
 @pytest.mark.parametrize("rules_name", list(RULES))
