@@ -5,9 +5,9 @@ Speed (see `marrakech_sim.rules.core`): the `k_` kernels allocate nothing and ar
 with `_nrt=False` (no reference counting on the state array); their helpers are
 `inline="always"`. The greedy twin (`marrakech_sim.strategies.kernels`) runs them twice a
 turn, so the region queries of one decision share one preparation (`prepare_regions`):
-on boards of up to 63 squares (N <= 7) a bitboard per colour, where a region is a few
-shifts away; on larger boards a labelling of the whole board in the state's scratch
-section. `marrakech_sim.play.view.GameView` is their friendly face.
+on boards of up to 63 squares (N <= 7) the state's own set of each colour's squares,
+where a region is a few shifts away; on larger boards a labelling of the whole board in
+the state's scratch section. `marrakech_sim.play.view.GameView` is their friendly face.
 """
 
 from __future__ import annotations
@@ -99,14 +99,15 @@ def k_payment_totals(s, rotation, payer, payee, out):
 
 
 @njit(cache=True, inline="always")
-def _colour_mask(c, rb):
-    """The bitboard of colour c from prepare_regions' bit planes."""
-    full, _, _, p0, p1, p2, p3 = rb
-    v = c + 1
-    m = full & (p0 if v & 1 else ~p0)
-    m &= p1 if v & 2 else ~p1
-    m &= p2 if v & 4 else ~p2
-    return m & (p3 if v & 8 else ~p3)
+def _colour_mask(s, c, rb):
+    """The bitboard of colour c (-1: the empty squares) on a board of prepare_regions'
+    bitboards: the state's kept set of each colour (core.colour_bits)."""
+    if c >= 0:
+        return k.colour_bits(s, c)
+    covered = 0
+    for colour in range(s[k.P_] * s[k.C_]):
+        covered |= k.colour_bits(s, colour)
+    return rb[0] & ~covered
 
 
 @njit(cache=True, _nrt=False)
@@ -164,35 +165,22 @@ def k_label_regions(s):
 def prepare_regions(s):
     """Prepare the region queries of one decision; the result is passed to them.
 
-    Up to 63 squares: (all squares, edge masks, the four bit planes of colour + 1).
-    Larger boards: zeros, and the board labelled by k_label_regions.
+    Up to 63 squares: (all squares, edge masks); each colour's squares are the state's
+    own sets (core.colour_bits). Larger boards: zeros, and the board labelled by
+    k_label_regions.
     """
-    n = s[k.N_]
-    nn = n * n
-    if n > k.BIT_BOARDS:
+    if s[k.N_] > k.BIT_BOARDS:
         k_label_regions(s)
-        return 0, 0, 0, 0, 0, 0, 0
-    full, not_last, not_first = k.board_bits(n)
-    col = s[k.COLOUR_AT]
-    p0 = 0
-    p1 = 0
-    p2 = 0
-    p3 = 0
-    for sq in range(nn):
-        v = s[col + sq] + 1
-        p0 |= (v & 1) << sq
-        p1 |= ((v >> 1) & 1) << sq
-        p2 |= ((v >> 2) & 1) << sq
-        p3 |= ((v >> 3) & 1) << sq
-    return full, not_last, not_first, p0, p1, p2, p3
+        return 0, 0, 0
+    return k.board_bits(s[k.N_])
 
 
 @njit(cache=True, inline="always")
 def _region_size(s, sq, c, rb):
     """Squares of the region at sq, whose colour c >= 0 is given (rb from prepare_regions)."""
-    full, not_last, not_first, _, _, _, _ = rb
+    full, not_last, not_first = rb
     if full:
-        return k.popcount(k.flood(1 << sq, _colour_mask(c, rb), s[k.N_], not_last, not_first))
+        return k.popcount(k.flood(1 << sq, k.colour_bits(s, c), s[k.N_], not_last, not_first))
     lab = s[k.SCRATCH_AT]
     return s[lab + s[k.N_] * s[k.N_] + s[lab + sq]]
 
@@ -260,7 +248,7 @@ def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):
     The placed colour's regions only merge: the region is the rug's two squares plus the
     regions of that colour they cover or touch.
     """
-    full, not_last, not_first, _, _, _, _ = rb
+    full, not_last, not_first = rb
     if full:
         n = s[k.N_]
         rug = (1 << (y1 * n + x1)) | (1 << (y2 * n + x2))
@@ -271,7 +259,7 @@ def _rug_region(s, x1, y1, x2, y2, rb, own, stamp):
 @njit(cache=True, inline="always")
 def placing_mask(s, rb):
     """The bitboard of the colour being placed (0 on labelled boards)."""
-    return _colour_mask(s[k.COLOUR_], rb) if rb[0] else 0
+    return _colour_mask(s, s[k.COLOUR_], rb) if rb[0] else 0
 
 
 @njit(cache=True, inline="always")

@@ -201,18 +201,19 @@ def test_label_regions_matches_a_flood_fill(board_size: int) -> None:
         np.testing.assert_array_equal(s[lab + n * n : lab + 2 * n * n], size)
 
 
-def test_bit_planes_hold_every_colour() -> None:
-    """prepare_regions keeps colour + 1 in four bit planes: every colour index must fit."""
-    assert len(COLOUR_LETTERS) + 1 <= 16
+def test_colour_masks_are_the_colours_squares() -> None:
+    """On a bitboard, each colour's mask is its squares (the state's kept sets), and
+    colour -1's (placing_mask before the draw) the empty squares, for every colour index."""
     rules = Rules(players=len(COLOUR_LETTERS), board_size=5)
     s = k.initial_state(rules)
     n = rules.board_size
     board = np.arange(n * n) % (len(COLOUR_LETTERS) + 1) - 1
     s[s[k.COLOUR_AT] : s[k.COLOUR_AT] + n * n] = board
+    k.k_recount(s)  # the kept data of the board written above
     rb = prepare_regions(s)
-    for c in range(len(COLOUR_LETTERS)):
+    for c in range(-1, len(COLOUR_LETTERS)):
         mask = sum(1 << int(sq) for sq in np.flatnonzero(board == c))
-        assert _colour_mask(c, rb) == mask
+        assert _colour_mask(s, c, rb) == mask
 
 
 def test_bitboard_and_labelled_rug_regions_agree() -> None:
