@@ -114,10 +114,9 @@ def play_batch(
     at least len(seeds) * max_turns (`move_columns_buffer`): row i is moves[:, i], so
     each move column is contiguous, as Parquet stores it (runfolder.columns.columns_into
     appends them to a chunk's columns with vector copies, not a transpose). The games'
-    turns follow one another: game g's first turn is row
-    games[0, 0] + ... + games[g - 1, 0], and each game's max_turns rows are filled with
-    NULL before it plays (a buffer can be reused; the rows from the last game's end on
-    hold NULL or the previous contents). games[g] = (turns, end reason, tie_broken);
+    rows follow one another (game g's first is row games[0, 0] + ... + games[g - 1, 0];
+    `game_rows` splits them), and each game's max_turns rows are filled with NULL before
+    it plays, so a buffer can be reused. games[g] = (turns, end reason, tie_broken);
     seats[g]: the per-seat summary (turns.S_* columns). Returns 0, or an ERR_* code when
     a twin chose an illegal action (a bug).
     records=False: the moves are not written (`moves` is left as it was, and may have no
