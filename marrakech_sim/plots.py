@@ -40,6 +40,12 @@ def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+#: a legend's place, where it hides the fewest points: matplotlib's default, given explicitly,
+#: since with the default matplotlib warns when choosing the place took it over a second (a
+#: clock: a loaded machine warned, and the warning ended a report under warnings as errors)
+BEST = "best"
+
+
 def to_png(fig: Figure, dpi: int = 110, fit: bool = True) -> bytes:
     """The figure as PNG bytes (byte-identical run to run); fit: fit_titles first (False
     where they are fitted already: to_svg after to_png)."""
@@ -331,7 +337,13 @@ def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -
     ax.grid(axis="y", color=palette.GRID)
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: labels[i])
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize="small", ncols=4)
+    ax.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc=BEST,
+        fontsize="small",
+        ncols=4,
+    )
     set_title(ax, title)
     return ax
 
@@ -486,7 +498,7 @@ def plot_distribution(
     ax.set_xlabel(xlabel)
     ax.set_ylabel("games, %" + (" (log scale)" if log else ""))
     ax.grid(axis="y", color=palette.GRID)
-    ax.legend(fontsize="small")
+    ax.legend(loc=BEST, fontsize="small")
     set_title(ax, title)
     return ax
 
@@ -527,7 +539,7 @@ def plot_score_over_turns(
     ax.set_xlabel("turn")
     ax.set_ylabel("score (dirhams + visible squares)")
     ax.grid(color=palette.GRID)
-    ax.legend(fontsize="small")
+    ax.legend(loc=BEST, fontsize="small")
     set_title(ax, title)
     return ax
 
@@ -666,7 +678,7 @@ def plot_skill_effects(
         )
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", color=palette.GRID)
-    ax.legend(fontsize="small", ncols=min(len(seats), 4))
+    ax.legend(loc=BEST, fontsize="small", ncols=min(len(seats), 4))
     set_title(ax, title)
     return ax
 
@@ -759,7 +771,7 @@ def plot_response(
     ax.set_xlabel(xlabel)
     ax.set_ylabel("win share minus fair share, pp")
     ax.grid(axis="y", color=palette.GRID)
-    ax.legend(fontsize="small", ncols=min(len(seats), 4))
+    ax.legend(loc=BEST, fontsize="small", ncols=min(len(seats), 4))
     return ax
 
 
