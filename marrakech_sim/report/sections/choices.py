@@ -121,26 +121,28 @@ def choices_table(
     if not has_moves(con):
         return pd.DataFrame(columns=COLUMNS)
     sample = sample_games(con, kept_only=moves_kept_share)
+    # one read of each run for all its sampled games: a read scans the run's tables (about
+    # 0.8 s for 800 games of the default study, 3.3 s read rule set by rule set)
+    replayed: dict[tuple[int, int], np.ndarray | None] = {}
+    for run, games in sample.groupby("run", sort=True):
+        ids = sorted(int(g) for g in games["game_id"])
+        replayed.update(
+            zip([(int(run), g) for g in ids], _replayed(runs[int(run)].path, ids), strict=True)
+        )
     rows = []
     for (ruleset, players), part in sample.groupby(["ruleset", "players"], sort=True):
         per_game: list[tuple[int, int, int, int]] = []  # choices, turns, rotations, places
         failed = 0
-        for run, games in part.groupby("run", sort=True):
-            ids = [int(g) for g in games["game_id"]]
-            for counts in _replayed(runs[int(run)].path, ids):
-                if counts is None:
-                    failed += 1  # a hand-made or damaged run: its moves do not replay
-                    continue
-                # no rotation to choose (the last turn under 'orient at end'): placements alone
-                choices = np.maximum(counts[:, 0], 1) * counts[:, 1]
-                per_game.append(
-                    (
-                        int(choices.sum()),
-                        len(counts),
-                        int(counts[:, 0].sum()),
-                        int(counts[:, 1].sum()),
-                    )
-                )
+        for run, game in zip(part["run"], part["game_id"], strict=True):
+            counts = replayed[int(run), int(game)]
+            if counts is None:
+                failed += 1  # a hand-made or damaged run: its moves do not replay
+                continue
+            # no rotation to choose (the last turn under 'orient at end'): placements alone
+            choices = np.maximum(counts[:, 0], 1) * counts[:, 1]
+            per_game.append(
+                (int(choices.sum()), len(counts), int(counts[:, 0].sum()), int(counts[:, 1].sum()))
+            )
         row: dict[str, object] = {"ruleset": ruleset, "players": int(players)}
         row["n_not_replayed"] = failed
         s, t, rot, plc = np.array(per_game, dtype="float64").reshape(-1, 4).T
