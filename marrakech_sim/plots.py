@@ -17,7 +17,7 @@ import io
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,7 @@ def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
 #: a legend's place, where it hides the fewest points: matplotlib's default, given explicitly,
 #: since with the default matplotlib warns when choosing the place took it over a second (a
 #: clock: a loaded machine warned, and the warning ended a report under warnings as errors)
-BEST = "best"
+BEST: Final = "best"
 
 
 def to_png(fig: Figure, dpi: int = 110, fit: bool = True) -> bytes:
