@@ -11,14 +11,17 @@ result back) and all at once (the scheduler's throughput), and times the
 CPU milliseconds of every process (this one, which hosts the scheduler, and the workers).
 
 Study runs (with --config): the study is played into fresh run folders by worker
-processes and by Dask (a LocalCluster the run starts itself, its workers forked as a run
-forks them, `dask_backend.FORK_WORKERS`, or spawned as Dask does by default; then an
-already running one with parts written by the client and by the workers, after a small
-warm-up run; `--runs` picks some, in the order given). Each line gives the wall time
-(cluster start included where the run starts it), the CPU seconds of every process
-involved (this process, which also hosts the LocalCluster's scheduler, and the workers:
-reaped children's rusage, or psutil for a running cluster's workers) and games per wall
-second and per CPU second. On a shared machine the CPU figures are the comparable ones.
+processes and by Dask (a LocalCluster the run starts itself, its workers started as a run
+starts them, `dask_backend.WORKER_START`: forked by a fork server; or spawned, as Dask
+does by default; or forked from the run's process, as runs did on Python < 3.12 before,
+which can deadlock (`WORKER_START`'s comment); then an already running one with parts
+written by the client and by the workers, after a small warm-up run; `--runs` picks
+some, in the order given). Each line gives the wall time (cluster start included where
+the run starts it), the CPU seconds of every process involved (this process, which also
+hosts the LocalCluster's scheduler, and the workers: reaped children's rusage, the fork
+server's with its workers' once it is stopped at the run's end, as a run's process ends
+it; or psutil for a running cluster's workers) and games per wall second and per CPU
+second. On a shared machine the CPU figures are the comparable ones.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import multiprocessing.forkserver as forkserver
 import os
 import resource
 import shutil
@@ -107,7 +111,16 @@ def _timed(play: Callable[[], Any], worker_pids: list[int] | None = None) -> dic
     }
 
 
-RUNS = ("processes", "local", "local_spawn", "client", "workers")
+def _ended(result: Any) -> Any:
+    """A run's result, once the fork server that forked its workers has ended (as it does
+    with a run's process), so that its CPU and its workers' count among the children's."""
+    forkserver._forkserver._stop()  # (multiprocessing's own tests stop it so)
+    return result
+
+
+# the runs on a LocalCluster the run starts: how its workers start (None: as a run's do)
+LOCAL = {"local": None, "local_spawn": "spawn", "local_fork": "fork"}
+RUNS = ("processes", *LOCAL, "client", "workers")
 
 
 def study_runs(
@@ -121,23 +134,21 @@ def study_runs(
         study = dataclasses.replace(study, chunk_games=chunk_games)
     root = Path(tempfile.mkdtemp(prefix="bench_dask_"))
     out: dict[str, Any] = {"chunk_games": study.chunk_games, "load_before": os.getloadavg()}
-    fork = dask_backend.FORK_WORKERS
+    start = dask_backend.WORKER_START
     try:
-        for i, run in enumerate(r for r in runs if r in ("processes", "local", "local_spawn")):
+        for i, run in enumerate(r for r in runs if r in ("processes", *LOCAL)):
             backend = None if run == "processes" else DaskBackend()  # None: worker processes
-            dask_backend.FORK_WORKERS = fork and run == "local"
+            dask_backend.WORKER_START = LOCAL.get(run) or start
             name = "processes"
             if backend is not None:
-                name = "dask_local_cluster_" + (
-                    "forked" if dask_backend.FORK_WORKERS else "spawned"
-                )
+                name = f"dask_local_cluster_{dask_backend.WORKER_START}"
             name += f"_{i}" if name in out else ""  # a run named twice (--runs a,b,a,b)
             out[name] = _timed(
-                lambda f=root / f"{run}-{i}", b=backend: run_study(
-                    study, f, workers=workers, backend=b
+                lambda f=root / f"{run}-{i}", b=backend: _ended(
+                    run_study(study, f, workers=workers, backend=b)
                 )
             )
-        dask_backend.FORK_WORKERS = fork
+        dask_backend.WORKER_START = start
         if "client" not in runs and "workers" not in runs:
             return out
         with local_cluster(workers) as cluster, Client(cluster) as client:
@@ -154,7 +165,7 @@ def study_runs(
                     pids,
                 )
     finally:
-        dask_backend.FORK_WORKERS = fork
+        dask_backend.WORKER_START = start
         shutil.rmtree(root, ignore_errors=True)
     out["load_after"] = os.getloadavg()
     return out

@@ -7,6 +7,12 @@ synthetic_games.py) are importable from every test: pytest puts this folder on t
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +30,29 @@ def play_run(out: Path, config: dict[str, Any], workers: int = 0) -> Path:
 
     run_study(study_from_dict(config), out, workers=workers)
     return out
+
+
+@contextlib.contextmanager
+def writing_to_stderr() -> Iterator[None]:
+    """For the block: sys.stderr a buffered stream (Python's default without -u or
+    PYTHONUNBUFFERED; to /dev/null) that another thread writes lines to all the time, as
+    a log handler or a progress bar does now and then. A process forked meanwhile gets
+    a copy of the stream's lock held for good (tools/fork_lock_repro.py)."""
+    raw = io.FileIO(os.devnull, "w")
+    stream = io.TextIOWrapper(io.BufferedWriter(raw), line_buffering=True)
+    stop = threading.Event()
+
+    def chatter() -> None:
+        while not stop.is_set():
+            stream.write("a line on stderr from another thread of this process\n")
+
+    talker = threading.Thread(target=chatter, daemon=True)
+    saved, sys.stderr = sys.stderr, stream
+    talker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        talker.join()
+        sys.stderr = saved
+        stream.close()

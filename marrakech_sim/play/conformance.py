@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import os
 import pickle
 import re
 import signal
@@ -38,6 +39,11 @@ _T = TypeVar("_T")
 #: seconds of silence, besides two games at the full time budget, after which a checked
 #: strategy's process is taken to be stuck and is killed
 SILENCE_MARGIN = 60.0
+#: seconds a child process that has sent its result, or closed its pipe, has to end before
+#: it is killed (a forked child can wait for good on a lock its fork copied held: a
+#: thread of the parent was writing to stderr, which multiprocessing flushes as a child
+#: ends; tools/fork_lock_repro.py --mode run hung there 3 times out of 3)
+EXIT_SECONDS = 5.0
 #: the built-ins that fill the other seats, in turn
 OPPONENTS = ("random", "greedy")
 VARIANTS = tuple(
@@ -269,10 +275,10 @@ def in_child_process(
             try:
                 kind, value = ours.recv()
             except (EOFError, OSError):
-                child.join()
+                child.join(EXIT_SECONDS)
                 return None, f"the strategy ended its process ({_exit_words(child.exitcode)})", last
             if kind == "done":
-                child.join()
+                child.join(EXIT_SECONDS)  # (killed below if it is still there)
                 return value, "", last
             last = value
     finally:
@@ -289,6 +295,10 @@ def _child_main(conn: Any, func: Callable[..., Any], args: tuple[Any, ...]) -> N
     result = func(*args, lambda value: conn.send(("progress", value)))
     conn.send(("done", result))
     conn.close()
+    # ended here, not by multiprocessing, which flushes sys.stdout and sys.stderr first:
+    # what they hold is the parent's to write, and this copy of a stream's lock may be
+    # held for good (by a thread of the parent that was writing as it forked)
+    os._exit(0)
 
 
 def _exit_words(code: int | None) -> str:

@@ -89,15 +89,32 @@ QUIET_CLUSTER = {
     # (run.pool.end_with_parent)
     "distributed.worker.daemon": False,
 }
-# How a LocalCluster's nannies start their workers. Dask's default, "spawn", has each one
-# import the package, plan the study and load the compiled kernels again (about 3 CPU
-# seconds a worker, benchmarks/bench_dask.py); forked from this process, after
-# `Prepared.warm_up`, they inherit all of it, as the process backend's workers do. Only
-# the first start forks: a replacement for a lost worker is spawned, since this process
-# is then busy writing parts and a fork could copy a lock another thread holds. Python
-# 3.12 warns against forking a process with threads (the cluster's event loop runs in
-# one), so there the workers are spawned.
-FORK_WORKERS = "fork" in multiprocessing.get_all_start_methods() and sys.version_info < (3, 12)
+# How a LocalCluster's nannies start their workers: forked by multiprocessing's fork
+# server, a process of one thread that imports FORKSERVER_PRELOAD and, for a run's own
+# cluster, loads the run's kernels (run.fork_server), once per process. Forked from the
+# run's process instead (as here before, on Python < 3.12), a worker copied every lock of
+# it as it stood, and the nannies fork from threads of their own while others run (the
+# cluster's event loop, a log handler, a progress bar): a lock another thread held at
+# that instant stayed held in the worker for ever. A thread writing to a buffered
+# sys.stderr holds its lock through each write, and multiprocessing flushes stderr before
+# it starts a process (a worker's players of plug-in strategies): with such a thread,
+# 10 clusters of 10 had a worker stuck on its first flush, and 5 and 6 runs of 8 hung
+# (tools/fork_lock_repro.py; a full test suite hung so once); from the fork server, 0 of
+# 10 and 0 of 8. The CPU seconds of a run of the default study on 2 workers, all its
+# processes (benchmarks/bench_dask.py, 2 shared cores, 4 runs of each): forked from the
+# run's process 9.5-10.2, forked by the fork server 13.0-14.1 (the server's 1.3 as it
+# starts and 0.4 as it ends, once; a worker plays as a forked one does), spawned as Dask
+# does by default 14.9-16.5 (each worker imports Dask and the package and loads the
+# kernels: 1.8 more); wall 4.9-5.1 s, 7.4 s and 7.6-7.7 s on a quiet machine.
+WORKER_START = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+# what the fork server imports as it starts: run.fork_server first (it ignores Ctrl-C and
+# loads a run's kernels), then what every worker imports
+FORKSERVER_PRELOAD = ["marrakech_sim.run.fork_server", "distributed", __name__]
+# how a Dask worker starts its players of plug-in strategies (module docstring): forked,
+# they inherit its plan and loaded kernels; Python 3.12 warns against forking a process
+# with threads, as a Dask worker is, so there they are spawned. A player stuck on a lock
+# its fork copied is replaced (run.pool.SILENT_SECONDS).
+FORK_PLAYERS = "fork" in multiprocessing.get_all_start_methods() and sys.version_info < (3, 12)
 # tasks queued per worker thread: enough to keep every thread busy between two results,
 # few enough that a stopping rule or Ctrl-C leaves little unwanted work behind
 TASKS_PER_THREAD = 2
@@ -165,8 +182,8 @@ class DaskChunks:
 
     @property
     def workers(self) -> int | None:
-        """A LocalCluster's worker processes (forked after the runner's warm-up); None for
-        a cluster at a scheduler, whose workers are its own."""
+        """A LocalCluster's worker processes; None for a cluster at a scheduler, whose
+        workers are its own."""
         return self.cluster_workers if self.backend.scheduler is None else None
 
     def describe(self) -> dict[str, Any]:
@@ -185,13 +202,8 @@ class DaskChunks:
             if backend.scheduler is None
             else prep.study.worker_memory_mb,
         )
-        fork = backend.scheduler is None and FORK_WORKERS
-        if fork:  # the workers forked from here start with the kernels loaded (the runner
-            # warmed `prep` up) and the plan made
-            _INHERITED[study_key] = prep
-            self._stack.callback(_INHERITED.pop, study_key, None)
         try:
-            client = self._stack.enter_context(_client(backend.scheduler, workers, fork))
+            client = self._stack.enter_context(_client(backend.scheduler, workers, prep))
         except BaseException:
             self._stack.close()
             raise
@@ -216,22 +228,28 @@ class DaskChunks:
 
 
 @contextlib.contextmanager
-def local_cluster(workers: int, *, fork: bool = False) -> Iterator[LocalCluster]:
+def local_cluster(
+    workers: int, *, method: str | None = None, warm: Prepared | None = None
+) -> Iterator[LocalCluster]:
     """A LocalCluster of `workers` single-thread worker processes, on 127.0.0.1 only,
     for the block's length (a context manager).
 
     Every port it opens (scheduler, nannies, workers, dashboard) is on the loopback
-    address, so nothing outside this machine can reach it. fork: the workers start as
-    forks of this process (`FORK_WORKERS`), else as Dask spawns them.
+    address, so nothing outside this machine can reach it. method: how its nannies start
+    the workers, a multiprocessing start method (default `WORKER_START`). warm: a study
+    whose kernels a fork server this starts loads for the workers (run.fork_server).
     """
     require_distributed()
     import dask
 
+    method = method or WORKER_START
     settings: dict[str, Any] = dict(QUIET_CLUSTER)
-    if fork:  # read as each nanny starts its worker: only the first start forks
-        settings["distributed.worker.multiprocessing-method"] = "fork"
+    # read as each nanny starts its worker, a replacement for a lost one too
+    starts = {"distributed.worker.multiprocessing-method": method}
     # read when the scheduler and the nannies start; the nannies hand them to the workers
-    with dask.config.set(settings):
+    with dask.config.set({**settings, **starts}):
+        if method == "forkserver":
+            _start_fork_server(warm)
         cluster = _new_cluster(
             n_workers=workers,
             threads_per_worker=1,
@@ -244,27 +262,52 @@ def local_cluster(workers: int, *, fork: bool = False) -> Iterator[LocalCluster]
             silence_logs=logging.CRITICAL,
             preload=[__name__],  # dask_setup below, in every worker as it starts
         )
-    # a nanny reads this each time it starts a worker, a replacement for a lost one too
+    # a nanny reads these each time it starts a worker, a replacement for a lost one too
     # (which would otherwise be daemonic, and play plug-ins unprotected)
-    with cluster, dask.config.set({"distributed.worker.daemon": False}):
+    with cluster, dask.config.set({"distributed.worker.daemon": False, **starts}):
         yield cluster
+
+
+def _start_fork_server(warm: Prepared | None) -> None:
+    """Have multiprocessing's fork server import FORKSERVER_PRELOAD as it starts; with
+    `warm`, start it now, handing it that study (run.fork_server.STUDY, set here only
+    until the server has started). One already running keeps what it loaded."""
+    import multiprocessing.forkserver
+
+    from distributed.utils import get_mp_context
+
+    from marrakech_sim.run import fork_server
+
+    # Dask sets its own list on its first call (distributed and the packages it uses,
+    # which the package imports too): ours replaces it
+    context: Callable[[], Any] = get_mp_context
+    context().set_forkserver_preload(FORKSERVER_PRELOAD)
+    if warm is None:  # it starts with the first worker
+        return
+    os.environ[fork_server.STUDY] = fork_server.encode(warm.study)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        del os.environ[fork_server.STUDY]
 
 
 def dask_setup(worker: Any) -> None:
     """Dask's preload hook, run in a LocalCluster's workers as they start (their parent is
-    this machine's run process, where the nannies run).
+    the fork server, or the run's process where it spawns them, `WORKER_START`).
 
     Ctrl-C reaches the whole process group; the run stops the cluster itself (as with
     worker processes, `run.pool`), so the workers need not die with a traceback each.
-    A forked worker (`FORK_WORKERS`) drops what it inherited of the run's signal and log
-    handling.
+    A worker forked from the run's process (`local_cluster(method="fork")`) drops what it
+    inherited of the run's signal and log handling.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ignore_hang_up()
-    # ended by the kernel with the run's process, as run.pool's workers are. Dask's own
-    # watch (a pipe whose other end only the parent holds) fails for workers forked from
-    # one process: when two nannies start at once, each worker can inherit the other's
-    # end, and after a kill -9 of the run both lived on (seen once in a full test suite)
+    # ended by the kernel with its parent, as run.pool's workers are. A kill -9 of the run
+    # ends the workers through Dask's own watch (a pipe whose other end only the run's
+    # process holds); the fork server then ends with them. That watch fails for workers
+    # forked from one process: when two nannies start at once, each worker can inherit
+    # the other's end, and after a kill -9 of the run both lived on (seen once in a full
+    # test suite)
     end_with_parent()
     # a forked worker has the run's handler (SIGTERM as Ctrl-C, run.runner): the nanny's
     # SIGTERM must end it
@@ -275,9 +318,9 @@ def dask_setup(worker: Any) -> None:
 
 
 @contextlib.contextmanager
-def _client(scheduler: str | None, workers: int, fork: bool) -> Iterator[Client]:
+def _client(scheduler: str | None, workers: int, prep: Prepared) -> Iterator[Client]:
     if scheduler is None:
-        with local_cluster(workers, fork=fork) as cluster, _new_client(cluster) as client:
+        with local_cluster(workers, warm=prep) as cluster, _new_client(cluster) as client:
             yield client
         return
     client = _connect(scheduler)
@@ -455,9 +498,6 @@ def _forward(record: logging.LogRecord) -> None:
 # ---- on the worker -------------------------------------------------------------------
 
 _LOCAL = threading.local()  # per worker thread: play_chunk reuses its Prepared's buffers
-# the client's Prepared per study key, for the LocalCluster workers it forks: in a worker,
-# the first thread to play that study takes it (a Prepared's buffers are one thread's)
-_INHERITED: dict[str, Prepared] = {}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -487,7 +527,7 @@ def _play_task(
         )
     prep = getattr(_LOCAL, "prepared", None)
     if prep is None or _LOCAL.study_key != study_key:
-        prep = _INHERITED.pop(study_key, None) or Prepared(study)
+        prep = Prepared(study)
         _LOCAL.prepared = prep  # one study at a time per thread
         _LOCAL.study_key = study_key
         _close_pool()
@@ -523,7 +563,7 @@ def _play_isolated(
     run_dir or sends their bytes back."""
     pool = getattr(_LOCAL, "pool", None)
     if pool is None:
-        method = "fork" if FORK_WORKERS else "spawn"  # a fork inherits the plan and kernels
+        method = "fork" if FORK_PLAYERS else "spawn"  # a fork inherits the plan and kernels
         task = worker_chunk if run_dir is not None else _encoded_chunk
         pool = ChunkPool(
             prep,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import multiprocessing.util
 import os
 import re
 import signal
@@ -18,12 +19,14 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import writing_to_stderr
 from test_runner import HERE, assert_same_tables, self_play_data, study_data
 
 from marrakech_sim import runfolder
 from marrakech_sim.cli import main
 from marrakech_sim.errors import ClusterError, ConfigError, MissingDependency, RunFolderError
-from marrakech_sim.run import dask_backend
+from marrakech_sim.run import dask_backend, fork_server
+from marrakech_sim.run.chunk import Prepared
 from marrakech_sim.run.config import study_from_dict
 from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
 from marrakech_sim.run.runner import RunResult, resume_run, run_study
@@ -36,10 +39,10 @@ distributed = pytest.importorskip("distributed")
 def cluster() -> Iterator[Any]:
     """One LocalCluster of 2 worker processes (on 127.0.0.1) for the module's runs.
 
-    Its workers start as a run's own LocalCluster starts them (forked where the platform
-    allows, `FORK_WORKERS`); a replacement for a lost worker is spawned.
+    Its workers start as a run's own LocalCluster starts them (`WORKER_START`), a
+    replacement for a lost worker too.
     """
-    with local_cluster(2, fork=dask_backend.FORK_WORKERS) as c:
+    with local_cluster(2) as c:
         yield c
 
 
@@ -525,6 +528,66 @@ def test_local_cluster_needs_a_worker(tmp_path: Path) -> None:
     """--workers 0 with a LocalCluster is refused with the value named."""
     with pytest.raises(ConfigError, match="workers 0"):
         run_study(study_from_dict(study_data()), tmp_path / "run", workers=0, backend=DaskBackend())
+
+
+def test_a_thread_writing_to_stderr_as_a_run_starts_its_cluster_stops_no_worker(
+    tmp_path: Path,
+) -> None:
+    """A fork copies every lock of the forking process as it stands, and one that another
+    thread held stays held in the child. Workers forked from the run's process while a
+    thread of it wrote to a buffered sys.stderr (Python's default; a log handler, a
+    progress bar) waited for ever on their first flush of it, which multiprocessing makes
+    before it starts any process (a worker's players of plug-in strategies): in 10
+    clusters of 10 (tools/fork_lock_repro.py). A run's workers now start from the fork
+    server, which is no copy of this process: each flushes at once."""
+    chunks = dask_backend.DaskChunks(DaskBackend(), 2)
+    with writing_to_stderr():
+        chunks.start(Prepared(study_from_dict(self_play_data(8, 4))), tmp_path, "encoder")
+    try:
+        assert chunks._job is not None
+        client = chunks._job[0]
+        pids = client.run(os.getpid)
+        # what multiprocessing does before it starts a process
+        flushes = [
+            client.submit(multiprocessing.util._flush_std_streams, workers=[w], pure=False)
+            for w in pids
+        ]
+        with contextlib.suppress(TimeoutError):
+            distributed.wait(flushes, timeout=30)
+        stuck = [pids[w] for w, f in zip(pids, flushes, strict=True) if not f.done()]
+        for pid in stuck:  # or closing the cluster would wait for them
+            os.kill(pid, signal.SIGKILL)
+        assert not stuck, "workers stuck on a lock their fork copied held"
+    finally:
+        chunks.close()
+
+
+def test_a_runs_workers_start_from_the_fork_server_it_warmed_up(tmp_path: Path) -> None:
+    """A run's LocalCluster: its workers are children of multiprocessing's fork server
+    (`WORKER_START`), which the run started with its study's kernels loaded
+    (run.fork_server); the study's variable reached neither the workers nor stayed here."""
+    if dask_backend.WORKER_START != "forkserver":
+        pytest.skip("no fork server on this platform: the workers are spawned")
+    chunks = dask_backend.DaskChunks(DaskBackend(), 2)
+    chunks.start(Prepared(study_from_dict(self_play_data(8, 4))), tmp_path, "encoder")
+    try:
+        assert chunks._job is not None
+        client = chunks._job[0]
+        parents = set(client.run(os.getppid).values())
+        (server,) = parents
+        assert server != os.getpid()
+        assert "multiprocessing.forkserver" in Path(f"/proc/{server}/cmdline").read_text()
+        seen = client.run(os.environ.get, fork_server.STUDY)
+        assert list(seen.values()) == [None, None] and fork_server.STUDY not in os.environ
+    finally:
+        chunks.close()
+
+
+def test_a_fork_server_given_no_study_it_can_read_still_starts() -> None:
+    """run.fork_server's warm-up: a value that is no study is passed over (a fork server
+    whose preload raised would fork no worker)."""
+    fork_server.warm_up("not base64 of a pickle")
+    fork_server.warm_up(fork_server.encode(study_from_dict(self_play_data(8, 4))))
 
 
 def test_a_worker_with_other_code_refuses_to_play(cluster: Any) -> None:

@@ -121,7 +121,7 @@ def test_a_long_study_on_dask_says_so_before_its_games_start(
     runner's warm-up): on its own LocalCluster for its workers, on a cluster given by its
     scheduler per core (the cluster's workers are its own). The run then plays."""
     pytest.importorskip("distributed")
-    from marrakech_sim.run import dask_backend, runner
+    from marrakech_sim.run import runner
     from marrakech_sim.run.dask_backend import DaskBackend, local_cluster
 
     caplog.set_level("INFO", logger="marrakech_sim")
@@ -129,7 +129,7 @@ def test_a_long_study_on_dask_says_so_before_its_games_start(
     study = study_from_dict(_expert_study(2, games=4))
     with contextlib.ExitStack() as stack:
         if where == "scheduler":
-            cluster = stack.enter_context(local_cluster(1, fork=dask_backend.FORK_WORKERS))
+            cluster = stack.enter_context(local_cluster(1))
             backend, workers = DaskBackend(scheduler=cluster.scheduler_address), None
         else:
             backend, workers = DaskBackend(), 1

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import EXAMPLES, PLUGINS
+from conftest import EXAMPLES, PLUGINS, writing_to_stderr
 from scipy import stats
 
 from marrakech_sim.cli import main
 from marrakech_sim.errors import ConfigError, StrategyNotFound
-from marrakech_sim.play.conformance import check_strategy
+from marrakech_sim.play.conformance import check_strategy, in_child_process
 from marrakech_sim.play.game import play_game
 from marrakech_sim.play.rng import Rng
 from marrakech_sim.play.strategy import Strategy, StrategySpec, describe, registered
@@ -234,6 +237,31 @@ def test_conformance_reports_bad_strategies(name: str, params: dict, words: str)
     report = check_strategy(f"{where}:{name}", params, games=1)
     assert not report.ok
     assert any(words in failure for failure in report.failures), report.failures
+
+
+def _answer(progress: Any) -> int:
+    return 42
+
+
+def test_a_checking_child_ends_though_a_thread_here_wrote_to_stderr_as_it_forked() -> None:
+    """in_child_process forks. A thread of this process writing to a buffered sys.stderr
+    as it forked left the child a copy of that stream's lock held for good, and a child
+    that multiprocessing ends flushes stderr first: it waited for ever, and the check
+    with it (a run's reproducibility check hung so, tools/fork_lock_repro.py --mode run).
+    The child now ends without that flush, and the answer comes at once."""
+    answers: list[Any] = []
+    check = threading.Thread(
+        target=lambda: answers.append(in_child_process(_answer, (), 60.0)), daemon=True
+    )
+    with writing_to_stderr():
+        check.start()
+        check.join(30)
+    stuck = check.is_alive()
+    for child in multiprocessing.active_children():  # (or the check would never end)
+        child.kill()
+    check.join()
+    assert not stuck, "the child waited on a lock its fork copied held"
+    assert answers[0][:2] == (42, "")
 
 
 def test_cli_lists_and_checks_strategies() -> None:
