@@ -326,13 +326,12 @@ def _compiled(
     for a in range(0, g, BATCH_GAMES):
         b = min(a + BATCH_GAMES, g)
         # play_batch fills each game's rows with NULL first: the buffer is reused
-        moves = buffer
         err = play_batch(
             r.init,
             seeds[a:b],
             codes[a:b],
             params[a:b],
-            moves,
+            buffer,
             games[a:b],
             seats[a:b],
             records=rows is not None,  # no kept moves: the loop writes no rows
@@ -340,7 +339,7 @@ def _compiled(
         if err < 0:
             raise RuntimeError(f"a compiled twin chose an illegal action (code {err}): a bug")
         if rows is not None:
-            rows.add(r, moves, games[a:b, 0], a)
+            rows.add(r, buffer, games[a:b, 0], a)
     if rows is not None:
         rows = rows.trimmed(p).of_games(kept, p)
     return Games(games, seats, None, rows)
