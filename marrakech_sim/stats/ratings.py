@@ -292,10 +292,10 @@ def comparable_strategies(seats: pd.DataFrame) -> list[list[str]]:
     size, then by name; each is sorted.
     """
     require_columns(seats, ("game_id", "strategy"), "seats")
-    pairs = seats[["game_id", "strategy"]].astype({"strategy": str}).drop_duplicates()
-    names = sorted(pairs["strategy"].unique())
-    code = {name: i for i, name in enumerate(names)}
-    pairs = pairs.assign(code=pairs["strategy"].map(code))
+    codes, uniques = pd.factorize(seats["strategy"].astype(str), sort=True)
+    names = list(uniques)
+    pairs = pd.DataFrame({"game_id": seats["game_id"].to_numpy(), "code": codes})
+    pairs = pairs.drop_duplicates(ignore_index=True)
     first = pairs.groupby("game_id")["code"].transform("min")
     links = pairs.loc[pairs["code"] != first]
     graph = sparse.coo_matrix(

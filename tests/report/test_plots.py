@@ -187,21 +187,39 @@ def test_long_titles_are_wrapped() -> None:
     assert all(len(line) < 50 for line in ax.get_title().splitlines())
 
 
-def _png_then_svg(fig: Figure) -> None:
-    """The report's charts: the titles fitted for the PNG serve the SVG too."""
-    plots.to_png(fig)
-    plots.to_svg(fig, fit=False)
-
-
-@pytest.mark.parametrize("render", [plots.to_svg, plots.to_png, _png_then_svg])
-def test_titles_fit_the_axes_the_layout_leaves(render: Any) -> None:
-    """Long tick labels narrow the axes once the layout runs: the titles are re-wrapped to
-    the space left, so neither the axes' title nor the figure's passes the figure's edge."""
-    fig = plots.new_figure(6, 3)
+def _titled(fig: Figure) -> Axes:
+    """A chart whose long tick labels narrow the axes once the layout runs."""
     ax = fig.add_subplot()
     ax.barh(["a label as long as a line-up of four strategies", "b"], [1, 2])
     plots.set_title(ax, "standard, 2 players (24,000 games per line-up; each pairing once: " * 2)
     fig.suptitle("Win rate per strategy and line-up; dotted: the fair share 1/players " * 2)
+    return ax
+
+
+def test_a_chart_rendered_once_is_the_chart_the_layout_draws() -> None:
+    """`render` lays a chart out once and keeps that layout for the PNG and the SVG: its
+    PNG is byte for byte the one drawn with the layout engine running again, its axes
+    where the engine puts them, and the SVG holds the same titles."""
+    fig, again = plots.new_figure(6, 3), plots.new_figure(6, 3)
+    _titled(fig)
+    _titled(again)
+    png, svg = plots.render(fig)
+    again.set_dpi(plots.PNG_DPI)
+    plots.fit_titles(again)
+    assert again.get_layout_engine() is not None and fig.get_layout_engine() is not None
+    assert plots.to_png(again, fit=False) == png
+    for ax, other in zip(fig.axes, again.axes, strict=True):
+        assert ax.get_position().bounds == pytest.approx(other.get_position().bounds)
+        assert ax.get_title() == other.get_title()
+    assert svg == plots.to_svg(fig, fit=False) and svg.startswith("<svg")
+
+
+@pytest.mark.parametrize("render", [plots.to_svg, plots.to_png, plots.render])
+def test_titles_fit_the_axes_the_layout_leaves(render: Any) -> None:
+    """Long tick labels narrow the axes once the layout runs: the titles are re-wrapped to
+    the space left, so neither the axes' title nor the figure's passes the figure's edge."""
+    fig = plots.new_figure(6, 3)
+    ax = _titled(fig)
     render(fig)
     assert ax.get_title().count("\n") >= 2
     edge = fig.bbox

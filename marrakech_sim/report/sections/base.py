@@ -104,8 +104,7 @@ class BaseSection:
 
     def charts(self, ctx: Context) -> dict[str, Chart]:
         return {
-            name: (title, plots.to_png(fig), plots.to_svg(fig, fit=False))
-            for name, (title, fig) in self.figures(ctx.rt).items()
+            name: (title, *plots.render(fig)) for name, (title, fig) in self.figures(ctx.rt).items()
         }
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
