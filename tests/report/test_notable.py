@@ -55,3 +55,31 @@ def test_the_report_names_the_command_that_replays_each_game(report: tuple[Path,
         game = path.stem.rsplit("game", 1)[1]
         assert f"marrakech replay {run} {game} --turn" in md
         assert f"game {game}, after turn" in html  # the picture's caption
+
+
+def test_a_game_that_does_not_read_is_named_and_the_others_shown(
+    report: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The notable games are read together; when one of them cannot be (its moves are gone
+    from a damaged copy of the run), the report says which, and shows every other one."""
+    import shutil
+
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from marrakech_sim.record import notable_games
+    from marrakech_sim.report.sections.notable import notable_of_runs
+
+    run, _ = report
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    games = notable_games(copy)
+    longest = next(g.game_id for g in games if g.kind == "longest")
+    for part in (copy / "moves").glob("part-*.parquet"):
+        table = pq.read_table(part)
+        pq.write_table(table.filter(pc.not_equal(table["game_id"], longest)), part)
+    found, problems = notable_of_runs([copy], tmp_path / "out")
+    assert len(problems) == 1 and f"Game {longest} of {copy} (longest game) does not" in problems[0]
+    shown = {n.name.split("-")[2] for n in found}
+    assert shown == {g.kind for g in games if g.game_id != longest}
+    assert all(n.png[:8] == b"\x89PNG\r\n\x1a\n" for n in found)

@@ -53,9 +53,13 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
         if not games:
             continue
         folder.mkdir(parents=True, exist_ok=True)
+        try:  # one read of the run for all its notable games (each read scans its parts)
+            records = {r.game: r for r in records_from_run(run_dir, [g.game_id for g in games])}
+        except RecordError:
+            records = {}  # each game is read alone below, which says which one does not read
         for g in games:
             try:
-                record = next(records_from_run(run_dir, [g.game_id]))
+                record = records.get(str(g.game_id)) or next(records_from_run(run_dir, [g.game_id]))
                 done = replay(record)
             except RecordError as exc:
                 problems.append(
