@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from marrakech_sim import runfolder
 from marrakech_sim.rules.options import Rules
-from marrakech_sim.run.chunk import Prepared, group_parts, play_chunk, play_group, write_chunk
+from marrakech_sim.run.chunk import Prepared, group_parts, play_chunk, play_group
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.pool import WORKER, ChunkPool, default_start_method, worker_play_only
 from marrakech_sim.run.runner import run_study
@@ -133,8 +134,9 @@ def breakdown(
     """Microseconds per game of each step of a chunk, in this process (best of `repeats`).
 
     play: the game loop, its moves copied into columns; tables: the three parts (numpy
-    columns, storage.Part); write: encoding the three Parquet parts (zstd) and writing
-    them, rename included.
+    columns, storage.Part); write: what `write_chunk` does with them, the sum of encode
+    (the three Parquet files' bytes, zstd included), digest (their BLAKE2b digests for the
+    manifest) and files (writing them, rename included).
     """
     import numpy as np
 
@@ -147,7 +149,8 @@ def breakdown(
     cg = prep.plan.chunk_games(1)
     r = prep.rulesets[0]
     where = np.arange(len(cg))
-    best = {"play": float("inf"), "tables": float("inf"), "write": float("inf")}
+    steps = ("play", "tables", "write", "encode", "digest", "files")
+    best = dict.fromkeys(steps, float("inf"))
     folder = Path(tempfile.mkdtemp(prefix="marrakech-bench-"))
     try:
         for _ in range(repeats):
@@ -157,9 +160,17 @@ def breakdown(
             t1 = time.perf_counter()
             tables = group_parts(prep, r, cg, where, group)
             t2 = time.perf_counter()
-            write_chunk(folder, 1, tables)
+            # write_chunk's steps, one at a time: the moves, seats and games parts
+            files = [runfolder.parquet_file(t) for t in (tables[2], tables[1], tables[0])]
             t3 = time.perf_counter()
-            for key, value in (("play", t1 - t0), ("tables", t2 - t1), ("write", t3 - t2)):
+            for data in files:
+                runfolder.data_digest(data)
+            t4 = time.perf_counter()
+            for name, data in zip(("moves", "seats", "games"), files, strict=True):
+                runfolder.write_part_file(folder, name, 1, data)
+            t5 = time.perf_counter()
+            took = (t1 - t0, t2 - t1, t5 - t2, t3 - t2, t4 - t3, t5 - t4)
+            for key, value in zip(steps, took, strict=True):
                 best[key] = min(best[key], value)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules.options import Rules
@@ -77,3 +78,15 @@ def test_bench_without_records_plays_python_line_ups_through_the_python_loop() -
     # two seats, the timed games only (the in-process warm-up chunk is for compiled
     # line-ups: a plug-in's games could end the process)
     assert counting.games == 2 * 20
+
+
+def test_breakdown_times_each_step_of_writing_a_chunk() -> None:
+    """bench --breakdown: the writing is split into its steps (encoding the Parquet bytes,
+    their digests, the files), which add up to it, and every step took time."""
+    from marrakech_sim.run.bench import breakdown
+
+    out = breakdown(Rules(), ["random"] * 4, chunk_games=64, repeats=1)
+    steps = ("play", "tables", "write", "encode", "digest", "files")
+    assert all(out[f"{step}_us_per_game"] > 0 for step in steps) and out["games"] == 64
+    parts = sum(out[f"{step}_us_per_game"] for step in ("encode", "digest", "files"))
+    assert parts == pytest.approx(out["write_us_per_game"], abs=0.03)
