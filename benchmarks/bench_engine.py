@@ -33,13 +33,12 @@ from collections.abc import Callable
 import numpy as np
 
 from marrakech_sim import GameState, Rules
-from marrakech_sim.arena import twins
-from marrakech_sim.arena.loop import play_batch
+from marrakech_sim.arena import BATCH_GAMES, twins
+from marrakech_sim.arena.loop import move_columns_buffer, play_batch
 from marrakech_sim.play import turns as t
 from marrakech_sim.play.game import play_game
 from marrakech_sim.play.strategy import StrategySpec
 from marrakech_sim.rules import core as k
-from marrakech_sim.run.config import DEFAULT_CHUNK_GAMES
 from marrakech_sim.strategies.basic import RandomStrategy
 
 TARGETS = {"compiled": 100_000.0, "api": 3_000.0, "plugin": 5_000.0}
@@ -74,19 +73,20 @@ def best_rates(
 
 
 def compiled_games(
-    rules: Rules, ref: str = "random", batch: int = DEFAULT_CHUNK_GAMES
+    rules: Rules, ref: str = "random", batch: int = BATCH_GAMES
 ) -> Callable[[], int]:
     """A call that plays `batch` whole games of `ref`'s compiled twin in every seat through
     play_batch (moves recorded, buffers reused, new seeds each call); returns `batch`.
 
-    The default batch is the runner's default chunk (one call of play_batch a chunk).
+    As the runner plays them (arena.games): BATCH_GAMES games a call, into a moves buffer
+    from move_columns_buffer, which stays in the core's cache.
     """
     twin, vector = twins.twin_of(StrategySpec.of(ref).build())  # type: ignore[misc]
     p = rules.players
     init = k.initial_state(rules)
     codes = np.full((batch, p), twins.CODES[twin], np.int64)
     params = np.broadcast_to(vector, (batch, p, len(vector))).copy()
-    moves = np.empty((t.move_columns(p), batch * t.max_turns(rules)), np.int16)
+    moves = move_columns_buffer(t.move_columns(p), batch * t.max_turns(rules))
     games = np.zeros((batch, 3), np.int32)
     seats = np.zeros((batch, p, t.SEAT_COLUMNS), np.int32)
     first = [0]
