@@ -66,7 +66,7 @@ def render(fig: Figure) -> tuple[bytes, str]:
 
 def to_png(fig: Figure, dpi: int = PNG_DPI, fit: bool = True) -> bytes:
     """The figure as PNG bytes (byte-identical run to run); fit: fit_titles first (False
-    where they are fitted already: to_svg after to_png)."""
+    where they are fitted already; `render` gives a chart's PNG and SVG, laid out once)."""
     if fit:
         fit_titles(fig)
     buf = io.BytesIO()

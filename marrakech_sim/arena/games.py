@@ -389,7 +389,7 @@ def _python(
             finally:
                 if on_game is not None:
                     on_game(None)
-            written = _keep(rec, i, moves[:, written:], games, seats, errors) + written
+            written += _keep(rec, i, moves[:, written:], games, seats, errors)
     rows = MoveRows.room_for(r, g)
     rows.add(r, moves, games[:, 0], 0)
     return Games(games, seats, errors, rows.trimmed(p).of_games(kept, p))
