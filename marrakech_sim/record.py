@@ -797,7 +797,9 @@ NOTABLE_KINDS = ("comeback", "largest_payment", "bankruptcy", "tie_break", "long
 
 def notable_games(run_dir: str | Path) -> list[NotableGame]:
     """The largest comeback, largest single payment, a bankruptcy, a tie-break decision,
-    and the longest and shortest game of a run (each absent when the run has none).
+    and the longest and shortest game of a run (each absent when the run has none); in a
+    run whose study keeps the moves of a sample of its games (`keep_moves` below 1), of
+    the games whose moves were kept.
 
     The comeback is the largest score deficit (dirhams + visible squares, from the moves'
     dirhams_after and visible_after) that a sole winner made up; its decisive turn is the
@@ -819,9 +821,14 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
                 f"run {str(run_dir)!r} has no {table} parts: notable games are found in "
                 "the games and moves tables"
             )
+    # a run that keeps the moves of a sample of its games (keep_moves < 1): the notable
+    # games are those of the sample, since a record (and a picture) needs the moves
+    sampled = not runfolder.every_move(runfolder.read_manifest(run_dir))
     best: dict[str, tuple[tuple[Any, ...], NotableGame]] = {}
     con = duckdb.connect()
     for games, moves in _notable_batches(con, Path(run_dir)):
+        if sampled:
+            games = f"(SELECT * FROM {games} WHERE game_id IN (SELECT game_id FROM {moves}))"
         for key, game in _batch_notables(con, games, moves):
             if game.kind not in best or key < best[game.kind][0]:
                 best[game.kind] = (key, game)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from marrakech_sim import runfolder
 from marrakech_sim.errors import RecordError
 from marrakech_sim.record import format_records, notable_games, records_from_run, replay
 from marrakech_sim.report.sections.base import BaseSection, Chart, Context, Part
@@ -42,7 +43,8 @@ class Notable:
 
 def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], list[str]]:
     """The notable games of each run that has a moves table, their records in `out`/notable/,
-    and a sentence for each game that does not replay (a damaged or hand-made run folder)."""
+    and sentences to show above them: a run that kept the moves of a sample of its games
+    says so, and each game that does not replay (a damaged or hand-made run folder) too."""
     folder = out / "notable"
     found: list[Notable] = []
     problems: list[str] = []
@@ -52,6 +54,13 @@ def notable_of_runs(run_dirs: list[Path], out: Path) -> tuple[list[Notable], lis
         games = notable_games(run_dir)
         if not games:
             continue
+        manifest = runfolder.read_manifest(run_dir)
+        if not runfolder.every_move(manifest):
+            problems.append(
+                f"{run_dir} kept the moves of a sample of its games (`keep_moves = "
+                f"{manifest.config.get('keep_moves')}`), and a game is shown from its moves: "
+                "its notable games are those of the sample."
+            )
         folder.mkdir(parents=True, exist_ok=True)
         try:  # one read of the run for all its notable games (each read scans its parts)
             records = {r.game: r for r in records_from_run(run_dir, [g.game_id for g in games])}
