@@ -143,9 +143,29 @@ def build_report(
     )
 
 
+#: in place of the first section on the study's mix, in runs of self-play alone
+NO_MIX = (
+    "Every game of these runs seats one strategy in every seat (self-play), and this section "
+    "is about games between different strategies: nothing to show. Each self-play player "
+    "model's seats are in the section on balance per player model or skill level below, and "
+    "a sweep's in its response curves."
+)
+NO_MIX_AGAIN = "Nothing to show: no game between different strategies (above)."
+
+
 def report_parts(ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
-    """Every section's parts in `SECTIONS` order, the numbered ones numbered from 1."""
-    parts = [part for section in SECTIONS for part in section.parts(ctx, chart_titles)]
+    """Every section's parts in `SECTIONS` order, the numbered ones numbered from 1; a
+    section on the study's mix says it has nothing to show in runs of self-play alone."""
+    facts = ctx.rt.facts
+    no_mix = facts.n_mixed_games == 0 and facts.n_games > 0
+    parts: list[Part] = []
+    said = False
+    for section in SECTIONS:
+        if no_mix and section.mix_only:
+            parts.append(Part(section.headings[0], [NO_MIX_AGAIN if said else NO_MIX]))
+            said = True
+        else:
+            parts += section.parts(ctx, chart_titles)
     number = 0
     for part in parts:
         if part.numbered:

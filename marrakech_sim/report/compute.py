@@ -84,6 +84,7 @@ def compute_tables(
             # model each); the sections on the study's mix read its mixed games only
             alone = is_self_play(pg)
             mixed = subset(pg, ~alone)
+            out.facts.n_mixed_games += int((~alone).sum())
             self_play_matches.update(np.unique(pg.match_id[alone]).tolist())
         del games  # build_per_game took its arrays
         with clock("win_rates"):

@@ -138,6 +138,7 @@ class Facts:
 
     n_games: int = 0  # every game of the runs, error games included
     n_balance_games: int = 0  # the games that ended normally
+    n_mixed_games: int = 0  # games between different strategies (the study's mix)
     n_blocks: int = 0
     #: each rule set's label -> its options (rule-set key -> value), as the manifests hold
     ruleset_options: dict[str, dict[str, Any]] = field(default_factory=dict)

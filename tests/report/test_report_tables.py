@@ -70,9 +70,40 @@ def _read(path: Path) -> tuple[list[str], list[list[str]]]:
     return rows[0], rows[1:]
 
 
-def test_every_csv_column_is_documented(report: Path) -> None:
+@pytest.fixture(scope="module")
+def self_play_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of a run of self-play alone (a sweep of greedy in every seat): no game
+    between different strategies, so most tables have no row."""
+    base = tmp_path_factory.mktemp("self_play")
+    run = play_run(
+        base / "sweep",
+        {
+            "seed": 3,
+            "games_per_lineup": 24,
+            "rulesets": {"four": {}, "two": {"players": 2}},
+            "strategies": {"greedy": {}},
+            "schedule": {"kind": "self_play"},
+            "sweep": {"starting_dirhams": [20, 30]},
+        },
+    )
+    build_report([run], base / "report", rating_games=2_000, moves_games=200)
+    return base / "report"
+
+
+@pytest.fixture(scope="module")
+def mix_report(report: Path) -> Path:
+    """The report of the 2-player round robin alone: no self-play, so no skill table has a
+    row."""
+    build_report([report.parent / "two"], report.parent / "mix", rating_games=2_000)
+    return report.parent / "mix"
+
+
+@pytest.mark.parametrize("which", ["report", "self_play_report", "mix_report"])
+def test_every_csv_column_is_documented(which: str, request: pytest.FixtureRequest) -> None:
     """Every CSV the report writes has exactly the columns docs/report-tables.md lists for
-    it, and every table listed there is written (unless it says when it is written)."""
+    it, with rows or without (a header naming them all), and every table listed there is
+    written (unless it says when it is written)."""
+    report: Path = request.getfixturevalue(which)
     tables = documented()
     written = {p.stem: set(_read(p)[0]) for p in report.glob("*.csv")}
     assert set(written) <= set(tables), sorted(set(written) - set(tables))
@@ -84,6 +115,22 @@ def test_every_csv_column_is_documented(report: Path) -> None:
         )
     missing = {n for n, (_, conditional) in tables.items() if n not in written and not conditional}
     assert not missing, sorted(missing)
+
+
+def test_a_report_of_self_play_alone_says_its_sections_on_the_mix_have_nothing_to_show(
+    self_play_report: Path, report: Path
+) -> None:
+    """Win rates, seat advantage, ratings, variants, distributions and power read the games
+    between different strategies: in runs of self-play alone the first says why it has
+    nothing to show and the others point to it, with no empty table."""
+    from marrakech_sim.report.build import NO_MIX, NO_MIX_AGAIN
+
+    text = (self_play_report / "report.md").read_text()
+    sections = dict(re.findall(r"^## (?:\d+\. )?(.+?)\n\n(.*?)(?=^## |\Z)", text, re.M | re.S))
+    mix = ["Win rates", "Seat advantage", "Ratings", "Variant comparison", "Distributions"]
+    assert [sections[name].strip() for name in [*mix, "Power"]] == [NO_MIX] + [NO_MIX_AGAIN] * 5
+    assert "Response curves" in sections and "Balance per player model" in sections
+    assert NO_MIX not in (report / "report.md").read_text()
 
 
 def test_mixed_units_have_a_unit_column(report: Path) -> None:

@@ -69,6 +69,12 @@ class Section(Protocol):
     def headings(self) -> tuple[str, ...]:
         """The headings its parts may have, unnumbered."""
 
+    @property
+    def mix_only(self) -> bool:
+        """Whether it reads only the games between different strategies (the study's mix,
+        not its self-play): in runs without such games, `report.build.report_parts` says so
+        in its place."""
+
     def compute(self, ctx: Context) -> None:
         """Add the tables this section computes after the shared pass (none by default)."""
 
@@ -88,6 +94,7 @@ class BaseSection:
 
     name = ""
     headings: tuple[str, ...] = ()
+    mix_only = False
     intro = ""  # the words that open the section's first part (see `opening`)
 
     def compute(self, ctx: Context) -> None:

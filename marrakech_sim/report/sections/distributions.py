@@ -112,7 +112,9 @@ class Distribution:
             row.update({f"q{q * 100:g}": float(val) for q, val in zip(QUANTILES, qs, strict=True)})
             row["max"] = float(value[-1]) if n else np.nan
             rows.append(row)
-        return pd.DataFrame.from_records(rows)
+        quantiles = [f"q{q * 100:g}" for q in QUANTILES]
+        columns = ["ruleset", "metric", "n", "n_missing", "n_blocks", "mean", "sd", "min"]
+        return pd.DataFrame.from_records(rows, columns=[*columns, *quantiles, "max"])
 
 
 def histogram_quantiles(
@@ -224,6 +226,7 @@ class DistributionSection(BaseSection):
 
     name = "distributions"
     headings = ("Distributions",)
+    mix_only = True
     intro = (
         "Final score margins (the winner's score minus the runner-up's; 0 for a shared win), "
         "game lengths, and each seat's score (dirhams + visible squares) after every turn. A "

@@ -105,8 +105,6 @@ def power_table(out: ReportTables) -> pd.DataFrame:
         )
     columns = ["section", "claim", "unit", "estimate", "lo", "hi", "n_games", "se"]
     table = pd.DataFrame.from_records(claims, columns=[*columns, "target_effect"])
-    if table.empty:
-        return table
     # Wilson intervals (shares) have no se column: the half-width over z is one
     half = (table["hi"] - table["lo"]).to_numpy(dtype="float64") / 2
     table["se"] = np.where(table["se"].isna(), half / z_value(), table["se"])
@@ -138,7 +136,9 @@ def plan_from_data(rt: ReportTables) -> pd.DataFrame:
         )
         row["design_effect_observed"] = observed
         rows.append(row)
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    if not rows:  # no seat-0 share to size from: the table's columns, no row
+        rows = [stats.plan_seat_advantage(2, 0.01).assign(design_effect_observed=1.0).iloc[:0]]
+    return pd.concat(rows, ignore_index=True)
 
 
 class PowerSection(BaseSection):
@@ -146,6 +146,7 @@ class PowerSection(BaseSection):
 
     name = "power"
     headings = ("Power",)
+    mix_only = True
     intro = (
         "Each headline claim with its 95% interval, and what its data can detect: the "
         "smallest effect found with 80% power at this size (two-sided, 5% level), and the "

@@ -157,6 +157,7 @@ class RatingSection(BaseSection):
 
     name = "ratings"
     headings = ("Ratings",)
+    mix_only = True
 
     def draw(self, t: Tables, charts: Figures) -> None:
         strategy_colour = base.strategy_colours(t)

@@ -179,6 +179,7 @@ class SeatSection(BaseSection):
 
     name = "seats"
     headings = ("Seat advantage",)
+    mix_only = True
     intro = (
         "Win share per seat against the fair share 1/players, per player count and rule set. "
         "Intervals and tests use block totals (cluster-robust), so the dice a block's games "

@@ -48,6 +48,18 @@ from marrakech_sim.stats.intervals import add_rate_interval
 from marrakech_sim.stats.winrates import LINEUP_SEP
 
 SKILL_KEYS = ["players", "ruleset", "level_index", "level", "seat"]
+# skill_seats' columns after its keys (docs/report-tables.md), with rows or without
+SKILL_SEAT_COLUMNS = [
+    "kind",
+    "n_games",
+    "n_blocks",
+    "share",
+    "effect_pp",
+    "effect_lo_pp",
+    "effect_hi_pp",
+    "se_pp",
+    "n_eff",
+]
 #: the per-game metrics of the variant comparison that are also compared level by level
 LEVEL_METRICS = ("margin", "bankrupt", "turns", "tie_broken", "winner_dirhams_share")
 RESTRICTED = ("rotation-only", "placement-only")
@@ -172,10 +184,9 @@ def skill_tables(
         tab["effect_hi_pp"] = 100 * (tab["hi"] - fair)
         tab["se_pp"] = 100 * np.sqrt(tab["var"].to_numpy(dtype="float64"))
         tab["n_games"] = tab["n"].astype("int64")
-        effects = ["effect_pp", "effect_lo_pp", "effect_hi_pp", "se_pp", "n_eff"]
-        seats = tab[[*SKILL_KEYS, "kind", "n_games", "n_blocks", "share", *effects]]
+        seats = tab[[*SKILL_KEYS, *SKILL_SEAT_COLUMNS]]
     else:
-        seats = pd.DataFrame(columns=[*SKILL_KEYS, "kind", "n_games", "effect_pp", "se_pp"])
+        seats = pd.DataFrame(columns=[*SKILL_KEYS, *SKILL_SEAT_COLUMNS])
     seats = seats.sort_values(SKILL_KEYS, ignore_index=True)
     out.tables.skill_seats = seats
     leveled = seats.loc[seats["kind"] == "skill level"] if len(seats) else seats

@@ -445,6 +445,7 @@ class VariantSection(BaseSection):
 
     name = "variants"
     headings = ("Variant comparison",)
+    mix_only = True
 
     def draw(self, t: Tables, charts: Figures) -> None:
         ruleset_colour = base.ruleset_colours(t)

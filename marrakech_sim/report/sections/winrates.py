@@ -507,6 +507,7 @@ class WinRateSection(BaseSection):
 
     name = "win_rates"
     headings = ("Win rates",)
+    mix_only = True
     intro = (
         "Share of games won (a shared win counts 1/k to each winner; win counts are rounded to "
         "whole games) with 95% Wilson intervals at the effective number of games. A strategy's "
