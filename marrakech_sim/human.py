@@ -663,25 +663,24 @@ def _advice(
 
 
 def study_rules(config: str | Path, name: str) -> Rules:
-    """The rule set `name` of a study config file (any rule set a study can name)."""
-    from marrakech_sim.run.config import load_study
-
-    study = load_study(config)
-    if name not in study.ruleset_names:
+    """The rule set `name` of a config file: a study config (any rule set its study can
+    name, a sweep's points too) or a file of rule sets alone (`marrakech tune`'s
+    tuned.toml)."""
+    rulesets = _config_rulesets(config)
+    if name not in rulesets:
         raise MarrakechError(
-            f"rule set {name!r} is not in {str(config)!r}: allowed are "
-            f"{', '.join(study.ruleset_names)}"
+            f"rule set {name!r} is not in {str(config)!r}: allowed are {', '.join(rulesets)}"
         )
-    return study.rules(name)
+    return rulesets[name]
 
 
 def study_ruleset_names(path: str | Path) -> tuple[str, ...] | None:
-    """The rule set names of a study config file; None for a file that is not one (a
-    rules file, or no TOML at all: reading it as rules says what is wrong)."""
+    """The rule set names of a config file with a `[rulesets]` table; None for a file
+    that has none (a rules file, or no TOML at all: reading it as rules says what is
+    wrong)."""
     import tomllib
 
     from marrakech_sim.files import read_text
-    from marrakech_sim.run.config import load_study
 
     try:
         data = tomllib.loads(read_text(path, "rules file", MarrakechError))
@@ -689,7 +688,20 @@ def study_ruleset_names(path: str | Path) -> tuple[str, ...] | None:
         return None
     if not isinstance(data.get("rulesets"), dict):
         return None
-    return load_study(path).ruleset_names
+    return tuple(_config_rulesets(path))
+
+
+def _config_rulesets(path: str | Path) -> dict[str, Rules]:
+    """The rule sets of a study config, or of a file of `[rulesets.NAME]` tables alone."""
+    import tomllib
+
+    from marrakech_sim.files import read_text
+    from marrakech_sim.run.config import load_study, rulesets_from_table
+
+    data = tomllib.loads(read_text(path, "config", MarrakechError))
+    if "strategies" not in data:  # rule sets alone: nothing else of a study to check
+        return rulesets_from_table(data.get("rulesets"))
+    return dict(load_study(path).rulesets)
 
 
 def game_seed(seed: int) -> int:

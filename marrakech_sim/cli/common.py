@@ -82,11 +82,24 @@ def rule_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def rules_from_cli(rules_file: str | None, **given: Any) -> Rules | None:
-    """Rules from a TOML file and command-line options; None when nothing was given."""
-    data: dict[str, Any] = {}
+def rules_from_cli(
+    rules_file: str | None, base: dict[str, Any] | None = None, **given: Any
+) -> Rules | None:
+    """Rules from a TOML file (or `base`, rule options as `Rules.to_dict` gives them) and
+    command-line options; None when nothing was given."""
+    from marrakech_sim.human import study_ruleset_names
+
+    data: dict[str, Any] = dict(base or {})
     if rules_file:
+        if study_ruleset_names(rules_file) is not None:
+            raise click.UsageError(
+                f"{rules_file!r} holds rule sets ([rulesets.NAME] tables), not rule options: "
+                "--rules takes a file of rule options here (docs/rules.md section 8); "
+                "`marrakech play --rules FILE --ruleset NAME` plays one of its rule sets"
+            )
         data.update(read_rules_table(rules_file))
+    if given.get("starting_dirhams") is not None and given.get("seat_dirhams") is None:
+        data.pop("seat_dirhams", None)  # the flag's one purse for every seat replaces them
     for key, value in given.items():
         if value is None:
             continue

@@ -49,11 +49,17 @@ def export_command(
     run_dir: str, games: tuple[int, ...], where: str | None, notable: bool, output: str | None
 ) -> None:
     """Write game records (docs/game-record.md) of a run's games: all, or those chosen."""
+    from marrakech_sim.runfolder import every_move, read_manifest
+
     if where and notable:
         raise click.UsageError("--where and --notable choose games in two ways: give one")
     ids: list[int] | None = list(games) or None
     if notable:
         found = notable_games(run_dir)
+        if not found:
+            keep = read_manifest(run_dir).config.get("keep_moves", 1)
+            why = f"it kept no game's moves (keep_moves = {keep})" if keep != 1 else "none ended"
+            raise RecordError(f"run {run_dir!r} has no notable game to export: {why}")
         ids = sorted({n.game_id for n in found} | set(ids or []))
         for n in found:
             click.echo(f"{n.kind}: game {n.game_id}, turn {n.turn}: {n.detail}", err=True)
@@ -67,8 +73,6 @@ def export_command(
     elapsed = time.perf_counter() - started
     where_to = f" to {output}" if output else ""
     click.echo(f"wrote {len(records)} records{where_to} ({elapsed:.2f} s)", err=True)
-    from marrakech_sim.runfolder import every_move, read_manifest
-
     if not games and not notable and not every_move(read_manifest(run_dir)):
         click.echo("(only games whose moves the run kept have records: keep_moves)", err=True)
 
@@ -294,14 +298,12 @@ def play_command(
         if rules_file is None:
             raise click.UsageError("--ruleset NAME needs --rules CONFIG.toml (a study config)")
         base = study_rules(rules_file, ruleset).to_dict()
-        base["die_faces"] = ",".join(str(face) for face in base["die_faces"])  # as the flag
-        given = {key: value for key, value in rule_opts.items() if value is not None}
-        rules = rules_from_cli(None, **{**base, **given}) or Rules()
+        rules = rules_from_cli(None, base, **rule_opts) or Rules()
     else:
         names = study_ruleset_names(rules_file) if rules_file else None
         if names is not None:
             raise click.UsageError(
-                f"{rules_file!r} is a study config: choose one of its rule sets with "
+                f"{rules_file!r} holds rule sets ([rulesets.NAME]): choose one with "
                 f"--ruleset NAME (allowed are {', '.join(names)})"
             )
         if rule_opts.get("players") is None:

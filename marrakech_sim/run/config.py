@@ -347,7 +347,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     _choice("rotation", rotation, ROTATIONS)
     chunk = _int("chunk_games", data.get("chunk_games", DEFAULT_CHUNK_GAMES), 1, MAX_CHUNK_GAMES)
     decision = _seconds("decision_seconds", data.get("decision_seconds", DEFAULT_DECISION_SECONDS))
-    rulesets = _rulesets(data.get("rulesets", {"standard": {}}))
+    rulesets = rulesets_from_table(data.get("rulesets", {"standard": {}}))
     schedule_raw = data.get("schedule", {})
     sweep = None
     if "sweep" in data:
@@ -523,8 +523,10 @@ def _named_tables(key: str, raw: Any, tables: str, table: str) -> Mapping[str, A
     return raw
 
 
-def _rulesets(raw: Any) -> dict[str, Rules]:
-    """Rule sets, each from RULES.md defaults or from its `base`, resolved after merging."""
+def rulesets_from_table(raw: Any) -> dict[str, Rules]:
+    """The rule sets of a config's `rulesets` table (a study config's, or the tuned.toml
+    `marrakech tune` writes), each from the default rules or from its `base`, resolved
+    after merging."""
     raw = _named_tables("rulesets", raw, _RULESETS_HOLD, "of rule options")
 
     def merged(name: str, seen: tuple[str, ...]) -> dict[str, Any]:

@@ -345,5 +345,29 @@ def test_play_a_study_configs_rule_set_by_name(tmp_path: Path) -> None:
     )
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2
-    assert "is a study config: choose one of its rule sets with --ruleset NAME" in refused.output
+    assert "holds rule sets ([rulesets.NAME]): choose one with --ruleset NAME" in refused.output
     assert "quick" in refused.output and "two_players" in refused.output
+
+
+def test_play_a_rule_set_of_a_file_of_rule_sets_alone(tmp_path: Path) -> None:
+    """The tuned.toml `marrakech tune` writes holds rule sets without a study around them:
+    `play --rules FILE --ruleset NAME` plays one (seat purses included, --starting-dirhams
+    replacing them); a command that takes rule options says what FILE is."""
+    tuned = tmp_path / "tuned.toml"
+    tuned.write_text("[rulesets.two_tuned]\nplayers = 2\nseat_dirhams = [30, 32]\n")
+    args = ["play", "--rules", str(tuned), "--ruleset", "two_tuned", "--vs", "random"]
+    for flags, want in (
+        ([], Rules(players=2, seat_dirhams=[30, 32])),
+        (["--starting-dirhams", "20"], Rules(players=2, starting_dirhams=20)),
+    ):
+        out = tmp_path / f"game{len(flags)}"
+        result = CliRunner().invoke(
+            main, [*args, *flags, "--seed", "4", "--out", str(out)], input="1\n" * 80
+        )
+        assert result.exit_code == 0, result.output
+        assert parse_records((out / "game.txt").read_text())[0].rules == want
+    refused = CliRunner().invoke(main, ["perft", "--rules", str(tuned), "-d", "1"])
+    assert refused.exit_code == 2
+    assert f"{str(tuned)!r} holds rule sets ([rulesets.NAME] tables), not rule options" in (
+        refused.output
+    )
