@@ -630,6 +630,8 @@ def _since_last(draft: Record, seat: int, names: Sequence[str]) -> list[str]:
     for info in reversed(infos):
         if info.seat == seat and out:
             break
+        if info.rotation is None and info.roll is None:  # the turn about to start
+            continue
         out.append(info.describe(names, player))
     return list(reversed(out))[-len(names) :]
 

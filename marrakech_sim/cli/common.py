@@ -36,13 +36,13 @@ def quiet_after_stop() -> None:
 
 
 def rule_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The RULES.md section 8 options, and --rules FILE.toml as their base."""
+    """The docs/rules.md section 8 options, and --rules FILE.toml as their base."""
     options = [
         click.option(
             "--rules",
             "rules_file",
             type=click.Path(exists=True, dir_okay=False),
-            help="TOML file of rule options (keys of RULES.md section 8).",
+            help="TOML file of rule options (keys of docs/rules.md section 8).",
         ),
         click.option("--players", type=int, help="Number of players (default 4)."),
         click.option("--rugs-per-colour", type=int, help="Rugs of each colour."),

@@ -182,6 +182,7 @@ def replay_command(
             raise click.BadParameter(f"{path!r}: its name must end in .{flag[2:]}", param_hint=flag)
     if record_out:
         write_atomic(record_out, record.to_text())
+        click.echo(f"wrote {record_out}", err=True)
         wrote = True
     if svg or png or gif:
         from marrakech_sim.show.animate import write_gif, write_picture

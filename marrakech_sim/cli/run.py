@@ -336,7 +336,12 @@ def _interval(lo: float, hi: float) -> str:
 
 @click.command("run")
 @click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), help="The run folder (must be new).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="The run folder, new or empty (default: runs/NAME-YYYYMMDD-HHMMSS-XXXXXX, the run's "
+    "id: the config's name, the UTC time and a random suffix).",
+)
 @click.option(
     "--workers", type=click.IntRange(0), help="Worker processes (default: CPUs; 0: in-process)."
 )

@@ -597,6 +597,13 @@ def player_model(rt: ReportTables) -> str:
     )
 
 
+def _counted(n: int, verdict: str) -> str:
+    """'9 matter', '1 matters', '4 are real but small', '1 is negligible'."""
+    if verdict == "matters":
+        return f"{n} matters" if n == 1 else f"{n} matter"
+    return f"{n} {'is' if n == 1 else 'are'} {verdict}"
+
+
 def family_note(findings: pd.DataFrame) -> str:
     """How the family was corrected and what the verdicts mean, with their counts."""
     if findings.empty:
@@ -604,7 +611,7 @@ def family_note(findings: pd.DataFrame) -> str:
     m = int(findings["family_size"].iloc[0])
     level = float(findings["level"].iloc[0])
     counts = verdict_counts(findings)
-    said = ", ".join(f"{counts[v]} {v}" for v in verdicts.VERDICTS)
+    said = ", ".join(_counted(counts[v], v) for v in verdicts.VERDICTS)
     return (
         f"{m} tests, corrected together (Bonferroni: each interval is a {100 * level:.2f}% "
         f"interval, so that all {m} hold together with 95% confidence, and each verdict is "

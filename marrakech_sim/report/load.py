@@ -97,7 +97,7 @@ def _check_distinct(runs: list[RunInfo]) -> None:
             if key in seen:
                 raise RunFolderError(
                     f"{str(run.path)!r} and {str(seen[key].path)!r} are the same run "
-                    f"({run.run_id!r}): each game would count twice; give each run once"
+                    f"({run.manifest.run_id!r}): each game would count twice; give each run once"
                 )
             seen[key] = run
     defined: dict[str, tuple[Any, RunInfo]] = {}

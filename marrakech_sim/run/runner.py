@@ -461,7 +461,7 @@ def _execute(
 
 def _interrupted(played: int, plan: Plan, run_dir: Path) -> RunInterrupted:
     return RunInterrupted(
-        f"run interrupted after {played} of {plan.games_planned} games; resume it with "
+        f"run interrupted after {played:,} of {plan.games_planned:,} games; resume it with "
         f"`marrakech run --resume {run_dir}`"
     )
 

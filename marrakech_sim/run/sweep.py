@@ -136,7 +136,8 @@ def sweep_from_dict(raw: Any, rulesets: Mapping[str, Rules]) -> tuple[Sweep, dic
                 played[point.ruleset] = sweep_rules(base, dict(values), dict(die_faces))
             except ConfigError as exc:
                 where = ", ".join(f"{k} = {v!r}" for k, v in values)
-                raise ConfigError(f"sweep: rule set {name!r} with {where}: {exc}") from exc
+                said = str(exc) if str(exc).startswith("sweep") else f"sweep: {exc}"
+                raise ConfigError(f"{said}, in rule set {name!r} with {where}") from exc
             points.append(point)
     return Sweep(bases, axes, tuple(points), die_faces), played
 

@@ -389,7 +389,8 @@ def test_two_runs_in_folders_of_one_name_are_two_runs(run: Path, tmp_path: Path)
     assert result.exit_code == 0 and "48 games from 2 run(s)" in result.output, result.output
     shutil.copytree(tmp_path / "a" / "ref", tmp_path / "c" / "ref")
     one_line_error(
-        ["report", str(tmp_path / "a" / "ref"), str(tmp_path / "c" / "ref")], "are the same run"
+        ["report", str(tmp_path / "a" / "ref"), str(tmp_path / "c" / "ref")],
+        "are the same run ('ref'): each game would count twice",  # its id, not a label
     )
 
 
@@ -423,3 +424,15 @@ def test_a_huge_game_id_for_replay_is_a_usage_error(run: Path) -> None:
     """`replay RUN 999...` (5,000 digits) is refused as not a game id, not a ValueError
     from int()'s digit limit."""
     one_line_error(["replay", str(run), BIG], "is not a game id")
+
+
+@pytest.mark.parametrize(("flag", "suffix"), [("--record", "txt"), ("--svg", "svg")])
+def test_replay_names_each_file_it_writes(
+    record_text: str, tmp_path: Path, flag: str, suffix: str
+) -> None:
+    source = tmp_path / "game.txt"
+    source.write_text(record_text)
+    target = tmp_path / f"out.{suffix}"
+    result = CliRunner().invoke(main, ["replay", str(source), flag, str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.is_file() and f"wrote {target}" in result.output

@@ -223,3 +223,19 @@ def test_headlines_of_two_models_keep_their_own_scope() -> None:
         }
     )
     assert findings.headline_paragraph(rows) == " ".join(rows["headline"])
+
+
+def test_the_family_note_counts_each_verdict_in_words() -> None:
+    """Each verdict's count with its verb: '2 matter', '1 is negligible', '0 are ...'."""
+    table = pd.DataFrame(
+        {
+            "verdict": ["matters", "matters", "negligible", "undecided", "undecided"],
+            "family_size": 5,
+            "level": 0.99,
+        }
+    )
+    note = findings.family_note(table)
+    assert "5 tests, corrected together" in note
+    assert ": 2 matter, 0 are real but small, 1 is negligible, 2 are undecided." in note
+    one = findings.family_note(table.iloc[[0]].assign(family_size=1))
+    assert ": 1 matters, 0 are real but small, 0 are negligible, 0 are undecided." in one

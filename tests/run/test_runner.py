@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,6 +208,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"marrakech run --resume {out}" in err.decode()
+    assert re.search(r"run interrupted after \d{1,3}(,\d{3})* of 1,200 games", err.decode())
     assert runfolder.read_manifest(out).status == "interrupted"
     assert "INFO" in (out / "run.log").read_text()  # worker records reached run.log
     assert "Worker-" in (out / "run.log").read_text()  # the pool's worker processes

@@ -219,7 +219,8 @@ def test_a_sweep_resumes_and_plays_the_same_games(swept_run: Path, tmp_path: Pat
         (
             {"seat_dirhams": {"3": [30, 31]}},
             {},
-            "sweep.seat_dirhams.3: the rule set has seats 0 to 1",
+            "sweep.seat_dirhams.3: the rule set has seats 0 to 1 (2 players), in rule set "
+            "'two' with seat_dirhams.3 = 30",
         ),
         ({"die_faces": [[1, 2], [3]]}, {}, "sweep.die_faces = [[1, 2], [3]]: allowed is a table"),
         ({"die_faces": {"a": [1, 2], "b": [0]}}, {}, "sweep.die_faces.b: die_faces = [0]"),

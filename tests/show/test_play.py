@@ -135,6 +135,9 @@ def test_play_command_scripted_to_the_end(tmp_path: Path) -> None:
     assert re.search(r"Result \d", result.output)
     record = parse_records((out / "game.txt").read_text())[0]
     assert record.seats == ("you", "random")
+    # the turns since the person's last one, in words: never the turn about to start
+    told = re.findall(r"^\d+\. player \d \(\w+\): (.*)$", result.output, re.M)
+    assert told and all(told), [line for line in told if not line]
     assert read_records((out / "game.txt").read_text())
     result = CliRunner().invoke(main, ["verify", str(out)])
     assert result.exit_code == 0, result.output
