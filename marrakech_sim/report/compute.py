@@ -18,8 +18,9 @@ from marrakech_sim.report.sections.power import power_table
 from marrakech_sim.report.sections.ratings import rating_tables
 from marrakech_sim.report.sections.response import response_tables
 from marrakech_sim.report.sections.seats import SeatTotals, seat_tables
+from marrakech_sim.report.sections.skill import BLOCK_TABLE as SKILL_BLOCKS
 from marrakech_sim.report.sections.skill import SkillTotals, skill_tables, study_levels
-from marrakech_sim.report.sections.variants import VariantTotals, variant_tables
+from marrakech_sim.report.sections.variants import VariantTotals, keyed_blocks, variant_tables
 from marrakech_sim.report.sections.winrates import WinRateTotals, win_rate_tables
 from marrakech_sim.report.sizes import MOVES_GAMES, RATING_GAMES
 from marrakech_sim.report.tables import ReportTables, is_self_play, subset
@@ -71,7 +72,7 @@ def compute_tables(
     wins = WinRateTotals(names, rulesets)
     seats = SeatTotals(rulesets)
     variants = VariantTotals(rulesets, con if paired else None)
-    skill = SkillTotals(names, rulesets)
+    skill = SkillTotals(names, rulesets, con if paired else None)
     self_play_matches: set[int] = set()
     for part in slices:
         with clock("games"):
@@ -117,7 +118,8 @@ def compute_tables(
     with clock("ratings"):
         rating_tables(con, out, rating_games, level)
     with clock("skill"):  # after the ratings: a skill level's strength is its Elo
-        skill_tables(out, level, skill, *study_levels([r.manifest for r in runs]))
+        keyed = keyed_blocks(con, paired, SKILL_BLOCKS) if skill.blocks is not None else None
+        skill_tables(out, level, skill, *study_levels([r.manifest for r in runs]), keyed)
     with clock("response"):  # a sweep's response curves (none without a sweep)
         response_tables(con, out, runs, level)
     out.facts.report_options = report_options(runs)

@@ -199,6 +199,12 @@ def tail(f: Finding) -> str:
         return f"Real but small: the interval excludes 0 and lies within {band}."
     if f.verdict == "negligible":
         return f"Negligible: the interval lies within {band} (an equivalence test)."
+    if f.lo == f.hi:
+        return (
+            "Undecided: these games show no spread (each block, or pair of blocks sharing "
+            "dice, gave the same value), so their interval cannot bound the effect; more "
+            "games are needed."
+        )
     if math.isfinite(f.games_needed) and f.games_needed > f.n_games:
         more = f.games_needed - f.n_games
         return (

@@ -44,8 +44,13 @@ def family_z(m: int, alpha: float = 0.05) -> float:
 
 
 def verdict(lo: float, hi: float, margin: float) -> str:
-    """The verdict (``VERDICTS``) of an effect whose family-level interval is [lo, hi]."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
+    """The verdict (``VERDICTS``) of an effect whose family-level interval is [lo, hi].
+
+    An interval of no width comes from games without spread (every block, or every pair of
+    blocks sharing dice, gave the same value: a strategy that plays the same games under
+    both rule sets); it cannot bound the effect, so it decides nothing.
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
         return "undecided"
     if lo > margin or hi < -margin:
         return "matters"

@@ -149,10 +149,13 @@ def test_the_margin_comes_from_the_study() -> None:
         (-0.5, 1.5, "undecided"),
         (0.5, 1.5, "undecided"),
         (math.nan, 1.0, "undecided"),
+        (0.0, 0.0, "undecided"),  # no width: games without spread bound nothing
+        (2.0, 2.0, "undecided"),
     ],
 )
 def test_verdicts_from_the_interval_and_margin(lo: float, hi: float, expected: str) -> None:
-    """Each of the four verdicts from where the interval lies against 0 and +-1."""
+    """Each of the four verdicts from where the interval lies against 0 and +-1; an
+    interval of no width decides nothing."""
     assert verdicts.verdict(lo, hi, 1.0) == expected
 
 

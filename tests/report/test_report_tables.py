@@ -131,6 +131,13 @@ def test_a_report_of_self_play_alone_says_its_sections_on_the_mix_have_nothing_t
     assert [sections[name].strip() for name in [*mix, "Power"]] == [NO_MIX] + [NO_MIX_AGAIN] * 5
     assert "Response curves" in sections and "Balance per player model" in sections
     assert NO_MIX not in (report / "report.md").read_text()
+    # greedy plays the same games with 20 dirhams as with 30 (the sweep's dice are common):
+    # each such difference has no spread, and no verdict but undecided
+    with (self_play_report / "findings.csv").open(newline="") as f:
+        found = list(csv.DictReader(f))
+    flat = [f for f in found if f["lo"] == f["hi"]]
+    assert flat and all(f["verdict"] == "undecided" for f in flat)
+    assert all("these games show no spread" in f["sentence"] for f in flat)
 
 
 def test_mixed_units_have_a_unit_column(report: Path) -> None:

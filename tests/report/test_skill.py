@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 from conftest import play_run
+from scipy import stats as sps
 
 from marrakech_sim import runfolder, stats
 from marrakech_sim.report import build_report, findings
@@ -358,3 +359,52 @@ def test_at_a_glance_gives_the_mixed_games_means_on_their_row_only(
             assert row[3] == f"{m['mean']:.1f} [{m['lo']:.1f}, {m['hi']:.1f}]"
         else:
             assert row[3:] == ["-"] * 5, row
+
+
+def test_a_variant_played_on_common_seeds_is_paired_per_level(tmp_path: Path) -> None:
+    """With common seeds (here a sweep) a level's variant and base share their dice block
+    by block: skill_variants' seat difference is statsmodels' OLS of the seat's win on a
+    variant dummy, cluster-robust on the seed (its small-sample factor (N - 1) / (N - K)
+    taken out: the report's is G / (G - 1) alone), with a t interval on G - 1 degrees of
+    freedom, every variant block paired; the same games taken as independent samples
+    would give a wider interval."""
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 9,
+            "games_per_lineup": 400,
+            "rulesets": {"two": {"players": 2}},
+            "strategies": {"random": {}},
+            "schedule": {"kind": "self_play"},
+            "sweep": {"starting_dirhams": [3, 30]},
+        },
+    )
+    build_report([run], tmp_path / "report", rating_games=200, moves_games=20)
+    got = pd.read_csv(tmp_path / "report" / "skill_variants.csv")
+    games = runfolder.read_table(run, "games")
+    seats = runfolder.read_table(run, "seats")
+    assert len(got) == 2
+    for r in got.itertuples():
+        rows = seats.loc[seats["seat"] == r.seat].merge(games, on="game_id")
+        rows = rows.loc[rows["ruleset"].isin([r.ruleset, r.baseline])]
+        x = sm.add_constant((rows["ruleset"] == r.ruleset).astype(float).to_numpy())
+        y = rows["win_share"].to_numpy(dtype=float)
+        fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": rows["seed"].to_numpy()})
+        n, k = len(y), 2
+        se = float(fit.bse[1]) / np.sqrt((n - 1) / (n - k))
+        clusters = rows["seed"].nunique()
+        assert r.difference_pp == pytest.approx(100 * fit.params[1], abs=1e-6)
+        assert r.se_pp == pytest.approx(100 * se, rel=1e-5)
+        half = 100 * se * sps.t.ppf(0.975, clusters - 1)
+        assert (r.lo_pp, r.hi_pp) == pytest.approx((r.difference_pp - half, r.difference_pp + half))
+        # every variant block shares its seed with a base block
+        assert r.paired == rows.loc[rows["ruleset"] == r.ruleset, "block"].nunique() == clusters
+        # each rule set's blocks alone (the ratio estimator's CR1 variance), added
+        var = 0.0
+        for _, side in rows.groupby("ruleset"):
+            block = side.groupby("seed")["win_share"].agg(["sum", "count"])
+            mean, total = side["win_share"].mean(), len(side)
+            g = len(block)
+            psi = (block["sum"] - mean * block["count"]) / total
+            var += g / (g - 1) * float((psi**2).sum())
+        assert se < np.sqrt(var)

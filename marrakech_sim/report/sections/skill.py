@@ -24,9 +24,11 @@ What decides games (the restricted-play measures of game-balance research):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
 
@@ -41,6 +43,7 @@ from marrakech_sim.report.findings import title as ruleset_title
 from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, charted
+from marrakech_sim.report.sections.variants import MetricTotals, difference
 from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, or_empty, sums_frame
 from marrakech_sim.runfolder import Manifest
 from marrakech_sim.stats import estimators, trends
@@ -74,12 +77,18 @@ class SkillTotals:
         metrics: (level code, rule set code, players, metric) -> sums of the block totals
             of a LEVEL_METRICS metric in the level's self-play games (games where it is
             defined), taken about the first slice's mean (``estimators.ratio_sums``).
+        blocks: with a DuckDB connection (runs played with common seeds), the same cells'
+            block totals, kept there (``BLOCK_TABLE``) so that a variant and its base pair
+            block by block (`cell_key`, ``variants.difference``); else None.
     """
 
-    def __init__(self, names: list[str], rulesets: list[str]) -> None:
+    def __init__(
+        self, names: list[str], rulesets: list[str], con: duckdb.DuckDBPyConnection | None = None
+    ) -> None:
         self.names, self.rulesets = names, rulesets
         self.seats: dict[tuple[int, int, int, int], dict[str, Any]] = {}
         self.metrics: dict[tuple[int, int, int, str], dict[str, Any]] = {}
+        self.blocks = None if con is None else MetricTotals(con=con, table=BLOCK_TABLE)
 
     def add(self, pg: PerGame) -> None:
         """Add one slice of whole blocks."""
@@ -94,11 +103,16 @@ class SkillTotals:
                     # block totals of the part: blocks hold one match, so one level and rule set
                     blocks, local = np.unique(pg.block_index[part], return_inverse=True)
                     n_b = np.bincount(local, minlength=len(blocks)).astype("float64")
+                    ids = np.empty(len(blocks), pg.block.dtype)
+                    ids[local] = pg.block[part]  # each block's number in the runs' games
+                    cell = cell_key(self.names[code], self.rulesets[rs_code])
                     for seat in range(int(k)):
                         won = pg.win_value[part] * pg.win[seat, part]
                         y_b = np.bincount(local, won, minlength=len(blocks))
                         sums = {c: v[0] for c, v in estimators.ratio_sums(y_b, n_b).items()}
                         add_sums(self.seats, (code, int(rs_code), int(k), seat), sums)
+                        if self.blocks is not None:
+                            self.blocks.add_blocks(cell, f"seat_{seat}", ids, y_b, n_b)
                     for metric in LEVEL_METRICS:
                         values = getattr(pg, metric)[part].astype("float64")
                         ok = np.isfinite(values)
@@ -106,15 +120,27 @@ class SkillTotals:
                         if not m_b.any():
                             continue
                         y_b = np.bincount(local, np.where(ok, values, 0.0), minlength=len(blocks))
-                        cell = (code, int(rs_code), int(k), metric)
-                        before = self.metrics.get(cell)
+                        key = (code, int(rs_code), int(k), metric)
+                        before = self.metrics.get(key)
                         shift = float(before["shift"]) if before else float(y_b.sum() / m_b.sum())
                         block_sums = estimators.ratio_sums(y_b, m_b, shift=shift)
                         add_sums(
                             self.metrics,
-                            cell,
+                            key,
                             {c: v[0] for c, v in block_sums.items()} | {"shift": shift},
                         )
+                        if self.blocks is not None:
+                            kept = m_b > 0
+                            self.blocks.add_blocks(cell, metric, ids[kept], y_b[kept], m_b[kept])
+
+
+BLOCK_TABLE = "skill_blocks"  # (block, cell, total, n): the self-play blocks, for pairing
+
+
+def cell_key(level: str, ruleset: str) -> str:
+    """The ``ruleset`` part of a :class:`SkillTotals` ``blocks`` cell: a level under a
+    rule set (a rule set has one player count)."""
+    return f"{level}\t{ruleset}"
 
 
 def study_levels(manifests: list[Manifest]) -> tuple[list[str], set[str]]:
@@ -142,14 +168,28 @@ def skill_tables(
     totals: SkillTotals,
     levels: list[str],
     randoms: AbstractSet[str] = frozenset(),
+    keyed: str | None = None,
 ) -> None:
     """`skill_seats` (each self-play strategy's seat effects: a declared skill level, or a
     player model shown beside the others), `skill_strength` (each level's measured
     strength), `skill_steps` (each seat's change between neighbouring levels),
     `skill_trends` (lines on strength with their lack-of-fit tests), `skill_variants`
     and `skill_metric_variants` (each variant against its base, per level) and
-    `decides`. Call after the ratings: a level's strength is its Elo."""
+    `decides`. Call after the ratings: a level's strength is its Elo.
+
+    keyed: the table of `totals.blocks` keyed by their seeds (``variants.keyed_blocks``)
+    when runs were played with common seeds: a variant and its base are then compared
+    block pair by block pair (their blocks share dice)."""
     names = totals.names
+
+    def paired(lvl: str, base: str, alt: str, which: str) -> dict[str, float] | None:
+        if totals.blocks is None or keyed is None:
+            return None
+        cells = ((cell_key(lvl, base), which), (cell_key(lvl, alt), which))
+        if not all(c in totals.blocks.sums for c in cells):
+            return None
+        return difference(totals.blocks, keyed, cells[0], cells[1], level)
+
     declared = [names.index(n) for n in levels if n in names]
     others = sorted({key[0] for key in totals.seats} - set(declared), key=lambda c: names[c])
     codes = declared + others
@@ -196,14 +236,14 @@ def skill_tables(
     out.tables.skill_trends = _lines(leveled, strength, randoms)
     base_of = out.facts.baselines
     out.tables.skill_variants = _differences(
-        seats, base_of, level, "seat", "effect_pp", "se_pp", "_pp"
+        seats, base_of, level, "seat", "effect_pp", "se_pp", "_pp", paired
     ).sort_values(["players", "ruleset", "level_index", "seat"], ignore_index=True)
     metrics = frames(totals.metrics, "metric")
     means = pd.concat(metrics, ignore_index=True) if metrics else pd.DataFrame()
     if len(means):
         means = means.assign(se_value=np.sqrt(means["var"]), n_games=means["n"].astype("int64"))
     out.tables.skill_metric_variants = _differences(
-        means, base_of, level, "metric", "estimate", "se_value", "_value"
+        means, base_of, level, "metric", "estimate", "se_value", "_value", paired
     )
     out.tables.decides = _decides(out, totals, declared, level)
 
@@ -392,24 +432,39 @@ def _differences(
     value: str,
     se: str,
     unit: str,
+    paired: Callable[[str, str, str, str], dict[str, float] | None] | None = None,
 ) -> pd.DataFrame:
-    """Per level and `last` (seat or metric): a variant's `value` minus its base's, with a
-    normal interval (columns difference, se, lo, hi, each ending in `unit`).
+    """Per level and `last` (seat or metric): a variant's `value` minus its base's, with an
+    interval (columns difference, se, lo, hi, each ending in `unit`; paired: the variant's
+    blocks that share a seed with one of the base's).
 
-    The two rule sets' blocks are taken as independent samples; with common seeds they are
-    positively correlated, so the interval is then conservative.
+    `paired(level, base, variant, cell)` gives the difference with the two rule sets'
+    blocks clustered by seed (``variants.difference``: a t interval, the blocks of a seed
+    paired) where the runs were played with common seeds, else None; without it the two
+    rule sets' blocks are independent samples and the interval is normal (with common
+    seeds that would be conservative: their blocks are positively correlated).
     """
     z = estimators.z_value(level)
     out = []
     keys = ["players", "ruleset", "level", last]
     keyed = rows.set_index(keys) if len(rows) else rows
+    scale = 100.0 if unit == "_pp" else 1.0  # a seat's share difference in pp
     for (k, rs, lvl, which), row in keyed.iterrows():
         base = base_of.get(rs)
         if base is None or base == rs or (k, base, lvl, which) not in keyed.index:
             continue
         other = keyed.loc[(k, base, lvl, which)]
-        diff = float(row[value] - other[value])
-        error = float(np.hypot(row[se], other[se]))
+        cell = f"seat_{which}" if last == "seat" else str(which)
+        res = paired(str(lvl), base, str(rs), cell) if paired is not None else None
+        if res is None:
+            diff = float(row[value] - other[value])
+            error = float(np.hypot(row[se], other[se]))
+            lo, hi = diff - z * error, diff + z * error
+            p, pairs = estimators.two_sided_p(diff, error), 0
+        else:
+            diff, error = scale * res["diff"], scale * res["se"]
+            lo, hi = scale * res["lo"], scale * res["hi"]
+            p, pairs = res["p_value"], int(res["paired"])
         out.append(
             {
                 "players": int(k),
@@ -420,16 +475,17 @@ def _differences(
                 last: which,
                 "difference" + unit: diff,
                 "se" + unit: error,
-                "lo" + unit: diff - z * error,
-                "hi" + unit: diff + z * error,
-                "p": estimators.two_sided_p(diff, error),
+                "lo" + unit: lo,
+                "hi" + unit: hi,
+                "p": p,
                 "n_games": int(row["n_games"]),
                 "n_games_baseline": int(other["n_games"]),
+                "paired": pairs,
             }
         )
     cols = ["players", "ruleset", "baseline", "level_index", "level", last]
     cols += [name + unit for name in ("difference", "se", "lo", "hi")]
-    cols += ["p", "n_games", "n_games_baseline"]
+    cols += ["p", "n_games", "n_games_baseline", "paired"]
     return pd.DataFrame(out, columns=cols).sort_values(
         ["players", "ruleset", last, "level_index"], ignore_index=True
     )
@@ -595,10 +651,16 @@ class SkillSection(BaseSection):
         if len(variants):
             s.paragraphs.append(
                 "Each variant against its base at each level (seat effect under the variant "
-                "minus under the base, in pp; the two rule sets' games taken as independent "
-                "samples, so with common seeds the interval is conservative). The table's "
-                "intervals are 95% each; the summary's findings on these differences use the "
-                "family's wider intervals."
+                "minus under the base, in pp). "
+                + (
+                    "The runs share their dice between rule sets (common seeds): a variant's "
+                    "blocks are paired with the base's of the same seed (clustered by seed, "
+                    "a t interval). "
+                    if variants["paired"].gt(0).any()
+                    else "The two rule sets' games are independent samples (a normal interval). "
+                )
+                + "The table's intervals are 95% each; the summary's findings on these "
+                "differences use the family's wider intervals."
             )
             s.tables.append(
                 (

@@ -74,13 +74,14 @@ class MetricTotals:
     # (ruleset, metric) -> sums of block totals (estimators.SUMS)
     sums: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     con: duckdb.DuckDBPyConnection | None = None  # set: keep the blocks for pairing
+    table: str = BLOCK_TABLE  # the DuckDB table of the kept blocks
     # (ruleset, metric) -> its number in BLOCK_TABLE's ``cell`` column
     cell_of: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.con is not None:
             self.con.execute(
-                f"CREATE OR REPLACE TEMP TABLE {BLOCK_TABLE} "
+                f"CREATE OR REPLACE TEMP TABLE {self.table} "
                 "(block BIGINT, cell INTEGER, total DOUBLE, n DOUBLE)"
             )
 
@@ -107,7 +108,7 @@ class MetricTotals:
                 }
             )
             self.con.register("new_blocks", blocks)
-            self.con.execute(f"INSERT INTO {BLOCK_TABLE} SELECT * FROM new_blocks")
+            self.con.execute(f"INSERT INTO {self.table} SELECT * FROM new_blocks")
             self.con.unregister("new_blocks")
 
 
@@ -269,8 +270,11 @@ def baselines(rulesets: pd.DataFrame, options: dict[str, dict[str, Any]]) -> dic
     return out
 
 
-def keyed_blocks(con: duckdb.DuckDBPyConnection, paired_runs: list[int]) -> str | None:
-    """A table of the kept blocks (``BLOCK_TABLE``) with their cluster key; None: no pairing.
+def keyed_blocks(
+    con: duckdb.DuckDBPyConnection, paired_runs: list[int], blocks: str = BLOCK_TABLE
+) -> str | None:
+    """A table (``keyed_<blocks>``) of the kept blocks of the table ``blocks`` (a
+    :class:`MetricTotals`' ``table``) with their cluster key; None: no pairing.
 
     The games of a block share one seed (run.plan); in a ``common_seeds`` run the blocks
     of every rule set with one seed share their dice, so the seed is their cluster. The
@@ -279,14 +283,15 @@ def keyed_blocks(con: duckdb.DuckDBPyConnection, paired_runs: list[int]) -> str 
     if not paired_runs:
         return None
     runs = ", ".join(str(int(r)) for r in paired_runs)
+    name = f"keyed_{blocks}"
     con.execute(
-        f"""CREATE OR REPLACE TEMP TABLE keyed_blocks AS
+        f"""CREATE OR REPLACE TEMP TABLE {name} AS
             WITH k AS (SELECT block, any_value(CASE WHEN run IN ({runs}) THEN seed
                                                     ELSE block::UBIGINT END) AS key
                        FROM games GROUP BY block)
-            SELECT k.key, b.cell, b.total, b.n FROM {BLOCK_TABLE} b JOIN k USING (block)"""
+            SELECT k.key, b.cell, b.total, b.n FROM {blocks} b JOIN k USING (block)"""
     )
-    return "keyed_blocks"
+    return name
 
 
 def _paired_squares(
@@ -318,9 +323,29 @@ def _paired_squares(
             *cells,
             *(float(s["n"]) for s in sums[::-1]),
         ],
-    ).fetchone()
-    assert row is not None  # an aggregate always returns a row
+    ).fetchall()[0]  # an aggregate returns one row (fetched to the end: the result closes)
     return float(row[0] or 0.0), int(row[1]), int(row[2])
+
+
+def difference(
+    totals: MetricTotals,
+    keyed: str | None,
+    base: tuple[str, str],
+    alt: tuple[str, str],
+    level: float,
+) -> dict[str, float]:
+    """The mean of cell ``alt`` minus that of ``base`` (each a (ruleset, metric) key of
+    ``totals``), ``estimators.clustered_difference``'s columns: blocks clustered by the
+    keys of the table ``keyed`` (:func:`keyed_blocks`; None: each block alone), so blocks
+    of the two cells that share a seed (``common_seeds``) pair."""
+    pair = (totals.sums[base], totals.sums[alt])
+    if keyed is None or totals.con is None:  # every block its own cluster
+        return estimators.clustered_difference_from_sums(pair[0], pair[1], level)
+    cells = (totals.cell_of[base], totals.cell_of[alt])
+    squares, clusters, paired = _paired_squares(totals.con, keyed, cells, pair)
+    return estimators.clustered_difference_from_clusters(
+        pair[0], pair[1], squares, clusters, paired, level
+    )
 
 
 def compare_rulesets(
@@ -346,14 +371,7 @@ def compare_rulesets(
             if (baseline, metric) not in totals.sums or (other, metric) not in totals.sums:
                 continue
             pair = (totals.sums[(baseline, metric)], totals.sums[(other, metric)])
-            if keyed is None or totals.con is None:  # every block its own cluster
-                res = estimators.clustered_difference_from_sums(pair[0], pair[1], level)
-            else:
-                cells = (totals.cell_of[(baseline, metric)], totals.cell_of[(other, metric)])
-                squares, clusters, paired = _paired_squares(totals.con, keyed, cells, pair)
-                res = estimators.clustered_difference_from_clusters(
-                    pair[0], pair[1], squares, clusters, paired, level
-                )
+            res = difference(totals, keyed, (baseline, metric), (other, metric), level)
             records.append(
                 {
                     "family": family,
