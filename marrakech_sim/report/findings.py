@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 import pandas as pd
+from scipy import stats as sps
 
 from marrakech_sim.report.fmt import count, interval, pct, pp
 from marrakech_sim.report.tables import ReportTables, Tables, or_empty
@@ -99,6 +100,9 @@ class Test:
     say: Callable[[Finding], str]
     plain: Callable[[Finding], str] | None = None
     share: tuple[float, float, float] | None = None  # (share, n_eff, fair share): Wilson
+    # the degrees of freedom of the variance (blocks or seeds - 1): a t quantile, not the
+    # normal one, so that few blocks give a wide interval (inf: the normal quantile)
+    df: float = math.inf
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +181,7 @@ def _value(f: Finding) -> str:
     if f.unit == "pp" or f.unit.startswith("pp "):
         return f"{pp(f.estimate)} {interval(f.lo, f.hi)}{f.unit[2:]}"
     if f.unit == "Elo":
-        return f"{f.estimate:+.0f} Elo [{f.lo:+.0f}, {f.hi:+.0f}]"
+        return f"{f.estimate:+.0f} Elo {interval(f.lo, f.hi, lambda v: f'{v:+.0f}')}"
     unit = f.unit.split(" ", 1)
     shown = fmt_metric(f.estimate, unit[0], f.lo, f.hi)
     band = span_metric(f.lo, f.hi, unit[0])
@@ -291,6 +295,7 @@ def _seat_tests(
             say,
             plain,
             (share, n_eff, fair),
+            float(r.n_blocks) - 1,
         )
 
 
@@ -425,6 +430,7 @@ def _variant_tests(
             int(r.n_games + r.n_games_baseline),
             say,
             plain,
+            df=float(getattr(r, "df", math.inf)),
         )
 
 
@@ -453,8 +459,8 @@ def _order_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
             return (
                 f"Strategy order ({group}, among "
                 f"{model}): {top.strategy} rates highest, {_value(f)} above "
-                f"{second.strategy} (rating order {order}; {count(top.n_games)} games "
-                f"of {top.strategy}). {tail(f)}"
+                f"{second.strategy} (estimated order {order}, only the top two's gap "
+                f"tested; {count(top.n_games)} games of {top.strategy}). {tail(f)}"
             )
 
         yield Test(
@@ -505,18 +511,33 @@ def family(rt: ReportTables) -> list[Test]:
             metric=[f"seat_{s}_share" for s in per_level["seat"]],
             diff=per_level["difference_pp"] / 100,
             se=per_level["se_pp"] / 100,
+            df=_paired_df(per_level),
         )
         tests += _variant_tests(
             rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
         )
     metrics = t.skill_metric_variants
     if len(metrics):
-        rows = metrics.assign(diff=metrics["difference_value"], se=metrics["se_value"])
+        rows = metrics.assign(
+            diff=metrics["difference_value"], se=metrics["se_value"], df=_paired_df(metrics)
+        )
         tests += _variant_tests(
             rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
         )
     tests += _order_tests(t, options)
     return [x for x in tests if math.isfinite(x.estimate)]
+
+
+def _paired_df(rows: pd.DataFrame) -> pd.Series:
+    """A per-level difference's degrees of freedom: its seeds - 1 where its blocks pair
+    (every block of a sweep's value shares its seed), else the normal quantile's."""
+    paired = rows["paired"].astype("float64")
+    return (paired - 1).where(paired > 0, math.inf)
+
+
+def _t_quantile(q: float, df: float) -> float:
+    """Student's t quantile; NaN for fewer than 1 degree of freedom (nothing to estimate)."""
+    return float(sps.t.ppf(q, df)) if df >= 1 else math.nan
 
 
 def decide(tests: list[Test], alpha: float = ALPHA) -> list[Finding]:
@@ -529,12 +550,15 @@ def decide(tests: list[Test], alpha: float = ALPHA) -> list[Finding]:
     z = verdicts.family_z(m, alpha)
     out = []
     for x in tests:
-        if x.share is not None:
+        # Student's t on the variance's degrees of freedom (NaN below 1: one block), in
+        # the Wilson interval too
+        crit = z if math.isinf(x.df) else _t_quantile(1 - alpha / (2 * m), x.df)
+        if x.share is not None and math.isfinite(crit):
             share, n_eff, fair = x.share
-            lo_s, hi_s = estimators.wilson_interval(share * n_eff, n_eff, level)
+            lo_s, hi_s = estimators.wilson_interval(share * n_eff, n_eff, crit=crit)
             lo, hi = 100 * (lo_s - fair), 100 * (hi_s - fair)
         else:
-            lo, hi = x.estimate - z * x.se, x.estimate + z * x.se
+            lo, hi = x.estimate - crit * x.se, x.estimate + crit * x.se
         verdict = verdicts.verdict(lo, hi, x.margin)
         needed = (
             verdicts.games_for_power(x.se, x.n_games, x.margin, z)
@@ -622,7 +646,8 @@ def family_note(findings: pd.DataFrame) -> str:
         f"{m} tests, corrected together (Bonferroni: each interval is a {100 * level:.2f}% "
         f"interval, so that all {m} hold together with 95% confidence, and each verdict is "
         f"read off the interval it prints): {said}. Intervals are computed from block "
-        "totals (games that share dice are not counted as independent)."
+        "totals (games that share dice are not counted as independent), with Student's t "
+        "on their degrees of freedom (few blocks give a wide interval)."
     )
 
 

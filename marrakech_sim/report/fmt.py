@@ -75,5 +75,8 @@ def pct2(x: float) -> str:
 
 
 def interval(lo: float, hi: float, fmt: Callable[[float], str] = signed) -> str:
-    """'[lo, hi]' with each end formatted by ``fmt`` (by default '[+1.1, +2.3]')."""
+    """'[lo, hi]' with each end formatted by ``fmt`` (by default '[+1.1, +2.3]'); '(no
+    interval)' when an end is missing (a variance from fewer than two blocks)."""
+    if missing(lo) or missing(hi):
+        return "(no interval)"
     return f"[{fmt(lo)}, {fmt(hi)}]"

@@ -66,18 +66,24 @@ DEFAULT_LEVEL = 0.95
 
 
 @overload
-def wilson_interval(successes: float, n: float, level: float = ...) -> tuple[float, float]: ...
+def wilson_interval(
+    successes: float, n: float, level: float = ..., crit: float | None = ...
+) -> tuple[float, float]: ...
 @overload
 def wilson_interval(
-    successes: np.ndarray | pd.Series, n: np.ndarray | pd.Series | float, level: float = ...
+    successes: np.ndarray | pd.Series,
+    n: np.ndarray | pd.Series | float,
+    level: float = ...,
+    crit: float | None = ...,
 ) -> tuple[np.ndarray, np.ndarray]: ...
 def wilson_interval(
-    successes: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL
+    successes: ArrayLike, n: ArrayLike, level: float = DEFAULT_LEVEL, crit: float | None = None
 ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """Wilson score interval for ``successes`` out of ``n`` (vectorised).
 
     ``successes`` may be fractional (win shares of shared wins). Entries with n <= 0 or
-    non-finite n give NaN bounds.
+    non-finite n give NaN bounds. ``crit``: the quantile in place of the normal one of
+    ``level`` (a t quantile for a variance from few blocks; its level may round to 1).
 
     Returns:
         (lo, hi): floats for scalar input, arrays otherwise.
@@ -88,8 +94,11 @@ def wilson_interval(
     lo = np.full(x.shape, np.nan)
     hi = np.full(x.shape, np.nan)
     ok = np.isfinite(m) & (m > 0) & np.isfinite(x)
-    if ok.any():
-        lo_ok, hi_ok = proportion_confint(x[ok], m[ok], alpha=1 - level, method="wilson")
+    alpha = 1 - level if crit is None else 2 * float(sps.norm.sf(crit))
+    if ok.any() and alpha <= 0:  # a quantile beyond the normal's range: Wilson's limit
+        lo[ok], hi[ok] = 0.0, 1.0
+    elif ok.any():
+        lo_ok, hi_ok = proportion_confint(x[ok], m[ok], alpha=alpha, method="wilson")
         lo[ok] = np.clip(lo_ok, 0.0, 1.0)
         hi[ok] = np.clip(hi_ok, 0.0, 1.0)
     if scalar:
@@ -312,7 +321,8 @@ def mean_from_sums(sums: dict[str, Any]) -> float:
 def _unpaired(base: dict[str, Any], alt: dict[str, Any]) -> tuple[list[float], float, int]:
     """Both means, the variance of their difference with every block its own cluster, and
     the blocks, from each side's sums of block totals (:data:`SUMS`, and the ``shift``
-    they were taken with, if any: :func:`ratio_sums`).
+    they were taken with, if any: :func:`ratio_sums`). NaN when a side has one block:
+    its block total is its mean, so its variance cannot be estimated.
 
     sum_b psi_b^2 = sum_b (y_b - mean m_b)^2 / M^2 per side (:func:`clustered_difference`).
     """
@@ -323,6 +333,8 @@ def _unpaired(base: dict[str, Any], alt: dict[str, Any]) -> tuple[list[float], f
         if big_m > 0:
             squares += _ratio_resid(side, float(side["total"]) / big_m) / big_m**2
         clusters += int(side["n_blocks"])
+    if min(int(base["n_blocks"]), int(alt["n_blocks"])) < 2:
+        return means, float("nan"), clusters  # one block has no spread to measure
     return means, _cr1(squares, clusters), clusters
 
 

@@ -24,6 +24,7 @@ def _seat_rows(ruleset: str, players: int, shares: list[float], n_eff: float, n:
             "ruleset": ruleset,
             "seat": s,
             "n_games": n,
+            "n_blocks": n // 4,
             "n_eff": n_eff,
             "share": share,
             "effect_pp": 100 * (share - fair),
@@ -85,10 +86,13 @@ def test_the_family_counts_each_fact_once(table: pd.DataFrame) -> None:
 
 
 def test_the_printed_interval_is_the_one_the_verdict_uses(table: pd.DataFrame) -> None:
-    """A share's interval is Wilson's at the family's level (statsmodels), and the
-    sentence prints exactly that interval."""
+    """A share's interval is Wilson's at the family's level (statsmodels), its quantile
+    Student's t on the blocks' degrees of freedom (225 blocks: 224), and the sentence
+    prints exactly that interval."""
     row = _one(table, "seat", "three", "player 1")
-    lo, hi = proportion_confint(0.35 * 900, 900, alpha=1 - row["level"], method="wilson")
+    crit = sps.t.ppf(1 - (1 - row["level"]) / 2, 900 // 4 - 1)
+    alpha = 2 * sps.norm.sf(crit)  # the normal tail beyond the t quantile
+    lo, hi = proportion_confint(0.35 * 900, 900, alpha=alpha, method="wilson")
     fair = 100 / 3
     assert row["lo"] == pytest.approx(100 * lo - fair)
     assert row["hi"] == pytest.approx(100 * hi - fair)
@@ -242,3 +246,18 @@ def test_the_family_note_counts_each_verdict_in_words() -> None:
     assert ": 2 matter, 0 are real but small, 1 is negligible, 2 are undecided." in note
     one = findings.family_note(table.iloc[[0]].assign(family_size=1))
     assert ": 1 matters, 0 are real but small, 0 are negligible, 0 are undecided." in one
+
+
+@pytest.mark.parametrize(("blocks", "verdict"), [(1000, "matters"), (3, "undecided")])
+def test_few_blocks_widen_the_interval(blocks: int, verdict: str) -> None:
+    """The audit's case: 72 games in 3 blocks whose totals hardly vary give a design
+    effect far below 1; with the normal quantile a -9.7 pp edge 'matters', with Student's
+    t on 2 degrees of freedom the interval spans 0. One block has no interval at all."""
+    rt = ReportTables()
+    rows = _seat_rows("four", 4, [0.347, 0.25, 0.25, 0.153], 671, 72)
+    rt.tables.seat_shares = pd.DataFrame([{**r, "n_blocks": blocks} for r in rows])
+    rt.tables.rulesets = pd.DataFrame({"ruleset": ["four"], "players": [4]})
+    assert _one(findings.find(rt), "seat", "four", "player 4")["verdict"] == verdict
+    rt.tables.seat_shares = rt.tables.seat_shares.assign(n_blocks=1)
+    row = _one(findings.find(rt), "seat", "four", "player 4")
+    assert row["verdict"] == "undecided" and "(no interval)" in row["sentence"]

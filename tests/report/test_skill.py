@@ -138,6 +138,7 @@ def _seats(effects: list[float], ses: list[float], names: list[str]) -> pd.DataF
             "share": [0.25 + e / 100 for e in effects],
             "n_eff": [1 / (s / 100) ** 2 * 0.1875 for s in ses],
             "n_games": 4000,
+            "n_blocks": 1000,
         }
     )
 

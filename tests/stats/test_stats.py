@@ -82,6 +82,19 @@ def test_wilson_vectorised_matches_statsmodels() -> None:
     assert np.isnan(lo[4]) and np.isnan(hi[4])
 
 
+def test_wilson_with_a_quantile_of_its_own() -> None:
+    """`crit` replaces the normal quantile: Wilson's formula with z = crit (here a t
+    quantile on 4 degrees of freedom), by hand; a quantile past the normal's range gives
+    the formula's limit, [0, 1]."""
+    crit = float(sps.t.ppf(0.975, 4))
+    x, n = 8.0, 10.0
+    p, z2 = x / n, crit**2
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = crit * np.sqrt(p * (1 - p) / n + z2 / (4 * n**2)) / (1 + z2 / n)
+    assert wilson_interval(x, n, crit=crit) == pytest.approx((centre - half, centre + half))
+    assert wilson_interval(x, n, crit=1e3) == (0.0, 1.0)
+
+
 # ---------------------------------------------------------------- win rates
 
 

@@ -320,3 +320,21 @@ def test_unpaired_difference_from_sums_equals_blocks() -> None:
     assert got.keys() == want.keys()
     for name, value in want.items():
         assert got[name] == pytest.approx(value, rel=1e-10, nan_ok=True), name
+
+
+def test_a_side_of_one_block_has_no_variance_to_estimate() -> None:
+    """The audit's case: one block per rule set, whose games varied. Each side's block
+    total is its mean, so the residuals are 0 by construction, not for want of spread:
+    the difference has no standard error (NaN, no interval), not a zero one."""
+
+    def sums(y: list[float], m: list[float]) -> dict[str, float]:
+        got = estimators.ratio_sums(np.array(y), np.array(m))
+        return {k: v[0] for k, v in got.items()}
+
+    one = estimators.clustered_difference_from_sums(sums([3.0], [8.0]), sums([5.0], [8.0]))
+    assert one["diff"] == pytest.approx(0.25)
+    assert math.isnan(one["se"]) and math.isnan(one["lo"]) and math.isnan(one["hi"])
+    two = estimators.clustered_difference_from_sums(
+        sums([3.0, 1.0], [8.0, 8.0]), sums([5.0, 4.0], [8.0, 8.0])
+    )
+    assert two["se"] > 0 and math.isfinite(two["lo"])

@@ -47,11 +47,13 @@ GLOSSARY = (
     "against 25.0% is +1.7 pp); an *interval* [lo, hi] is the range the true value lies in "
     "with the stated confidence, given these games (games that share dice counted as one "
     "block); *Elo* measures strength: 100 Elo more wins about 64% of two-player games, 200 "
-    "about 76%; a *margin* is the size the study says matters (its [report] table); "
+    "about 76% (in a 3- or 4-player rating, the chance of finishing ahead of the other in "
+    "the same game); a *margin* is the size the study says matters (its [report] table); "
     "*player 1* sits in the first seat (seat 0 in the tables). Verdicts: *it matters* "
     "(the interval lies beyond the margin), *real but small* (it excludes 0 but stays "
     "within the margin), *negligible* (it lies within the margin: an equivalence test), "
-    "*undecided* (neither; the sentence says how many more games would decide it)."
+    "*undecided* (neither; the sentence says how many more games would give the power to "
+    "decide it, where its data can tell)."
 )
 
 

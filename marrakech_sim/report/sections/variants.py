@@ -494,9 +494,16 @@ class VariantSection(BaseSection):
             plots.share_x(
                 [ax for ax, m in zip(axes, metrics, strict=True) if _seat_of(m) is not None]
             )
-            fig.suptitle("Each rule set against its baseline; filled: significant after Holm")
+            fig.suptitle(
+                "Each rule set against its baseline; filled: significant at 5% after Holm "
+                "within its family"
+            )
             sig = int(comp["reject_holm"].sum())
-            charts["variants"] = (f"{sig} of {len(comp)} differences significant after Holm", fig)
+            charts["variants"] = (
+                f"{sig} of {len(comp)} differences significant at 5% after Holm within their "
+                "family (the summary's verdicts use its own correction)",
+                fig,
+            )
 
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         t, f = ctx.rt.tables, ctx.rt.facts
