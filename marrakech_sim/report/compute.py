@@ -70,7 +70,7 @@ def compute_tables(
         slices = plan_slices(runs)
     data = DataTotals(runs, rulesets)
     wins = WinRateTotals(names, rulesets)
-    seats = SeatTotals(rulesets)
+    seats = SeatTotals(rulesets, names)
     variants = VariantTotals(rulesets, con if paired else None)
     skill = SkillTotals(names, rulesets, con if paired else None)
     self_play_matches: set[int] = set()

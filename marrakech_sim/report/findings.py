@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 from scipy import stats as sps
 
-from marrakech_sim.report.fmt import count, interval, pct, pp
+from marrakech_sim.report.fmt import count, interval, p_is, pct, pp
 from marrakech_sim.report.tables import ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import estimators, verdicts
@@ -248,8 +248,11 @@ def level_model(level: str) -> str:
     return f"{level} players in every seat"
 
 
-def _seat_sentence(f: Finding, r: Any, model: str, fair: float, plain: bool = False) -> str:
-    """A seat test's finding in words: the full sentence, or the summary's plain one."""
+def _seat_sentence(
+    f: Finding, r: Any, model: str, fair: float, plain: bool = False, spread: str = ""
+) -> str:
+    """A seat test's finding in words: the full sentence, or the summary's plain one;
+    `spread`: what the pooled line-ups hide (`lineup_spread`), said after the verdict."""
     group = _group_words(r.ruleset, int(r.players))
     if plain:
         more = "more" if f.estimate >= 0 else "less"
@@ -262,23 +265,49 @@ def _seat_sentence(f: Finding, r: Any, model: str, fair: float, plain: bool = Fa
     return (
         f"Seat advantage ({group}, among {model}): {player(r.seat)} wins {pct(r.share)} "
         f"against a fair share of {pct(fair)}, {word} of {_value(f)} "
-        f"({count(r.n_games)} games). {tail(f)}"
+        f"({count(r.n_games)} games). {tail(f)}{spread}"
     )
 
 
+#: a seat's effect differs between the pooled line-ups below this p, Bonferroni-corrected
+#: over the report's heterogeneity tests
+SPREAD_ALPHA = 0.05
+
+
+def lineup_spread(t: Tables) -> dict[tuple[int, str, int], str]:
+    """(players, rule set, seat) -> a sentence, for each seat whose effect differs between
+    the line-ups its group pools (seat_lineups' F test, Bonferroni over its rows)."""
+    rows = or_empty(t.seat_lineups)
+    out = {}
+    for r in rows.itertuples():
+        if r.p >= SPREAD_ALPHA / len(rows):
+            continue
+        low, high = (str(x).replace(LINEUP_SEP, ", ") for x in (r.lowest_lineup, r.highest_lineup))
+        out[(int(r.players), str(r.ruleset), int(r.seat))] = (
+            f" The effect differs between the {r.lineups} line-ups pooled here (F = "
+            f"{r.f:.1f} on {r.df1} and {r.df2} df, p{p_is(r.p)}): from {pp(r.lowest_pp)} "
+            f"among {low} to {pp(r.highest_pp)} among {high}."
+        )
+    return out
+
+
 def _seat_tests(
-    rows: pd.DataFrame, model_of: Callable[[Any], str], options: ReportOptions
+    rows: pd.DataFrame,
+    model_of: Callable[[Any], str],
+    options: ReportOptions,
+    spreads: dict[tuple[int, str, int], str] | None = None,
 ) -> Iterator[Test]:
     """One test per seat row (share, n_eff, effect_pp, n_games, players, seat, ruleset);
-    with 2 players seat 0 only."""
+    with 2 players seat 0 only. `spreads`: `lineup_spread`'s sentences."""
     for r in rows.itertuples():
         if int(r.players) == 2 and int(r.seat) == 1:
             continue
         share, n_eff, fair = float(r.share), float(r.n_eff), 1.0 / int(r.players)
         se = 100 * math.sqrt(share * (1 - share) / n_eff) if n_eff > 0 else math.nan
         model = model_of(r)
+        spread = (spreads or {}).get((int(r.players), str(r.ruleset), int(r.seat)), "")
 
-        say = partial(_seat_sentence, r=r, model=model, fair=fair)
+        say = partial(_seat_sentence, r=r, model=model, fair=fair, spread=spread)
         plain = partial(_seat_sentence, r=r, model=model, fair=fair, plain=True)
 
         yield Test(
@@ -492,7 +521,9 @@ def family(rt: ReportTables) -> list[Test]:
     shares = t.seat_shares
     if len(shares):
         shares = shares.sort_values(["players", "ruleset", "seat"], ascending=[False, True, True])
-    tests = list(_seat_tests(shares, lambda r: mixed_model(t, str(r.ruleset)), options))
+    tests = list(
+        _seat_tests(shares, lambda r: mixed_model(t, str(r.ruleset)), options, lineup_spread(t))
+    )
     comp = t.variant_comparison
     if len(comp):
         tests += _variant_tests(

@@ -85,6 +85,7 @@ class Tables:
     seat_shares: pd.DataFrame = field(default_factory=_frame)
     seat_tests: pd.DataFrame = field(default_factory=_frame)
     ties: pd.DataFrame = field(default_factory=_frame)
+    seat_lineups: pd.DataFrame = field(default_factory=_frame)
     # distributions and variants (sections.distributions, sections.variants)
     histograms: pd.DataFrame = field(default_factory=_frame)
     distributions: pd.DataFrame = field(default_factory=_frame)

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from marrakech_sim import plots
 from marrakech_sim.report import findings
-from marrakech_sim.report.fmt import count, interval, num, pct, pct2, pp, pp2, pval
+from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pct2, pp, pp2, pval
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
@@ -20,6 +21,7 @@ from marrakech_sim.report.tables import (
     add_sums,
     block_chunks,
     check_block_layout,
+    or_empty,
     small_unique,
     sums_frame,
 )
@@ -34,6 +36,23 @@ from marrakech_sim.stats.seats import (
     finish_seat_shares,
     tie_table,
 )
+from marrakech_sim.stats.winrates import LINEUP_SEP
+
+#: seat_lineups.csv: does a seat's effect differ between the line-ups a group pools?
+HETEROGENEITY_COLUMNS = [
+    "players",
+    "ruleset",
+    "seat",
+    "lineups",
+    "f",
+    "df1",
+    "df2",
+    "p",
+    "lowest_lineup",
+    "lowest_pp",
+    "highest_lineup",
+    "highest_pp",
+]
 
 
 class SeatTotals:
@@ -44,9 +63,12 @@ class SeatTotals:
     the wins per seat by kind. Blocks hold one match each (``check_block_layout``).
     """
 
-    def __init__(self, rulesets: list[str]) -> None:
+    def __init__(self, rulesets: list[str], names: list[str] | None = None) -> None:
         self.rulesets = rulesets
+        self.names = names or []  # strategy names by code: the line-ups' names
         self.shares: dict[int, dict[str, np.ndarray]] = {}  # group -> equal-share sums
+        # (group, line-up key) -> the equal-share sums of that line-up's blocks
+        self.lineups: dict[tuple[int, int], dict[str, np.ndarray]] = {}
         self.ties: dict[int, dict[str, dict[str, np.ndarray]]] = {}  # group -> kind -> sums
         # wins per seat by kind: 0 = outright, 1 = shared, 2 = decided by the tie-break
         self.kinds: dict[int, np.ndarray] = {}
@@ -65,7 +87,9 @@ class SeatTotals:
         nw = pg.n_winners.astype("int64")
         broken = pg.tie_broken
         n_b = np.bincount(bidx, minlength=nb).astype("float64")
-        block_group = group[np.searchsorted(bidx, np.arange(nb))]
+        first = np.searchsorted(bidx, np.arange(nb))
+        block_group = group[first]
+        block_lineup = self._lineup_keys(pg.strategy[:, first])
         shared_b = np.bincount(bidx, (nw > 1).astype("float64"), nb)
         broken_b = np.bincount(bidx, broken, nb)
         y_b = np.empty((nb, kmax))
@@ -91,11 +115,90 @@ class SeatTotals:
             k = int(g % 256)
             in_g = block_group == g
             add_sums(self.shares, g, estimators.equal_share_sums(y_b[in_g, :k], n_b[in_g]))
+            for key in np.unique(block_lineup[in_g]).tolist():
+                sel = in_g & (block_lineup == key)
+                sums = estimators.equal_share_sums(y_b[sel, :k], n_b[sel])
+                add_sums(self.lineups, (g, key), sums)
             for col, y in (("shared", shared_b), ("broken", broken_b)):
                 sums = {c: v[0] for c, v in estimators.ratio_sums(y[in_g], n_b[in_g]).items()}
                 add_sums(self.ties.setdefault(g, {}), col, sums)
             won_by = kinds[np.searchsorted(groups, g), :k]
             self.kinds[g] = self.kinds[g] + won_by if g in self.kinds else won_by
+
+    def _lineup_keys(self, codes: np.ndarray) -> np.ndarray:
+        """One integer per block naming its line-up (its seats' strategies as a multiset:
+        a rotated seating is the same line-up), from (seats, blocks) strategy codes."""
+        base = len(self.names) + 1
+        ordered = np.sort(codes.astype("int64"), axis=0) + 1  # -1 (no seat) sorts first
+        keys: np.ndarray = (ordered * base ** np.arange(len(ordered), dtype="int64")[:, None]).sum(
+            axis=0
+        )
+        return keys
+
+    def lineup_name(self, key: int) -> str:
+        """The strategies of the line-up `key` (`_lineup_keys`), joined as line-ups are."""
+        base = len(self.names) + 1
+        codes = []
+        while key:
+            key, code = divmod(key, base)
+            if code:
+                codes.append(code - 1)
+        return LINEUP_SEP.join(self.names[c] for c in codes)
+
+    def heterogeneity(self) -> pd.DataFrame:
+        """Per (players, rule set, seat) with two line-ups or more: whether the seat's
+        effect differs between the line-ups the group pools, and the lowest and highest
+        line-up effect.
+
+        A one-way analysis of the line-ups' block totals: each line-up's effect weighted
+        by its games squared over its blocks, against the within-line-up variance of the
+        block totals pooled over the line-ups (a line-up whose blocks all agree, as when
+        random never wins, has none of its own), an F test on (lineups - 1, blocks -
+        lineups) df; with blocks of one size, scipy's ``f_oneway`` on the blocks' shares.
+        """
+        rows = []
+        for g in sorted(self.shares, key=lambda g: (g % 256, g // 256)):
+            k = int(g % 256)
+            parts = sorted((key, s) for (group, key), s in self.lineups.items() if group == g)
+            if len(parts) < 2:
+                continue
+            for seat in range(k):
+                sums = [estimators.seat_ratio_sums(s, seat) for _, s in parts]
+                big_m = np.array([float(s["n"]) for s in sums])
+                blocks = np.array([float(s["n_blocks"]) for s in sums])
+                share = np.array([float(s["total"]) for s in sums]) / big_m
+                resid = np.array(
+                    [
+                        float(s["syy"]) - 2 * p * float(s["sym"]) + p * p * float(s["smm"])
+                        for s, p in zip(sums, share, strict=True)
+                    ]
+                )
+                df2 = int(blocks.sum()) - len(parts)
+                pooled = float(resid.sum()) / df2 if df2 > 0 else 0.0
+                if pooled <= 0:
+                    continue  # no block differs from its line-up's mean: nothing to weigh
+                effect = share - 1.0 / k
+                w = big_m**2 / (blocks * pooled)
+                mean = float(w @ effect / w.sum())
+                f = float(w @ (effect - mean) ** 2) / (len(parts) - 1)
+                low, high = int(np.argmin(effect)), int(np.argmax(effect))
+                rows.append(
+                    {
+                        "players": k,
+                        "ruleset": self.rulesets[g // 256],
+                        "seat": seat,
+                        "lineups": len(parts),
+                        "f": f,
+                        "df1": len(parts) - 1,
+                        "df2": df2,
+                        "p": float(sps.f.sf(f, len(parts) - 1, df2)),
+                        "lowest_lineup": self.lineup_name(parts[low][0]),
+                        "lowest_pp": 100 * float(effect[low]),
+                        "highest_lineup": self.lineup_name(parts[high][0]),
+                        "highest_pp": 100 * float(effect[high]),
+                    }
+                )
+        return pd.DataFrame(rows, columns=HETEROGENEITY_COLUMNS)
 
     def tables(self) -> dict[str, Any]:
         """Per-seat share rows (block ratio tables), the tests' sums, the tie rows."""
@@ -135,6 +238,7 @@ def seat_tables(out: ReportTables, level: float, totals: SeatTotals) -> None:
         out.tables.seat_shares = pd.DataFrame(columns=[*keys, *SEAT_SHARE_COLUMNS])
         out.tables.seat_tests = pd.DataFrame(columns=["players", "ruleset", *SEAT_TEST_COLUMNS])
         out.tables.ties = pd.DataFrame(columns=["players", "ruleset", *TIE_COLUMNS])
+        out.tables.seat_lineups = pd.DataFrame(columns=HETEROGENEITY_COLUMNS)
         return
     fast = totals.tables()
     tab = add_rate_interval(fast["shares"], level)
@@ -155,6 +259,7 @@ def seat_tables(out: ReportTables, level: float, totals: SeatTotals) -> None:
 
     # Ties: shared wins and tie-break-decided games, per game.
     out.tables.ties = tie_table(fast["ties"]["shared"], fast["ties"]["broken"], level)
+    out.tables.seat_lineups = totals.heterogeneity()
 
 
 # ---------------------------------------------------------------- words and charts
@@ -271,4 +376,27 @@ class SeatSection(BaseSection):
                 ),
             ],
         )
+        spread = or_empty(t.seat_lineups)
+        if len(spread):
+            s.add_table(
+                "Does a seat's effect differ between the line-ups a group pools? (an F test "
+                "of the line-ups' block totals; a small p: the pooled share depends on "
+                "which line-ups the study plays)",
+                spread,
+                [
+                    RULESET,
+                    PLAYERS,
+                    ("seat", lambda r: plots.player_label(int(r.seat))),
+                    ("line-ups", lambda r: str(r.lineups)),
+                    ("F (df), p", lambda r: f"{num(r.f)} ({r.df1}, {r.df2}), p{p_is(r.p)}"),
+                    (
+                        "lowest effect",
+                        lambda r: f"{pp(r.lowest_pp)} ({r.lowest_lineup.replace('|', ', ')})",
+                    ),
+                    (
+                        "highest effect",
+                        lambda r: f"{pp(r.highest_pp)} ({r.highest_lineup.replace('|', ', ')})",
+                    ),
+                ],
+            )
         return [s]
