@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import play_run
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from marrakech_sim.report import findings
+from marrakech_sim import runfolder
+from marrakech_sim.report import build_report, findings
 from marrakech_sim.report.tables import ReportTables
 from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import verdicts
@@ -261,3 +264,28 @@ def test_few_blocks_widen_the_interval(blocks: int, verdict: str) -> None:
     rt.tables.seat_shares = rt.tables.seat_shares.assign(n_blocks=1)
     row = _one(findings.find(rt), "seat", "four", "player 4")
     assert row["verdict"] == "undecided" and "(no interval)" in row["sentence"]
+
+
+def test_a_strategy_that_always_wins_has_a_rating_without_interval(tmp_path: Path) -> None:
+    """The audit's case: greedy beats random in all 24 games, so the Plackett-Luce
+    likelihood has no maximum (the gap runs to infinity). The ridge refit gives point
+    ratings only: no interval in ratings.csv, and the order finding is undecided with no
+    interval, not '+1391 Elo [+1256, +1525]: it matters'."""
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 3,
+            "games_per_lineup": 24,
+            "rulesets": {"two": {"players": 2}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "round_robin"},
+        },
+    )
+    seats = runfolder.read_table(run, "seats")
+    assert set(seats.loc[seats["win_share"] > 0, "strategy"]) == {"greedy"}  # every game
+    build_report([run], tmp_path / "report", rating_games=2_000, moves_games=20)
+    ratings = pd.read_csv(tmp_path / "report" / "ratings.csv")
+    assert ratings[["se", "elo_lo", "elo_hi", "gap_se_elo"]].isna().all().all()
+    found = pd.read_csv(tmp_path / "report" / "findings.csv")
+    order = found.loc[found["question"] == "strategy order"].iloc[0]
+    assert order["verdict"] == "undecided" and "(no interval)" in order["sentence"]

@@ -20,6 +20,8 @@ test: lr, df, p_value, n_games, rejected, groups) and, when pooling is not rejec
 
 from __future__ import annotations
 
+import dataclasses
+
 import duckdb
 import pandas as pd
 
@@ -36,11 +38,24 @@ from marrakech_sim.stats.ratings import RatingFit, pooling_test
 POOLING_ALPHA = 0.05
 
 
+#: a ridge fit's ratings columns that would claim an uncertainty it does not have
+_RIDGE_BLANK = ("se", "lo", "hi", "elo_lo", "elo_hi", "p_above_next", "gap_se_elo")
+
+
 def _fit(games: pd.DataFrame, seats: pd.DataFrame, level: float, notes: list[str]) -> RatingFit:
+    """The group's Plackett-Luce fit. Where the plain fit has no finite estimate (a
+    strategy that always finished ahead of, or behind, the others it met), a small ridge
+    gives point ratings, whose intervals would be the ridge's, not the data's: left out."""
     fit = stats.fit_ratings(games, seats, level=level)
     if not fit.converged:
         fit = stats.fit_ratings(games, seats, level=level, l2=1e-3)
-        notes.append("refitted with a small ridge (l2 = 0.001): the plain fit did not converge")
+        notes.append(
+            "refitted with a small ridge (l2 = 0.001): the plain fit did not converge (a "
+            "strategy always finished ahead of, or behind, the others it met, so its rating "
+            "has no finite estimate); the ratings are the ridge's, without intervals"
+        )
+        blank = {c: float("nan") for c in _RIDGE_BLANK if c in fit.ratings.columns}
+        fit = dataclasses.replace(fit, ratings=fit.ratings.assign(**blank))
     return fit
 
 
