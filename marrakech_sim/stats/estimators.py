@@ -482,7 +482,10 @@ def equal_share_tests_from_sums(
         f_df2 (B - q), p_block (the F test on blocks: F(q, B - q)), chi2_pearson, p_pearson
         (Pearson's chi-square on win counts, as if games were independent), trend_pp,
         trend_se_pp, trend_lo_pp, trend_hi_pp, trend_p (least-squares slope of win share
-        on seat index, pp per seat, clustered, t with B - 1 df), n_games, n_blocks.
+        on seat index, pp per seat, clustered, t with B - 1 df), lack_of_fit_f,
+        lack_of_fit_df, lack_of_fit_p (whether the shares depart from that line: the Wald
+        statistic of the line's residuals with their block covariance, F-scaled as
+        f_block; NaN with 2 seats, where a line fits any two shares), n_games, n_blocks.
     """
     total = np.asarray(total, dtype="float64")
     syy = np.asarray(syy, dtype="float64")
@@ -518,6 +521,7 @@ def equal_share_tests_from_sums(
     t_crit = float(sps.t.ppf(0.5 + level / 2, t_df))
     with np.errstate(divide="ignore", invalid="ignore"):
         trend_p = float(2 * sps.t.sf(abs(slope) / se, t_df)) if se > 0 else float("nan")
+    lack = _lack_of_line(p, cov, n_blocks)
     return {
         "n_games": int(big_n),
         "n_blocks": int(n_blocks),
@@ -533,7 +537,29 @@ def equal_share_tests_from_sums(
         "trend_lo_pp": 100 * (slope - t_crit * se),
         "trend_hi_pp": 100 * (slope + t_crit * se),
         "trend_p": trend_p,
+        **lack,
     }
+
+
+def _lack_of_line(p: np.ndarray, cov: np.ndarray, n_blocks: int) -> dict[str, float]:
+    """The lack-of-fit test of a line through the seats' shares ``p`` (covariance ``cov``
+    from ``n_blocks`` blocks): r = M p, M the projection off (1, seat index), W = r'
+    pinv(M cov M) r of rank q = k - 2, F = (B - q) / (q (B - 1)) W on (q, B - q) df."""
+    k = len(p)
+    out = {"lack_of_fit_f": float("nan"), "lack_of_fit_df": 0, "lack_of_fit_p": float("nan")}
+    if k < 3 or n_blocks < 2 or not np.all(np.isfinite(cov)):
+        return out
+    x = np.column_stack([np.ones(k), np.arange(k, dtype="float64")])
+    m = np.eye(k) - x @ np.linalg.pinv(x)
+    resid_cov = m @ cov @ m
+    q = int(np.linalg.matrix_rank(resid_cov))
+    if not 0 < q < n_blocks:
+        return out
+    r = m @ p
+    wald = float(r @ np.linalg.pinv(resid_cov) @ r)
+    f = (n_blocks - q) / (q * (n_blocks - 1)) * wald
+    out.update(lack_of_fit_f=f, lack_of_fit_df=q, lack_of_fit_p=float(sps.f.sf(f, q, n_blocks - q)))
+    return out
 
 
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:

@@ -105,6 +105,9 @@ SEAT_TEST_COLUMNS = (
     "trend_lo_pp",
     "trend_hi_pp",
     "trend_p",
+    "lack_of_fit_f",
+    "lack_of_fit_df",
+    "lack_of_fit_p",
 )
 
 

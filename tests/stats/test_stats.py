@@ -500,6 +500,35 @@ def test_prospective_power_matches_statsmodels() -> None:
     assert out["detectable"] == (out["mde"] <= target)
 
 
+@pytest.mark.parametrize(("bend", "fits"), [(0.0, True), (0.06, False)])
+def test_a_lines_lack_of_fit_is_hotellings_test_of_the_curvature_contrasts(
+    bend: float, fits: bool
+) -> None:
+    """Blocks of 6 games, 4 seats whose true shares lie on a line (bend 0) or bend: the
+    lack-of-fit F is Hotelling's T^2 of the two contrasts orthogonal to (1, seat) on the
+    blocks' seat shares, F-scaled, by hand; a bend shows, a line does not."""
+    rng = np.random.default_rng(11)
+    blocks, k = 800, 4
+    seat = np.arange(k, dtype="float64")
+    truth = 0.25 + 0.02 * (1.5 - seat) + bend * np.array([1, -1, -1, 1]) / 4
+    shares = rng.dirichlet(truth * 60, size=blocks)
+    n = np.full(blocks, 6.0)
+    got = estimators.equal_share_tests_from_sums(**estimators.equal_share_sums(shares * 6, n))
+    contrasts = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 3.0, -3.0, 1.0]])  # (1, seat)-free
+    mean, cov = shares.mean(axis=0), np.cov(shares, rowvar=False) / blocks
+    c = contrasts @ mean
+    t2 = float(c @ np.linalg.solve(contrasts @ cov @ contrasts.T, c))
+    q = 2
+    f = (blocks - q) / (q * (blocks - 1)) * t2
+    assert got["lack_of_fit_df"] == q
+    assert got["lack_of_fit_f"] == pytest.approx(f, rel=1e-9)
+    assert got["lack_of_fit_p"] == pytest.approx(sps.f.sf(f, q, blocks - q), rel=1e-9)
+    assert (got["lack_of_fit_p"] > 0.01) == fits
+    pairs = rng.dirichlet([30.0, 30.0], size=blocks) * 6
+    two = estimators.equal_share_tests_from_sums(**estimators.equal_share_sums(pairs, n))
+    assert two["lack_of_fit_df"] == 0 and math.isnan(two["lack_of_fit_p"])  # a line fits
+
+
 def test_equal_share_sums_add_over_blocks() -> None:
     """The equal-share tests from the sums of two halves of the blocks, added, equal the
     tests on every block (what the report's slices rely on)."""

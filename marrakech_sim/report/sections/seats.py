@@ -265,6 +265,17 @@ def seat_tables(out: ReportTables, level: float, totals: SeatTotals) -> None:
 # ---------------------------------------------------------------- words and charts
 
 
+def _lack_of_fit(r: Any) -> str:
+    """The seat tests' lack-of-fit cell: a small p says the trend per seat is no line."""
+    if not np.isfinite(r.lack_of_fit_f):
+        return "- (2 seats: a line fits)" if int(r.players) == 2 else "-"
+    fits = "no (p < 0.05): the trend is an average, not a line" if r.lack_of_fit_p < 0.05 else "yes"
+    df = int(r.lack_of_fit_df)
+    return (
+        f"{num(r.lack_of_fit_f)} ({df}, {int(r.n_blocks) - df}), p={pval(r.lack_of_fit_p)}: {fits}"
+    )
+
+
 def seat_finding(shares: pd.DataFrame) -> str:
     """Title for the seat-advantage chart: the largest effect, or that none is clear."""
     tab = shares.assign(_abs=shares["effect_pp"].abs()).sort_values("_abs", ascending=False)
@@ -290,7 +301,8 @@ class SeatSection(BaseSection):
         "Intervals and tests use block totals (cluster-robust), so the dice a block's games "
         "share are accounted for. The equal-share test is a block-level Wald test with an F "
         "reference (the Pearson chi-square, which treats games as independent, is shown beside "
-        "it); the trend is the slope of win share over seat order. Shared wins and tie-break "
+        "it); the trend is the slope of win share over seat order, and its lack-of-fit test says "
+        "whether the shares lie on a line at all. Shared wins and tie-break "
         "wins are counted separately."
     )
 
@@ -351,6 +363,7 @@ class SeatSection(BaseSection):
                         f"p={pval(r.trend_p)}"
                     ),
                 ),
+                ("does a line fit? lack of fit: F (df), p", _lack_of_fit),
             ],
         )
         s.add_table(
