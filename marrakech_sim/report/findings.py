@@ -211,6 +211,12 @@ def tail(f: Finding) -> str:
         )
     if math.isfinite(f.games_needed) and f.games_needed > f.n_games:
         more = f.games_needed - f.n_games
+        if f.lo <= 0 <= f.hi:
+            return (
+                f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
+                f"would give 80% power at the family's level to show a zero effect "
+                f"negligible (within {band}); as many detect an effect of {band}."
+            )
         return (
             f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
             f"would give 80% power to show an effect of {band} at the family's level."
@@ -591,8 +597,10 @@ def decide(tests: list[Test], alpha: float = ALPHA) -> list[Finding]:
         else:
             lo, hi = x.estimate - crit * x.se, x.estimate + crit * x.se
         verdict = verdicts.verdict(lo, hi, x.margin)
+        # undecided with 0 inside: the games to show it negligible if it is 0 (which also
+        # detect an effect of the margin); else the games to detect one of the margin
         needed = (
-            verdicts.games_for_power(x.se, x.n_games, x.margin, z)
+            verdicts.games_for_power(x.se, x.n_games, x.margin, z, equivalence=lo <= 0 <= hi)
             if verdict == "undecided" and x.n_games
             else math.nan
         )

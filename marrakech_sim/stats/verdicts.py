@@ -59,13 +59,27 @@ def verdict(lo: float, hi: float, margin: float) -> str:
     return "undecided"
 
 
-def games_for_power(se: float, n: float, margin: float, z: float, power: float = POWER) -> float:
+def games_for_power(
+    se: float,
+    n: float,
+    margin: float,
+    z: float,
+    power: float = POWER,
+    equivalence: bool = False,
+) -> float:
     """Games at which a two-sided test with critical value ``z`` has ``power`` against an
     effect of ``margin``, given the standard error ``se`` this study measured on ``n``
-    games (the variance falls as 1/n); NaN when ``se`` is not positive and finite."""
+    games (the variance falls as 1/n); NaN when ``se`` is not positive and finite.
+
+    equivalence: instead, the games at which an effect of 0 is shown ``negligible`` (its
+    interval, of critical value ``z``, within +-margin: two one-sided tests) with
+    ``power``; that is z + z_((1 + power) / 2) standard errors inside the margin, more
+    than the test against an effect of ``margin`` needs.
+    """
     if not (math.isfinite(se) and se > 0 and n > 0 and margin > 0):
         return math.nan
-    needed_se = margin / (z + float(sps.norm.ppf(power)))
+    beyond = (1 + power) / 2 if equivalence else power
+    needed_se = margin / (z + float(sps.norm.ppf(beyond)))
     return float(n * (se / needed_se) ** 2)
 
 

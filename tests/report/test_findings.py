@@ -126,13 +126,14 @@ def test_an_effect_inside_the_margin_is_negligible_or_real_but_small(table: pd.D
 
 
 def test_undecided_names_prospective_games_beyond_those_played(table: pd.DataFrame) -> None:
-    """An undecided seat of 900 games gets the games for 80% power against 1 pp at the
-    family's level: more than those played, from the variance alone (not the effect)."""
+    """An undecided seat of 900 games gets the games for 80% power at the family's level
+    (its interval spans 0: to show a zero effect negligible, z + z_0.9 standard errors
+    inside 1 pp): more than those played, from the variance alone (not the effect)."""
     row = _one(table, "seat", "three", "player 1")
-    assert row["verdict"] == "undecided"
+    assert row["verdict"] == "undecided" and row["lo"] <= 0 <= row["hi"]
     z = sps.norm.ppf(1 - 0.05 / (2 * row["family_size"]))
     se = 100 * math.sqrt(0.35 * 0.65 / 900)
-    expected = 900 * (se * (z + sps.norm.ppf(0.8)) / 1.0) ** 2
+    expected = 900 * (se * (z + sps.norm.ppf(0.9)) / 1.0) ** 2
     assert row["games_needed"] == pytest.approx(expected)
     assert row["games_needed"] > row["n_games"]
     assert f"{round(expected - 900):,} more games" in row["sentence"]
@@ -144,6 +145,22 @@ def test_the_margin_comes_from_the_study() -> None:
     rt.facts.report_options = ReportOptions(matters_pp=5.0)
     row = _one(findings.find(rt), "seat", "standard", "player 2")
     assert row["margin"] == 5.0 and row["verdict"] == "negligible"
+
+
+def test_an_effect_beyond_0_gets_the_games_to_detect_the_margin() -> None:
+    """Interval beyond 0 but across the margin: the games for 80% power to detect an
+    effect of the margin (z + z_0.8 standard errors), not the equivalence count."""
+    rt = _tables()
+    rt.tables.seat_shares = rt.tables.seat_shares.assign(n_eff=20_000, n_blocks=5_000)
+    rt.tables.seat_shares.loc[0, "share"] = 0.261  # +1.1 pp: beyond 0, across 1 pp
+    rt.tables.seat_shares.loc[0, "effect_pp"] = 1.1
+    row = _one(findings.find(rt), "seat", "standard", "player 1")
+    assert row["verdict"] == "undecided" and row["lo"] > 0
+    z = sps.norm.ppf(1 - 0.05 / (2 * row["family_size"]))
+    se = 100 * math.sqrt(0.261 * 0.739 / 20_000)
+    expected = row["n_games"] * (se * (z + sps.norm.ppf(0.8)) / 1.0) ** 2
+    assert row["games_needed"] == pytest.approx(expected)
+    assert "would give 80% power to show an effect of ±1 pp" in row["sentence"]
 
 
 @pytest.mark.parametrize(
