@@ -36,7 +36,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from marrakech_sim.report.fmt import count, interval, p_is, pct, pp
-from marrakech_sim.report.tables import ReportTables, Tables, or_empty
+from marrakech_sim.report.tables import TURN_METRICS, ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import estimators, verdicts
 from marrakech_sim.stats.winrates import LINEUP_SEP
@@ -215,7 +215,7 @@ def tail(f: Finding) -> str:
             return (
                 f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
                 f"would give 80% power at the family's level to show a zero effect "
-                f"negligible (within {band}); as many detect an effect of {band}."
+                f"negligible (within {band}); they would also detect an effect of {band}."
             )
         return (
             f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
@@ -426,9 +426,15 @@ def _variant_sentence(
             f"{VERDICT_WORDS[f.verdict]}."
         )
     word = "higher" if f.estimate > 0 else "lower"
+    sample = ""
+    if str(r.metric) in TURN_METRICS and f.verdict == "undecided":
+        sample = (
+            " (Its games are the report's per-turn sample, whose moves it reads: "
+            "`marrakech report --moves-games N` reads more of them.)"
+        )
     return (
         f"{ruleset} against {baseline} ({among}): {noun} is {word} by {_value(f)} "
-        f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}"
+        f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}{sample}"
     )
 
 

@@ -168,3 +168,18 @@ def test_floats_have_at_most_seven_significant_digits(report: Path) -> None:
                 assert len(significant) <= 7, (path.name, cell)
                 seen += m.group(2) is not None
     assert seen > 100  # the tables do hold fractional values
+
+
+def test_an_undecided_per_turn_finding_says_its_games_are_the_per_turn_sample(
+    report: Path,
+) -> None:
+    """Lead changes, comebacks and the decisive turn come from the moves of a sample of
+    games: 'more games' there means a larger sample (--moves-games), not a longer run."""
+    with (report / "findings.csv").open(newline="") as f:
+        found = list(csv.DictReader(f))
+    turn = [f for f in found if f["question"].split(": ")[-1] in ("lead_changes", "comeback")]
+    undecided = [f for f in turn if f["verdict"] == "undecided"]
+    assert undecided
+    assert all("`marrakech report --moves-games N` reads more" in f["sentence"] for f in undecided)
+    others = [f for f in found if f["question"] == "variant: margin"]
+    assert others and not any("--moves-games" in f["sentence"] for f in others)
