@@ -370,7 +370,7 @@ def _step_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
             float(r.change_se_pp),
             "pp over the levels' range",
             options.matters_pp,
-            0,
+            int(r.n_games),  # every level's games: more of each narrows the line alike
             say,
         )
     for r in steps.itertuples():

@@ -409,3 +409,15 @@ def test_a_variant_played_on_common_seeds_is_paired_per_level(tmp_path: Path) ->
             psi = (block["sum"] - mean * block["count"]) / total
             var += g / (g - 1) * float((psi**2).sum())
         assert se < np.sqrt(var)
+
+
+def test_an_undecided_trend_names_the_games_for_power() -> None:
+    """A trend's standard error shrinks as every level's games grow alike: an undecided
+    line names the games (over all its levels) for 80% power, not just 'more games'."""
+    names = ["random", "placement-only", "greedy"]
+    elo = [570.0, 1540.0, 1910.0]
+    table = _family(_seats([4.0, 3.6, 3.2], [0.6] * 3, names), _strength(names, elo))
+    line = table.loc[table["question"] == "skill trend"].iloc[0]
+    assert line["verdict"] == "undecided" and line["n_games"] == 3 * 4000
+    assert line["games_needed"] > line["n_games"]
+    assert f"{round(line['games_needed'] - line['n_games']):,} more games" in line["sentence"]

@@ -370,7 +370,7 @@ def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str
     cols = ["players", "ruleset", "seat", "level_set", "levels", "names", "distinct"]
     cols += ["slope_pp", "se_pp", "p", "lack_of_fit", "lack_of_fit_df", "lack_of_fit_p"]
     cols += ["q", "q_df", "q_p", "weakest_fit_pp", "strongest_fit_pp", "elo_from", "elo_to"]
-    cols += ["change_pp", "change_se_pp"]
+    cols += ["change_pp", "change_se_pp", "n_games"]
     rows: list[dict[str, Any]] = []
     if seats.empty or strength.empty:
         return pd.DataFrame(rows, columns=cols)
@@ -419,6 +419,7 @@ def _lines(seats: pd.DataFrame, strength: pd.DataFrame, randoms: AbstractSet[str
                     "elo_to": float(x.max()),
                     "change_pp": change,
                     "change_se_pp": change_se,
+                    "n_games": int(chosen["n_games"].sum()),
                 }
             )
     return pd.DataFrame(rows, columns=cols)
