@@ -151,8 +151,9 @@ class PowerSection(BaseSection):
         "Each headline claim with its 95% interval, and what its data can detect: the "
         "smallest effect found with 80% power at this size (two-sided, 5% level), and the "
         "games needed for 80% power at the stated effect (1 pp for a share, 0.5 pp per seat "
-        "for a trend, in the claim's own unit otherwise). `marrakech plan` sizes a study "
-        "before it is run."
+        "for a trend, in the claim's own unit otherwise), each claim alone: the summary's "
+        "findings are judged at the family's level, so their counts are larger. `marrakech "
+        "plan` sizes a study before it is run."
     )
 
     def compute(self, ctx: Context) -> None:
