@@ -10,7 +10,7 @@ from scipy import stats as sps
 
 from marrakech_sim import plots
 from marrakech_sim.report import findings
-from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pct2, pp, pp2, pval
+from marrakech_sim.report.fmt import count, interval, num, pct, pct2, pp, pp2, pval
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
@@ -271,9 +271,8 @@ def _lack_of_fit(r: Any) -> str:
         return "- (2 seats: a line fits)" if int(r.players) == 2 else "-"
     fits = "no (p < 0.05): the trend is an average, not a line" if r.lack_of_fit_p < 0.05 else "yes"
     df = int(r.lack_of_fit_df)
-    return (
-        f"{num(r.lack_of_fit_f)} ({df}, {int(r.n_blocks) - df}), p={pval(r.lack_of_fit_p)}: {fits}"
-    )
+    degrees = f"({df}, {count(int(r.n_blocks) - df)})"
+    return f"{num(r.lack_of_fit_f)} {degrees}, p={pval(r.lack_of_fit_p)}: {fits}"
 
 
 def seat_finding(shares: pd.DataFrame) -> str:
@@ -401,7 +400,7 @@ class SeatSection(BaseSection):
                     PLAYERS,
                     ("seat", lambda r: plots.player_label(int(r.seat))),
                     ("line-ups", lambda r: str(r.lineups)),
-                    ("F (df), p", lambda r: f"{num(r.f)} ({r.df1}, {r.df2}), p{p_is(r.p)}"),
+                    ("F (df), p", lambda r: f"{num(r.f)} ({r.df1}, {count(r.df2)}), p={pval(r.p)}"),
                     (
                         "lowest effect",
                         lambda r: f"{pp(r.lowest_pp)} ({r.lowest_lineup.replace('|', ', ')})",
