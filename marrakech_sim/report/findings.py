@@ -33,7 +33,6 @@ from functools import partial
 from typing import Any
 
 import pandas as pd
-from scipy import stats as sps
 
 from marrakech_sim.report.fmt import count, interval, p_is, pct, pp
 from marrakech_sim.report.tables import TURN_METRICS, ReportTables, Tables, or_empty
@@ -554,7 +553,7 @@ def family(rt: ReportTables) -> list[Test]:
             metric=[f"seat_{s}_share" for s in per_level["seat"]],
             diff=per_level["difference_pp"] / 100,
             se=per_level["se_pp"] / 100,
-            df=_paired_df(per_level),
+            df=per_level["df"].fillna(math.inf),  # unpaired: the normal quantile
         )
         tests += _variant_tests(
             rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
@@ -562,25 +561,15 @@ def family(rt: ReportTables) -> list[Test]:
     metrics = t.skill_metric_variants
     if len(metrics):
         rows = metrics.assign(
-            diff=metrics["difference_value"], se=metrics["se_value"], df=_paired_df(metrics)
+            diff=metrics["difference_value"],
+            se=metrics["se_value"],
+            df=metrics["df"].fillna(math.inf),
         )
         tests += _variant_tests(
             rows, options, lambda r: level_model(str(r.level)), lambda r: r.players
         )
     tests += _order_tests(t, options)
     return [x for x in tests if math.isfinite(x.estimate)]
-
-
-def _paired_df(rows: pd.DataFrame) -> pd.Series:
-    """A per-level difference's degrees of freedom: its seeds - 1 where its blocks pair
-    (every block of a sweep's value shares its seed), else the normal quantile's."""
-    paired = rows["paired"].astype("float64")
-    return (paired - 1).where(paired > 0, math.inf)
-
-
-def _t_quantile(q: float, df: float) -> float:
-    """Student's t quantile; NaN for fewer than 1 degree of freedom (nothing to estimate)."""
-    return float(sps.t.ppf(q, df)) if df >= 1 else math.nan
 
 
 def decide(tests: list[Test], alpha: float = ALPHA) -> list[Finding]:
@@ -595,7 +584,7 @@ def decide(tests: list[Test], alpha: float = ALPHA) -> list[Finding]:
     for x in tests:
         # Student's t on the variance's degrees of freedom (NaN below 1: one block), in
         # the Wilson interval too
-        crit = z if math.isinf(x.df) else _t_quantile(1 - alpha / (2 * m), x.df)
+        crit = z if math.isinf(x.df) else estimators.t_value(level, x.df)
         if x.share is not None and math.isfinite(crit):
             share, n_eff, fair = x.share
             lo_s, hi_s = estimators.wilson_interval(share * n_eff, n_eff, crit=crit)

@@ -111,6 +111,12 @@ def z_value(level: float = DEFAULT_LEVEL) -> float:
     return float(sps.norm.ppf(0.5 + level / 2))
 
 
+def t_value(level: float, df: float) -> float:
+    """Two-sided Student's t quantile for a ``level`` interval on ``df`` degrees of
+    freedom; NaN below 1 (a variance from one block has none)."""
+    return float(sps.t.ppf(0.5 + level / 2, df)) if df >= 1 else float("nan")
+
+
 def effective_n(
     estimate: np.ndarray, var: np.ndarray, n: np.ndarray, n_blocks: np.ndarray | None = None
 ) -> np.ndarray:
@@ -518,7 +524,7 @@ def equal_share_tests_from_sums(
     slope = float(contrast @ p)
     se = float(np.sqrt(contrast @ cov @ contrast))
     t_df = max(n_blocks - 1, 1)
-    t_crit = float(sps.t.ppf(0.5 + level / 2, t_df))
+    t_crit = t_value(level, t_df)
     with np.errstate(divide="ignore", invalid="ignore"):
         trend_p = float(2 * sps.t.sf(abs(slope) / se, t_df)) if se > 0 else float("nan")
     lack = _lack_of_line(p, cov, n_blocks)

@@ -396,6 +396,7 @@ def test_a_variant_played_on_common_seeds_is_paired_per_level(tmp_path: Path) ->
         clusters = rows["seed"].nunique()
         assert r.difference_pp == pytest.approx(100 * fit.params[1], abs=1e-6)
         assert r.se_pp == pytest.approx(100 * se, rel=1e-5)
+        assert r.df == clusters - 1
         half = 100 * se * sps.t.ppf(0.975, clusters - 1)
         assert (r.lo_pp, r.hi_pp) == pytest.approx((r.difference_pp - half, r.difference_pp + half))
         # every variant block shares its seed with a base block

@@ -437,7 +437,8 @@ def _differences(
 ) -> pd.DataFrame:
     """Per level and `last` (seat or metric): a variant's `value` minus its base's, with an
     interval (columns difference, se, lo, hi, each ending in `unit`; paired: the variant's
-    blocks that share a seed with one of the base's).
+    blocks that share a seed with one of the base's; df: the paired t interval's degrees
+    of freedom, NaN for the normal one).
 
     `paired(level, base, variant, cell)` gives the difference with the two rule sets'
     blocks clustered by seed (``variants.difference``: a t interval, the blocks of a seed
@@ -461,11 +462,11 @@ def _differences(
             diff = float(row[value] - other[value])
             error = float(np.hypot(row[se], other[se]))
             lo, hi = diff - z * error, diff + z * error
-            p, pairs = estimators.two_sided_p(diff, error), 0
+            p, pairs, df = estimators.two_sided_p(diff, error), 0, float("nan")
         else:
             diff, error = scale * res["diff"], scale * res["se"]
             lo, hi = scale * res["lo"], scale * res["hi"]
-            p, pairs = res["p_value"], int(res["paired"])
+            p, pairs, df = res["p_value"], int(res["paired"]), res["df"]
         out.append(
             {
                 "players": int(k),
@@ -482,11 +483,12 @@ def _differences(
                 "n_games": int(row["n_games"]),
                 "n_games_baseline": int(other["n_games"]),
                 "paired": pairs,
+                "df": df,
             }
         )
     cols = ["players", "ruleset", "baseline", "level_index", "level", last]
     cols += [name + unit for name in ("difference", "se", "lo", "hi")]
-    cols += ["p", "n_games", "n_games_baseline", "paired"]
+    cols += ["p", "n_games", "n_games_baseline", "paired", "df"]
     return pd.DataFrame(out, columns=cols).sort_values(
         ["players", "ruleset", last, "level_index"], ignore_index=True
     )
