@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from marrakech_sim.errors import MarrakechError, RecordError
-from marrakech_sim.files import write_atomic
+from marrakech_sim.files import read_text, write_atomic
 from marrakech_sim.play.game import GameRecord, PassThrough, play_game
 from marrakech_sim.play.strategy import BaseStrategy, Strategy, StrategySpec
 from marrakech_sim.play.view import GameView
@@ -668,7 +669,11 @@ def study_rules(config: str | Path, name: str) -> Rules:
     """The rule set `name` of a config file: a study config (any rule set its study can
     name, a sweep's points too) or a file of rule sets alone (`marrakech tune`'s
     tuned.toml)."""
-    rulesets = _config_rulesets(config)
+    try:
+        data = tomllib.loads(read_text(config, "config", MarrakechError))
+    except tomllib.TOMLDecodeError as exc:
+        raise MarrakechError(f"config {str(config)!r} is not valid TOML: {exc}") from exc
+    rulesets = _config_rulesets(config, data)
     if name not in rulesets:
         raise MarrakechError(
             f"rule set {name!r} is not in {str(config)!r}: allowed are {', '.join(rulesets)}"
@@ -680,27 +685,20 @@ def study_ruleset_names(path: str | Path) -> tuple[str, ...] | None:
     """The rule set names of a config file with a `[rulesets]` table; None for a file
     that has none (a rules file, or no TOML at all: reading it as rules says what is
     wrong)."""
-    import tomllib
-
-    from marrakech_sim.files import read_text
-
     try:
         data = tomllib.loads(read_text(path, "rules file", MarrakechError))
     except (tomllib.TOMLDecodeError, MarrakechError):
         return None
     if not isinstance(data.get("rulesets"), dict):
         return None
-    return tuple(_config_rulesets(path))
+    return tuple(_config_rulesets(path, data))
 
 
-def _config_rulesets(path: str | Path) -> dict[str, Rules]:
-    """The rule sets of a study config, or of a file of `[rulesets.NAME]` tables alone."""
-    import tomllib
-
-    from marrakech_sim.files import read_text
+def _config_rulesets(path: str | Path, data: dict[str, Any]) -> dict[str, Rules]:
+    """The rule sets of the config `data` read from `path`: a study config's (loaded as
+    its study resolves them), or those of a file of `[rulesets.NAME]` tables alone."""
     from marrakech_sim.run.config import load_study, rulesets_from_table
 
-    data = tomllib.loads(read_text(path, "config", MarrakechError))
     if "strategies" not in data:  # rule sets alone: nothing else of a study to check
         return rulesets_from_table(data.get("rulesets"))
     return dict(load_study(path).rulesets)

@@ -369,6 +369,10 @@ def test_play_a_rule_set_of_a_file_of_rule_sets_alone(tmp_path: Path) -> None:
         )
         assert result.exit_code == 0, result.output
         assert parse_records((out / "game.txt").read_text())[0].rules == want
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[rulesets.two_tuned\n")
+    bad = CliRunner().invoke(main, [*args[:2], str(broken), *args[3:]])
+    assert bad.exit_code == 1 and "is not valid TOML" in bad.output, bad.output
     refused = CliRunner().invoke(main, ["perft", "--rules", str(tuned), "-d", "1"])
     assert refused.exit_code == 2
     assert f"{str(tuned)!r} holds rule sets ([rulesets.NAME] tables), not rule options" in (
