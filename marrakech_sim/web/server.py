@@ -43,7 +43,7 @@ class Games:
         """Start the next game (refused while the current one is not over); its view."""
         if self.current.phase != "over":
             raise Refused("finish this game first (or undo): a new game starts once it is over")
-        self.current = self.current.next_game(len(self.played) + 1)
+        self.current = self.played[0].next_game(len(self.played) + 1)
         self.played.append(self.current)
         return self.current.view()
 

@@ -258,14 +258,15 @@ class WebGame:
         return "orient" if self.asked.options is None else "place"
 
     def next_game(self, number: int) -> WebGame:
-        """Game `number` (2, 3, ...) of the same server: the same seats, strategies and
-        rules, run seed `run_seed + number - 1` and run folder `OUT-number` beside this
-        one's (the first that is missing or empty)."""
-        first = self.out_dir
-        out = Path(f"{first}-{number}")
+        """Game `number` (2, 3, ...) of the server whose first game this is: the same
+        seats, strategies and rules, run seed `run_seed + number - 1` and run folder
+        `OUT-number` beside this one's, or the first `OUT-k` (k > number) that is missing
+        or empty when that one holds files (the seed stays that of game `number`)."""
+        first, k = self.out_dir, number
+        out = Path(f"{first}-{k}")
         while out.exists() and (not out.is_dir() or any(out.iterdir())):
-            number += 1
-            out = Path(f"{first}-{number}")
+            k += 1
+            out = Path(f"{first}-{k}")
         return WebGame(
             self.rules,
             self.opponents,

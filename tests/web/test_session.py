@@ -283,3 +283,21 @@ def test_the_start_up_benchmark_reports_each_figure() -> None:
     result = json.loads(out)
     assert set(result) == {"address_printed_s", "page_s", "first_view_s", "target_first_view_s"}
     assert 0 < result["page_s"]["best"] <= result["first_view_s"]["best"]
+
+
+def test_new_games_take_the_next_seed_and_folder_whatever_is_on_disk(tmp_path: Path) -> None:
+    """Game k of a server plays run seed SEED + k - 1 into OUT-k (docs/play.md); a folder
+    left with files by an earlier server moves the game to the next free folder, not to
+    another seed."""
+    from marrakech_sim.web.server import Games
+
+    (tmp_path / "run-2").mkdir()
+    (tmp_path / "run-2" / "game.txt").write_text("an earlier server's game\n")
+    games = Games(_game(tmp_path, seed=40))
+    for _ in range(3):
+        _play_out(games.current)
+        games.new()
+    seeds = [game.run_seed for game in games.played]
+    folders = [game.out_dir.name for game in games.played]
+    assert seeds == [40, 41, 42, 43]
+    assert folders == ["run", "run-3", "run-4", "run-5"]
