@@ -825,13 +825,13 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
     # games are those of the sample, since a record (and a picture) needs the moves
     sampled = not runfolder.every_move(runfolder.read_manifest(run_dir))
     best: dict[str, tuple[tuple[Any, ...], NotableGame]] = {}
-    con = duckdb.connect()
-    for games, moves in _notable_batches(con, Path(run_dir)):
-        if sampled:
-            games = f"(SELECT * FROM {games} WHERE game_id IN (SELECT game_id FROM {moves}))"
-        for key, game in _batch_notables(con, games, moves):
-            if game.kind not in best or key < best[game.kind][0]:
-                best[game.kind] = (key, game)
+    with duckdb.connect() as con:
+        for games, moves in _notable_batches(con, Path(run_dir)):
+            if sampled:
+                games = f"(SELECT * FROM {games} WHERE game_id IN (SELECT game_id FROM {moves}))"
+            for key, game in _batch_notables(con, games, moves):
+                if game.kind not in best or key < best[game.kind][0]:
+                    best[game.kind] = (key, game)
     return [best[kind][1] for kind in NOTABLE_KINDS if kind in best]
 
 

@@ -3,6 +3,9 @@
     run = marrakech_sim.load_run("runs/default")
     run.games, run.seats, run.moves            # pandas DataFrames, pyarrow-backed dtypes
 
+    with marrakech_sim.load_run("runs/default", engine="duckdb") as run:
+        run.moves.aggregate("seat, avg(payment)").df()   # closes the connection after
+
 pandas' default conversion turns a nullable integer column (``score``,
 ``eliminated_turn``, the placement) into float64 and a 12.8-million-row ``moves`` table
 takes about 30 s to read that way; with pyarrow-backed dtypes the integers stay integers
@@ -66,6 +69,20 @@ class Run:
         self.engine = engine
         self._cache: dict[str, Any] = {}
         self._con: Any = None
+
+    def close(self) -> None:
+        """Drop the tables read and close the DuckDB connection of ``engine="duckdb"``
+        (its relations cannot be read after); a closed run reads its tables anew."""
+        self._cache.clear()
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def manifest(self) -> Manifest:

@@ -52,6 +52,21 @@ def test_duckdb_and_arrow_are_lazy_and_agree(runs: list[Path]) -> None:
     assert data.count_rows() == len(marrakech_sim.load_run(runs[0]).seats)
 
 
+def test_a_run_used_as_a_context_closes_its_duckdb_connection(runs: list[Path]) -> None:
+    """`with load_run(..., engine="duckdb") as run:` closes the connection on leaving: its
+    relations can no longer be read, and the run reads its tables anew if asked."""
+    import duckdb
+
+    with marrakech_sim.load_run(runs[0], engine="duckdb") as run:
+        rel = run.games
+        n = rel.aggregate("count(*)").fetchall()[0][0]
+        assert n > 0
+    with pytest.raises(duckdb.ConnectionException):
+        rel.aggregate("count(*)").fetchall()
+    assert run.games.aggregate("count(*)").fetchall()[0][0] == n
+    run.close()
+
+
 def test_several_runs_are_tagged(runs: list[Path]) -> None:
     """load_runs stacks the runs with a run_id column first, in pandas and in DuckDB."""
     both = marrakech_sim.load_runs(runs)
