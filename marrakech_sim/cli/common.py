@@ -11,7 +11,8 @@ import click
 
 from marrakech_sim.errors import MarrakechError
 from marrakech_sim.rules import Rules
-from marrakech_sim.rules.options import FACINGS, TIE_BREAKS, read_rules_table
+from marrakech_sim.rules.options import FACINGS, TIE_BREAKS
+from marrakech_sim.run.config import read_rules_table
 
 
 def library_errors(func: Callable[..., Any]) -> Callable[..., Any]:

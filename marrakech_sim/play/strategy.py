@@ -25,7 +25,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -273,7 +273,3 @@ def describe(ref: str) -> dict[str, Any]:
         "parameters": dict(getattr(cls, "PARAMETERS", {})),
         "compiled": getattr(cls, "COMPILED", None) is not None,
     }
-
-
-def build_all(specs: Sequence[StrategySpec]) -> list[Strategy]:
-    return [spec.build() for spec in specs]

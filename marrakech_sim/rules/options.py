@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import tomllib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from marrakech_sim.errors import ConfigError
-from marrakech_sim.files import read_text
 
 # RULES.md section 1: colour letters in seat order; seat s owns letters s, s+P, s+2P, ...
 COLOUR_LETTERS = "rbypgocwkmntv"
@@ -151,22 +148,6 @@ class Rules:
                 f"unknown rule option {unknown[0]!r}; allowed are: {', '.join(allowed)}"
             )
         return cls(**dict(data))
-
-    @classmethod
-    def from_toml(cls, path: str | Path) -> Rules:
-        """Read options from a TOML file (top-level keys, or a [rules] table)."""
-        return cls.from_dict(read_rules_table(path))
-
-
-def read_rules_table(path: str | Path) -> dict[str, Any]:
-    """The rule options of a TOML file (top-level keys, or a [rules] table), unresolved."""
-    try:
-        data = tomllib.loads(read_text(path, "rules file", ConfigError))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"cannot read rules file {str(path)!r}: {exc}") from exc
-    table = data.get("rules", data)
-    Rules.from_dict(table)  # validates
-    return dict(table)
 
 
 def _seat_dirhams(value: Any, players: int) -> tuple[int, ...]:

@@ -304,6 +304,18 @@ class Study:
         }
 
 
+def read_rules_table(path: str | Path) -> dict[str, Any]:
+    """The rule options of a TOML file (top-level keys, or a [rules] table), checked by
+    `Rules.from_dict` and returned as they are written."""
+    try:
+        data = tomllib.loads(read_text(path, "rules file", ConfigError))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot read rules file {str(path)!r}: {exc}") from exc
+    table = data.get("rules", data)
+    Rules.from_dict(table)  # validates
+    return dict(table)
+
+
 def load_study(path: str | Path) -> Study:
     """Read and validate a study config file (TOML)."""
     text = read_text(path, "study config", ConfigError)

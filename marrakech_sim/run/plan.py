@@ -286,9 +286,6 @@ class Plan:
             moves_kept=np.repeat(rounds < self.kept_rounds[match], sizes),
         )
 
-    def chunk_of_game(self, game_id: int) -> int:
-        return int(np.searchsorted(self.chunk_first_game, game_id, side="right") - 1)
-
     def matches_table(self) -> list[dict[str, object]]:
         """The matches as plain data (for the manifest)."""
         return [

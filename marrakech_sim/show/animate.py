@@ -77,14 +77,3 @@ def write_gif(replay: Replay, path: str | Path, turns_per_second: int = 2) -> Pa
         for _ in range(3):  # hold the final position
             writer.grab_frame()
     return path
-
-
-def write_game_picture(
-    run_dir: str | Path, game_id: int, turn: int, path: str | Path, title: str | None = None
-) -> Path:
-    """The board of a logged game after `turn` turns as .svg or .png (e.g. a notable
-    game's decisive turn, from `marrakech_sim.record.notable_games`)."""
-    from marrakech_sim.record import records_from_run, replay
-
-    done = replay(next(records_from_run(run_dir, [game_id])))
-    return write_picture(done, min(turn, len(done.turns)), path, title)
