@@ -418,11 +418,13 @@ def _variant_sentence(
     """A variant test's finding in words: the full sentence, or the summary's plain one."""
     ruleset, baseline = title(r.ruleset).capitalize(), title(r.baseline)
     among = f"{players} players, among {model}"
+    subset = _subset_words(r, noun, title(r.ruleset), baseline)
     if plain:
         word = "raises" if f.estimate > 0 else "lowers"
+        among_games = " (in the games that have one; see the finding)" if subset else ""
         return (
-            f"{ruleset} (against {baseline}, {among}) {word} {noun} by {_value(f)}: "
-            f"{VERDICT_WORDS[f.verdict]}."
+            f"{ruleset} (against {baseline}, {among}) {word} {noun}{among_games} by "
+            f"{_value(f)}: {VERDICT_WORDS[f.verdict]}."
         )
     word = "higher" if f.estimate > 0 else "lower"
     sample = ""
@@ -433,7 +435,28 @@ def _variant_sentence(
         )
     return (
         f"{ruleset} against {baseline} ({among}): {noun} is {word} by {_value(f)} "
-        f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}{sample}"
+        f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}{sample}{subset}"
+    )
+
+
+#: two rule sets whose shares of games with a value of the metric differ by more than
+#: this compare different sets of games: the finding says so
+SUBSET_GAP = 0.01
+
+
+def _subset_words(r: Any, noun: str, ruleset: str, baseline: str) -> str:
+    """Where the metric has a value in different shares of the two rule sets' games (the
+    margin of a 2-player game with a bankruptcy), what the difference compares; else ''."""
+    mine = float(getattr(r, "defined_share", math.nan))
+    theirs = float(getattr(r, "defined_share_baseline", math.nan))
+    if not abs(mine - theirs) > SUBSET_GAP:
+        return ""
+    why = " (it needs two seats that finish)" if str(r.metric) == "margin" else ""
+    return (
+        f" Note: {noun} has a value in {pct(mine, 1)} of the games of {ruleset} and "
+        f"{pct(theirs, 1)} of those of {baseline}{why}, so the difference compares different "
+        "sets of games: it mixes a change of the metric with a change of which games have it, "
+        "and is not the change the rule makes to the same games."
     )
 
 

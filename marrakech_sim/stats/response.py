@@ -296,6 +296,15 @@ def _lack_of_fit(
         exog = np.polynomial.legendre.legvander(u, len(values) - 1)
         y = blocks["y"].to_numpy(dtype="float64")[mine]
         n = blocks["n"].to_numpy(dtype="float64")[mine]
+        wins = np.bincount(np.searchsorted(values, x), y, len(values))
+        games = np.bincount(np.searchsorted(values, x), n, len(values))
+        if ((wins == 0) | (wins == games)).any():
+            # a value where the seat wins every game or none: no logistic curve passes
+            # through it, and the per-value model's Wald test breaks down there (its
+            # coefficient runs off to infinity: the Hauck-Donner effect), so it counts as
+            # a lack of fit and the verdict reads the points
+            row["lack_chi2"], row["lack_p"] = np.inf, 0.0
+            continue
         fit = _glm(y, n, exog, clusters[mine])
         if fit is None:
             continue

@@ -332,6 +332,7 @@ def compare_variants(
         declared = dict(family)
         family = [(m, declared.get(m, "primary")) for m in metric_names]
     names = [m for m, _ in family]
+    games = metrics.groupby("ruleset", observed=True).size()
     long = _long(metrics.assign(_cluster=metrics[cluster]), names, "_cluster")
     records = []
     parts = dict(list(long.groupby(["metric", "ruleset"], sort=False)))
@@ -359,6 +360,8 @@ def compare_variants(
                     "n_games": len(alt),
                     "n_blocks_baseline": int(base["_cluster"].nunique()),
                     "n_blocks": int(alt["_cluster"].nunique()),
+                    "defined_share_baseline": len(base) / games[baseline],
+                    "defined_share": len(alt) / games[other],
                 }
             )
     return comparison_table(records, level)
@@ -387,6 +390,8 @@ COMPARISON_COLUMNS = [
     "paired",
     "se_unpaired",
     "variance_ratio",
+    "defined_share_baseline",
+    "defined_share",
 ]
 
 

@@ -118,6 +118,33 @@ def test_per_value_measures_are_plain_means_of_the_games(sweep: tuple[Path, Path
     np.testing.assert_allclose(got["mean"].sort_index(), expected, rtol=1e-5)
 
 
+def test_a_margin_over_different_sets_of_games_is_said_so(sweep: tuple[Path, Path]) -> None:
+    """A 2-player game with a bankruptcy has no margin, so a poor purse's margin is the
+    mean over fewer games: variant_comparison says in what share of each rule set's games
+    the metric has a value at each level (counted here from the games), and the margin's
+    finding warns
+    that it compares different sets of games; a metric every game has carries no note."""
+    run, report = sweep
+    games, seats = _games(run)
+    per_game = stats.game_metrics(games, seats).merge(games[["game_id", "level"]])
+    shares = per_game.groupby(["ruleset", "level"])["margin"].apply(lambda m: m.notna().mean())
+    comp = pd.read_csv(report / "skill_metric_variants.csv")
+    margin = comp.loc[comp["metric"] == "margin"]
+    assert len(margin)
+    for r in margin.itertuples():
+        assert r.defined_share == pytest.approx(shares[r.ruleset, r.level])
+        assert r.defined_share_baseline == pytest.approx(shares[r.baseline, r.level])
+    assert (comp.loc[comp["metric"] == "turns", ["defined_share"]] == 1.0).all().all()
+    found = pd.read_csv(report / "findings.csv")
+    uneven = margin.loc[(margin["defined_share"] - margin["defined_share_baseline"]).abs() > 0.01]
+    assert len(uneven), "the poor 2-player purses should have bankruptcies"
+    notes = found.loc[found["sentence"].str.contains("compares different sets of games")]
+    assert len(notes) >= len(uneven)
+    assert notes["sentence"].str.contains("the winning margin has a value in").all()
+    lengths = found.loc[found["sentence"].str.contains("the game length is")]
+    assert len(lengths) and not lengths["sentence"].str.contains("different sets").any()
+
+
 def test_one_sentence_and_one_chart_per_curve(sweep: tuple[Path, Path]) -> None:
     """Each (rule set, level) curve has its verdict sentence (fairest value, fair within the
     study's margin or not, the cost there) in the report, and its chart as a PNG."""
@@ -300,9 +327,38 @@ def test_a_curve_that_does_not_fit_sends_the_verdict_to_the_points() -> None:
     assert "the quadratic does not fit the points (lack of fit p = 0.001)" in r["sentence"]
     # every value's points are the same: the sentence names them all
     assert (
-        "fairest among the swept values at starting dirhams 10 and equally at 20, 30, 40, 50"
-        in (r["sentence"])
+        "fairest among the swept values at starting dirhams 10 by the estimates, but the "
+        "joint intervals do not tell it from 20, 30, 40, 50" in (r["sentence"])
     )
+    assert r["fairest_tied"] == "10 20 30 40 50"
     assert (r["largest_lo_pp"], r["largest_hi_pp"]) == (-5.8, 6.2)
     assert np.isnan(r["fair_from"])
     assert "the data cannot yet show every seat fair" in r["sentence"]
+
+
+def test_the_fairest_point_is_named_alone_only_where_the_others_are_shown_less_fair() -> None:
+    """Read from the points: a value whose joint intervals overlap the fairest one's is
+    not told apart from it (its effects could be as small), however its estimates
+    compare; a value where some seat's whole interval lies further from 0 than every
+    interval at the fairest reaches is shown less fair and left out."""
+    points = []
+    for seat, sign in ((0, 1.0), (1, -1.0)):
+        points.append(_point(seat, 10.0, sign * 8.0, 0.5, 1.0))  # [7, 9]: further than 2
+        points.append(_point(seat, 20.0, sign * 0.5, 0.5, 1.0))  # the fairest: reaches 1.5
+        points.append(_point(seat, 30.0, sign * 1.4, 0.5, 1.0))  # [0.4, 2.4]: overlaps
+    rt = ReportTables()
+    rt.tables.response_points = pd.DataFrame(points)
+    r = curve_verdicts(rt, 1.0).iloc[0]
+    assert r["fairest_x"] == 20.0 and r["fairest_tied"] == "20 30"
+    assert "do not tell it from 30 (none of those is shown less fair)" in r["sentence"]
+
+
+def test_two_values_are_joined_by_a_line_and_the_sentence_says_line() -> None:
+    """With two values the curve is a line through the points (nothing to test for lack
+    of fit): the sentence calls the reading between them the line's, not a quadratic's."""
+    rt = _fitted_tables(float("nan"))
+    pts = rt.tables.response_points
+    rt.tables.response_points = pts.loc[pts["x"].isin([10.0, 50.0])]
+    r = curve_verdicts(rt, 1.0).iloc[0]
+    assert "with 2 values the curve passes through the points" in r["sentence"]
+    assert "it is the line's reading" in r["sentence"] and "quadratic" not in r["sentence"]

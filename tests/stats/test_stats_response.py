@@ -229,3 +229,26 @@ def test_two_seats_share_one_band() -> None:
     independent = fit_seat_curves(apart, 0.5, grid=GRID).crit
     assert abs(both - alone) < 0.05 * alone, (both, alone)
     assert independent > both + 0.05, (independent, both)
+
+
+def test_a_value_where_a_seat_always_wins_is_a_lack_of_fit() -> None:
+    """Two seats; seat 0 wins every game at the first value and half of them elsewhere:
+    no logistic quadratic passes through a share of 1, and the per-value Wald test cannot
+    see it (its coefficient runs off to infinity), so the curve is rejected and the verdict
+    reads the points. With a share just below 1 the Wald test itself rejects."""
+    rng = np.random.default_rng(11)
+    values = np.array([0.0, 10.0, 20.0, 30.0, 40.0])
+    blocks = 400
+    rows = []
+    for v in values:
+        win = np.ones(blocks) if v == 0 else (rng.random(blocks) < 0.5).astype("float64")
+        rows += [(0, v, b, win[b], 1.0) for b in range(blocks)]
+        rows += [(1, v, b, 1.0 - win[b], 1.0) for b in range(blocks)]
+    data = pd.DataFrame(rows, columns=["seat", "x", "cluster", "y", "n"])
+    fit = fit_seat_curves(data, 0.5, grid=values, draws=200)
+    assert fit.lack_p == 0.0
+    assert np.isinf(fit.seats["lack_chi2"]).all()
+    nearly = data.copy()
+    first = (nearly["x"] == 0) & (nearly["cluster"] < 2)  # two of 400 games lost
+    nearly.loc[first, "y"] = 1.0 - nearly.loc[first, "y"]
+    assert fit_seat_curves(nearly, 0.5, grid=values, draws=200).lack_p < 1e-6

@@ -369,9 +369,7 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
             source = part.rename(columns={"joint_lo_pp": "lo", "joint_hi_pp": "hi"})
         largest = source.assign(abs_pp=source["effect_pp"].abs()).groupby("x")["abs_pp"].max()
         x_best = float(fit["fairest_x"].iloc[0]) if fitted else float(largest.idxmin())
-        # values whose points are equally fair (a purse nobody runs out of plays the very
-        # same games): the sentence names them all
-        tied = largest.index[np.isclose(largest.to_numpy(), largest.min(), rtol=1e-9)]
+        tied = _not_told_apart(source, float(largest.idxmin()))
         at_best = source.loc[np.isclose(source["x"], x_best)]
         lo, hi = source["lo"], source["hi"]
         inside = source.assign(ok=(lo >= -matters_pp) & (hi <= matters_pp)).groupby("x")["ok"].all()
@@ -412,6 +410,22 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
     verdicts = pd.DataFrame(rows)
     verdicts["sentence"] = [_sentence(r, metrics, pts) for r in verdicts.itertuples(index=False)]
     return verdicts
+
+
+def _not_told_apart(source: pd.DataFrame, best: float) -> list[float]:
+    """The swept values (best first, then in order) that the joint intervals do not show
+    less fair than `best`: those whose largest seat effect could be as small as best's
+    could be large, that is, where no seat's interval lies wholly further from 0 than
+    every seat's interval at `best` reaches. Values that play the very same games (a purse
+    nobody runs out of) are among them."""
+    lo, hi = source["lo"].to_numpy(), source["hi"].to_numpy()
+    least = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    most = np.maximum(np.abs(lo), np.abs(hi))
+    frame = source.assign(least=least, most=most).groupby("x")
+    reach = float(frame["most"].max().loc[best])
+    floor = frame["least"].max()
+    others = [float(x) for x in floor.index if x != best and floor.loc[x] <= reach]
+    return [best, *others]
 
 
 def _contiguous(inside: pd.Series) -> bool:
@@ -455,7 +469,8 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
             f"by the fitted curves (the quadratic fits the points: lack of fit p = {r.lack_p:.2g})"
             if not np.isnan(r.lack_p)
             else f"by the fitted curves (with {r.values} values the curve passes through the "
-            "points; between them it is the quadratic's reading)"
+            f"points; between them it is the {'line' if r.values == 2 else 'quadratic'}'s "
+            "reading)"
         )
         xs = _curve(info, r.base, r.level, r.series)["x"]
         whole = r.fairest_lo <= xs.min() and r.fairest_hi >= xs.max()
@@ -480,7 +495,10 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
         if len(tied) > 1:
             where = _x_words(key, tied[0], info)
             others = ", ".join(_x_words(key, v, info).rsplit(" ", 1)[-1] for v in tied[1:])
-            where += f" and equally at {others} (the same effects)"
+            where += (
+                f" by the estimates, but the joint intervals do not tell it from {others} "
+                "(none of those is shown less fair)"
+            )
         inside = (
             f"every seat's joint interval inside (Bonferroni over {seats} seats and "
             f"{r.values} values)"
@@ -662,7 +680,9 @@ def _parts(rt: ReportTables, chart_titles: dict[str, str]) -> list[Part]:
         "is drawn against the value, with a fitted curve and its simultaneous 95% band (a "
         "binomial GLM, quadratic in the value, cluster-robust on the seeds the values share; "
         "the band holds for every seat and every value of the chart at once). Beside it: "
-        "game length, the share of games with a bankruptcy, the winning margin and the turn "
+        "game length, the share of games with a bankruptcy, the winning margin (over the "
+        "games where two seats finish: a 2-player game with a bankruptcy has none, so at a "
+        "value with many bankruptcies it is the mean of fewer, other games) and the turn "
         "from which the winner leads for good."
     )
     s.paragraphs.append(

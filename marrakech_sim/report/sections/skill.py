@@ -486,9 +486,20 @@ def _differences(
                 "df": df,
             }
         )
+        if last == "metric":  # in what share of each side's games the metric has a value
+            for key, ruleset in (("defined_share", rs), ("defined_share_baseline", base)):
+                games = (k, ruleset, lvl, "turns")
+                out[-1][key] = (
+                    float(keyed.loc[(k, ruleset, lvl, which), "n_games"])
+                    / float(keyed.loc[games, "n_games"])
+                    if games in keyed.index
+                    else float("nan")
+                )
     cols = ["players", "ruleset", "baseline", "level_index", "level", last]
     cols += [name + unit for name in ("difference", "se", "lo", "hi")]
     cols += ["p", "n_games", "n_games_baseline", "paired", "df"]
+    if last == "metric":
+        cols += ["defined_share", "defined_share_baseline"]
     return pd.DataFrame(out, columns=cols).sort_values(
         ["players", "ruleset", last, "level_index"], ignore_index=True
     )

@@ -383,9 +383,21 @@ def compare_rulesets(
                     "n_games": int(pair[1]["n"]),
                     "n_blocks_baseline": int(pair[0]["n_blocks"]),
                     "n_blocks": int(pair[1]["n_blocks"]),
+                    "defined_share_baseline": _defined_share(totals, baseline, metric),
+                    "defined_share": _defined_share(totals, other, metric),
                 }
             )
     return stats.variants.comparison_table(records, level)
+
+
+def _defined_share(totals: MetricTotals, ruleset: str, metric: str) -> float:
+    """The share of the rule set's games in which `metric` has a value (every game has a
+    length; the margin needs two seats that finish); NaN for the per-turn metrics, read
+    from a sample of the games."""
+    games = totals.sums.get((ruleset, "turns"))
+    if metric in TURN_METRICS or games is None or not games["n"]:  # a sample's: not a share
+        return float("nan")
+    return float(totals.sums[(ruleset, metric)]["n"]) / float(games["n"])
 
 
 def _metric_order(metric: str) -> tuple[int, str]:
