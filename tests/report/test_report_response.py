@@ -306,7 +306,8 @@ def test_a_fitting_curve_is_read_through_its_simultaneous_band() -> None:
     r = curve_verdicts(_fitted_tables(0.4), 1.0).iloc[0]
     assert r["fitted"] and r["fair_whole"]
     assert (r["fair_from"], r["fair_to"]) == (20.0, 40.0)
-    assert "the quadratic fits the points: lack of fit p = 0.4" in r["sentence"]
+    assert "the lack-of-fit test does not reject the quadratic: p = 0.4" in r["sentence"]
+    assert "value swept" not in r["sentence"]  # 30 is inside the range
     assert "fairest at starting dirhams 30 (95% interval 24 to 37)" in r["sentence"]
     assert "from starting dirhams 20 to starting dirhams 40" in r["sentence"]
     assert "simultaneous band inside ±1 pp" in r["sentence"]
@@ -331,6 +332,7 @@ def test_a_curve_that_does_not_fit_sends_the_verdict_to_the_points() -> None:
         "joint intervals do not tell it from 20, 30, 40, 50" in (r["sentence"])
     )
     assert r["fairest_tied"] == "10 20 30 40 50"
+    assert "(the lowest value swept: values below it were not played)" in r["sentence"]
     assert (r["largest_lo_pp"], r["largest_hi_pp"]) == (-5.8, 6.2)
     assert np.isnan(r["fair_from"])
     assert "the data cannot yet show every seat fair" in r["sentence"]

@@ -466,7 +466,8 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
     seats = r.players
     if r.fitted:
         how = (
-            f"by the fitted curves (the quadratic fits the points: lack of fit p = {r.lack_p:.2g})"
+            "by the fitted curves (the lack-of-fit test does not reject the quadratic: "
+            f"p = {r.lack_p:.2g})"
             if not np.isnan(r.lack_p)
             else f"by the fitted curves (with {r.values} values the curve passes through the "
             f"points; between them it is the {'line' if r.values == 2 else 'quadratic'}'s "
@@ -504,9 +505,20 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
             f"{r.values} values)"
         )
         band = "joint interval"
+    xs = info.loc[
+        (info["base"] == r.base) & (info["level"] == r.level) & (info["series"] == r.series),
+        "x",
+    ]
+    low, high = np.isclose(r.fairest_x, xs.min()), np.isclose(r.fairest_x, xs.max())
+    if low or high:  # the fairest value may lie beyond the range
+        edge = (
+            f"the {'lowest' if low else 'highest'} value swept: values "
+            f"{'below' if low else 'above'} it were not played"
+        )
+        located = f"{located[:-1]}; {edge})" if located else f" ({edge})"
     body = (
-        f"{how}, the seats are fairest{among} at {where}{located}, where the largest seat "
-        f"effect is {label}'s {pp(_signed_largest(r))} ({band} "
+        f"{how}, the seats are fairest{among} at {where}{located}, where the largest "
+        f"seat effect is {label}'s {pp(_signed_largest(r))} ({band} "
         f"{interval(r.largest_lo_pp, r.largest_hi_pp)})"
     )
     span = ""
