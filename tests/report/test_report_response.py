@@ -364,3 +364,16 @@ def test_two_values_are_joined_by_a_line_and_the_sentence_says_line() -> None:
     r = curve_verdicts(rt, 1.0).iloc[0]
     assert "with 2 values the curve passes through the points" in r["sentence"]
     assert "it is the line's reading" in r["sentence"] and "quadratic" not in r["sentence"]
+
+
+def test_a_value_between_whole_numbers_is_named_as_it_is() -> None:
+    """A fitted curve's fairest value between two whole purses is named with its decimal
+    (30.7), not rounded to a purse whose effect the sentence does not give."""
+    rt = _fitted_tables(0.4)
+    rt.tables.response_fits["fairest_x"] = 30.7
+    curves = rt.tables.response_curves
+    rt.tables.response_curves = pd.concat(
+        [curves, curves.loc[curves["x"] == 30.0].assign(x=30.7)], ignore_index=True
+    )
+    r = curve_verdicts(rt, 1.0).iloc[0]
+    assert "fairest at starting dirhams 30.7 (95% interval 24 to 37)" in r["sentence"]

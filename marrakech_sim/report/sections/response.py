@@ -442,9 +442,12 @@ def _x_words(key: str, x: Any, pts: pd.DataFrame) -> str:
             return f"die {x}"
         names = pts.loc[(pts["x_key"] == key) & (pts["x"] == x), "x_value"]
         return f"die {next(iter(names), x)!s}"
+    # a value of the fitted curve's grid need not be a whole number: one decimal then, so
+    # that the sentence names the value it measured, not a neighbour
+    value = f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
     if key.startswith("seat_dirhams."):
-        return f"player {int(key.split('.', 1)[1]) + 1}'s purse {x:.0f}"
-    return f"{key.replace('_', ' ')} {x:.0f}"
+        return f"player {int(key.split('.', 1)[1]) + 1}'s purse {value}"
+    return f"{key.replace('_', ' ')} {value}"
 
 
 def _series_words(series: str, pts: pd.DataFrame) -> str:
