@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim import runfolder
+from marrakech_sim.stats import estimators
 from marrakech_sim.stats.intervals import DEFAULT_LEVEL, add_rate_interval
 
 MEMORY_LIMIT = "500MB"  # DuckDB's share; it spills to a temporary folder beyond it
@@ -113,16 +114,11 @@ def _groups(
 
 def _rates(tab: pd.DataFrame, level: float) -> pd.DataFrame:
     """estimate and var of the block-clustered ratio (CR1), then the Wilson interval."""
-    y, m = tab["total"].to_numpy("float64"), tab["n"].to_numpy("float64")
-    b = tab["n_blocks"].to_numpy("float64")
+    ratio = estimators.ratio_from_sums(*(tab[name] for name in estimators.SUMS))
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = y / m
-        # sum_b (y_b - p m_b)^2 = Syy - 2 p Sym + p^2 Smm
-        e2 = np.maximum(tab["syy"] - 2 * p * tab["sym"] + p**2 * tab["smm"], 0.0)
-        var = np.where(b > 1, b / (b - 1) * e2 / (m * m), np.nan)
-        fair = tab["fair"].to_numpy("float64") / m
+        fair = tab["fair"].to_numpy("float64") / tab["n"].to_numpy("float64")
     out = tab.drop(columns=["syy", "sym", "smm", "fair"]).assign(
-        estimate=p, var=var, fair_share=fair
+        estimate=ratio["estimate"], var=ratio["var"], fair_share=fair
     )
     out["n_blocks"] = out["n_blocks"].astype("int64")
     out["n"] = out["n"].astype("int64")
