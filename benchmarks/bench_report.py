@@ -318,7 +318,7 @@ def main() -> None:
         print(
             json.dumps(
                 {
-                    "games": summary["games"],
+                    "games": summary.games,
                     "summary_s": round(time.perf_counter() - start, 1),
                     "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
                     "peak_rss_mb": round(usage.ru_maxrss / 1024),

@@ -298,24 +298,24 @@ def _print_summary(run_dir: Path) -> None:
     from marrakech_sim.run.summary import summarize_run
 
     summary = summarize_run(run_dir)
-    click.echo(f"{summary['games']:,} games, {summary['errors']:,} ended in a strategy fault")
-    if "seats" not in summary:
+    click.echo(f"{summary.games:,} games, {summary.errors:,} ended in a strategy fault")
+    if summary.seats.empty:
         return
-    if len(summary["strategies"]):
+    if len(summary.strategies):
         click.echo(
             "\nwin share per strategy in games between different strategies "
             "(95% block-aware interval; fair = 1/players):"
         )
     else:  # self-play only: each strategy wins its fair share by construction
         click.echo("\nwin share per strategy: none (every game is self-play)")
-    for row in summary["strategies"].itertuples():
+    for row in summary.strategies.itertuples():
         click.echo(
             f"  {row.ruleset:<16} {row.strategy:<20} {_share(row.rate)}  "
             f"{_interval(row.lo, row.hi)}  fair {row.fair_share:6.2%}  "
             f"({row.n_seat_games:,} seat-games)"
         )
     click.echo("\nwin share per seat (player 1 moves first):")
-    for row in summary["seats"].itertuples():
+    for row in summary.seats.itertuples():
         seat = f"player {int(row.seat) + 1} of {int(row.players)}"  # seats are 0-based in Parquet
         click.echo(
             f"  {row.ruleset:<16} {seat:<14} {_share(row.share)}  "

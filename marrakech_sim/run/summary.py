@@ -13,8 +13,8 @@ share toward the fair one (the report leaves them out of its win rates too).
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import numpy as np
@@ -46,19 +46,32 @@ _GROUPS = """
 """
 
 
-def summarize_run(run_dir: str | Path, level: float = DEFAULT_LEVEL) -> dict[str, Any]:
-    """Games, error games, and win shares per strategy and per seat of a run folder.
+@dataclass(frozen=True)
+class RunSummary:
+    """A run folder's closing summary.
 
-    Returns a dict: ``games``, ``errors``, and, when some game ended normally,
-    ``strategies`` (ruleset, strategy, wins, n_seat_games, n_blocks, rate, lo, hi,
-    fair_share, ...; from the games between different strategies, no row when every game
-    is self-play) and ``seats`` (players, ruleset, seat, wins, n_games, n_blocks, share,
-    lo, hi, fair_share, ...). An interval is NaN when its group has one block.
+    Attributes:
+        games, errors: the games, and those that ended in a strategy fault.
+        strategies: per rule set and strategy (ruleset, strategy, wins, n_seat_games,
+            n_blocks, rate, lo, hi, fair_share, ...), from the games between different
+            strategies; no row when every game is self-play or none ended normally.
+        seats: per player count, rule set and seat (players, ruleset, seat, wins, n_games,
+            n_blocks, share, lo, hi, fair_share, ...); no row when no game ended normally.
+    An interval is NaN when its group has one block.
     """
+
+    games: int
+    errors: int
+    strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
+    seats: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def summarize_run(run_dir: str | Path, level: float = DEFAULT_LEVEL) -> RunSummary:
+    """Games, error games, and win shares per strategy and per seat of a run folder."""
     games_files = [p for _, p in runfolder.iter_parts(run_dir, "games")]
     seats_files = [p for _, p in runfolder.iter_parts(run_dir, "seats")]
     if not games_files:
-        return {"games": 0, "errors": 0}
+        return RunSummary(0, 0)
     with tempfile.TemporaryDirectory(prefix="marrakech-summary-") as spill:
         con = duckdb.connect(":memory:")
         try:
@@ -70,21 +83,24 @@ def summarize_run(run_dir: str | Path, level: float = DEFAULT_LEVEL) -> dict[str
                 f"FROM read_parquet({_files(games_files)})"
             ).fetchall()
             games, errors = (int(x) for x in counts[0])
-            out: dict[str, Any] = {"games": games, "errors": errors}
-            if games - errors > 0:
-                mixed = _between_strategies(run_dir, seats_files)
-                names = ["ruleset", "strategy"]
-                strategies = _groups(con, games_files, seats_files, names, mixed)
-                seats = _groups(con, games_files, seats_files, ["players", "ruleset", "seat"])
-                out["strategies"] = _rates(strategies, level).rename(
+            if games == errors:
+                return RunSummary(games, errors)
+            mixed = _between_strategies(run_dir, seats_files)
+            names = ["ruleset", "strategy"]
+            strategies = _groups(con, games_files, seats_files, names, mixed)
+            seats = _groups(con, games_files, seats_files, ["players", "ruleset", "seat"])
+            return RunSummary(
+                games,
+                errors,
+                _rates(strategies, level).rename(
                     columns={"total": "wins", "n": "n_seat_games", "estimate": "rate"}
-                )
-                out["seats"] = _rates(seats, level).rename(
+                ),
+                _rates(seats, level).rename(
                     columns={"total": "wins", "n": "n_games", "estimate": "share"}
-                )
+                ),
+            )
         finally:
             con.close()
-    return out
 
 
 def _between_strategies(run_dir: str | Path, seats: list[Path]) -> str:

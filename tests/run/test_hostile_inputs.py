@@ -520,15 +520,15 @@ def test_summary_equals_the_stats_on_the_whole_tables(run_a: Path) -> None:
     games, seats, _ = tables(run_a)
     summary = summarize_run(run_a)
     expected = stats.win_rates(*_between_strategies(games, seats), by=("ruleset",))
-    got = summary["strategies"]
+    got = summary.strategies
     for a, b in (("rate", "rate"), ("lo", "lo"), ("hi", "hi"), ("n_seat_games", "n_seat_games")):
         assert got[a].to_numpy() == pytest.approx(expected[b].to_numpy(), rel=1e-9)
     shares = stats.seat_win_shares(games, seats)
     for column in ("share", "lo", "hi", "n_games", "fair_share"):
-        assert summary["seats"][column].to_numpy() == pytest.approx(
+        assert summary.seats[column].to_numpy() == pytest.approx(
             shares[column].to_numpy(), rel=1e-9
         )
-    assert summary["games"] == len(games)
+    assert summary.games == len(games)
 
 
 def test_summary_leaves_self_play_out_of_the_strategies_shares(tmp_path: Path) -> None:
@@ -552,24 +552,24 @@ def test_summary_leaves_self_play_out_of_the_strategies_shares(tmp_path: Path) -
     mixed_games, mixed_seats = _between_strategies(games, seats)
     assert 0 < len(mixed_games) < len(games)
     expected = stats.win_rates(mixed_games, mixed_seats, by=("ruleset",))
-    got = summary["strategies"]
+    got = summary.strategies
     assert got["strategy"].tolist() == expected["strategy"].tolist()
     assert got["n_seat_games"].tolist() == [len(mixed_games)] * 2
     assert got["rate"].to_numpy() == pytest.approx(expected["rate"].to_numpy(), rel=1e-9)
     assert got["lo"].to_numpy() == pytest.approx(expected["lo"].to_numpy(), rel=1e-9)
-    assert summary["seats"]["n_games"].tolist() == [len(games)] * 2
+    assert summary.seats["n_games"].tolist() == [len(games)] * 2
     # a manifest without its matches (an older run folder): the games' seats tell
     older = tmp_path / "older"
     shutil.copytree(out, older)
     manifest = json.loads((older / "run.json").read_text())
     del manifest["matches"]
     (older / "run.json").write_text(json.dumps(manifest))
-    pd.testing.assert_frame_equal(summarize_run(older)["strategies"], got)
+    pd.testing.assert_frame_equal(summarize_run(older).strategies, got)
 
     alone = tmp_path / "alone"
     data["schedule"] = {"kind": "lineups", "lineups": [lineups[0], lineups[2]]}
     run_study(study_from_dict(data), alone, workers=0)
-    assert summarize_run(alone)["strategies"].empty
+    assert summarize_run(alone).strategies.empty
 
 
 def test_lock_file_holds_the_writer_pid(tmp_path: Path) -> None:
