@@ -57,7 +57,7 @@ def tune_command(
     for item in result.tuned:
         click.echo(
             f"{item.ruleset} at {item.level}: purses {list(item.search.purses)}: "
-            f"{verdict_sentence(item.confirmed, tune.margin_pp, item.search.residual_pp)}"
+            f"{verdict_sentence(item.confirmed, tune.margin_pp, item.search, tune.plan.level)}"
         )
     click.echo(f"{result.games:,} games; report: {report}")
     click.echo("")

@@ -164,7 +164,9 @@ class Search:
     root: tuple[float, ...]  # continuous root, offsets of seats 2..k
     root_lo: tuple[float, ...]
     root_hi: tuple[float, ...]
-    residual_pp: float  # the fitted largest |effect| at the tuned integers (0 at the root)
+    residual_pp: float  # the fitted largest |effect| at the best integers around the root
+    # the least and the most residual_pp over the root's interval (None: no interval)
+    residual_range_pp: tuple[float, float] | None
     games: int  # games the search played
 
 
@@ -231,11 +233,15 @@ def search_purses(evaluate: Evaluate, base: tuple[int, ...], plan: TunePlan, see
     shift = jac @ (np.array(corners[nearest]) - root_pooled) - np.array(last[nearest].effect_pp[1:])
     best = min(range(len(last)), key=lambda c: _worst(np.array(last[c].effect_pp[1:]) + shift))
     z = float(sps.norm.ppf(0.5 + plan.level / 2))
-    # what integers cannot fix: the fitted line's largest |effect| at the best integer
-    # purses around the pooled root (0 when the root is a whole number of dirhams)
-    residual = min(
-        _fitted_worst(jac, np.array(c) - root_pooled) for c in _corners(root_pooled, low, high)
-    )
+    # what the fit leaves at whole dirhams: the fitted line's largest |effect| at the best
+    # integer purses around the pooled root (0 when the root is a whole number of dirhams),
+    # and its range over the root's interval (the slope taken as known, as for the root)
+    residual = float(_residuals(jac, root_pooled[None, :], low, high)[0])
+    half = z * se_pooled
+    residual_range = None
+    if np.all(np.isfinite(half)) and np.all(np.isfinite(jac)):
+        box = _residuals(jac, _box(root_pooled - half, root_pooled + half, low, high), low, high)
+        residual_range = (min(float(box.min()), residual), max(float(box.max()), residual))
     return Search(
         base=base,
         steps=tuple(steps),
@@ -244,6 +250,7 @@ def search_purses(evaluate: Evaluate, base: tuple[int, ...], plan: TunePlan, see
         root_lo=tuple(float(r - z * s) for r, s in zip(root_pooled, se_pooled, strict=True)),
         root_hi=tuple(float(r + z * s) for r, s in zip(root_pooled, se_pooled, strict=True)),
         residual_pp=residual,
+        residual_range_pp=residual_range,
         games=sum(s.games * len(s.points) for s in steps),
     )
 
@@ -313,9 +320,29 @@ def _corners(root: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[tuple[
     return [tuple(c) for c in itertools.product(*choices)]
 
 
-def _fitted_worst(jac: np.ndarray, shift: np.ndarray) -> float:
-    """The linear model's largest |seat effect| `shift` away from its root."""
-    return _worst(jac @ shift)
+def _residuals(jac: np.ndarray, roots: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """For each root (a row of `roots`), the linear model's largest |seat effect| at the
+    best of the integer points around it (`_corners`): what whole dirhams leave."""
+    down = np.clip(np.floor(roots), low, high)
+    up = np.clip(np.ceil(roots), low, high)
+    best = np.full(len(roots), np.inf)
+    for pick in itertools.product((False, True), repeat=roots.shape[1]):
+        corner = np.where(np.array(pick)[None, :], up, down)
+        rest = (corner - roots) @ jac.T  # the fitted effects of seats 2..k at the corner
+        worst = np.maximum(np.abs(rest).max(axis=1), np.abs(rest.sum(axis=1)))
+        best = np.minimum(best, worst)
+    return best
+
+
+def _box(lo: np.ndarray, hi: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Points filling the box lo..hi (within the allowed offsets): a grid of 11 per
+    offset, with every whole and half dirham inside, where the residual is least and most."""
+    lo, hi = np.clip(lo, low, high), np.clip(hi, low, high)
+    axes = []
+    for a, b in zip(lo, hi, strict=True):
+        halves = np.arange(math.ceil(2 * a), math.floor(2 * b) + 1) / 2
+        axes.append(np.unique(np.concatenate([np.linspace(a, b, 11), halves])))
+    return np.array(list(itertools.product(*axes)), dtype=float)
 
 
 def _worst(rest: np.ndarray) -> float:

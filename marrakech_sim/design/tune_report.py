@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from marrakech_sim.design.tune import SeatEffects
+from marrakech_sim.design.tune import Search, SeatEffects
 from marrakech_sim.design.tuning import Replay, Tuned, TuneResult
 from marrakech_sim.rules.options import Rules
 
@@ -53,16 +53,21 @@ def _effects(effects: SeatEffects, level: float) -> str:
     )
 
 
-def verdict_sentence(replay: Replay, margin: float, residual: float) -> str:
-    """Fair within +-margin at every seat, or which seats are not shown fair."""
+def verdict_sentence(replay: Replay, margin: float, search: Search, level: float) -> str:
+    """Fair within +-margin at every seat, or which seats are not shown fair and what the
+    fit says whole dirhams leave (with its range over the root's interval at `level`)."""
     if replay.all_fair:
         return f"fair within +-{margin:g} pp at every seat"
     unfair = [v for v in replay.verdicts if not v.fair]
     seats = ", ".join(f"seat {v.seat} {_pp(v.effect_pp)} pp" for v in unfair)
-    text = f"not shown fair within +-{margin:g} pp ({seats})"
-    if residual > margin:
-        return text + f"; integer purses cannot get closer than about {residual:.2f} pp (fitted)"
-    return text + f"; the best integer purses leave about {residual:.2f} pp (fitted)"
+    text = (
+        f"not shown fair within +-{margin:g} pp ({seats}); the fitted model puts the best "
+        f"integer purses at about {search.residual_pp:.2f} pp from fair"
+    )
+    if search.residual_range_pp is None:
+        return text + " (the fit's point estimate: the root has no interval)"
+    low, high = search.residual_range_pp
+    return text + f" ({low:.2f} to {high:.2f} pp over the root's {level:.0%} interval)"
 
 
 def tune_markdown(result: TuneResult) -> str:
@@ -95,7 +100,7 @@ def tune_markdown(result: TuneResult) -> str:
         out.append(
             f"| {item.ruleset} | {item.level} | {list(s.purses)} | {root} | {untuned:.2f} pp | "
             f"{item.confirmed.effects.worst_pp:.2f} pp | "
-            f"{verdict_sentence(item.confirmed, cfg.margin_pp, s.residual_pp)} |"
+            f"{verdict_sentence(item.confirmed, cfg.margin_pp, s, plan.level)} |"
         )
     if len(cfg.levels) > 1:
         out += ["", "## Each level's tuned rule played at the other levels", ""]
@@ -135,7 +140,7 @@ def _detail(item: Tuned, result: TuneResult) -> list[str]:
         f"Confirmation: {c.effects.n_games:,} games on fresh seeds "
         f"({item.confirm_seeds:,} game seeds, none of the search's {item.search_seeds:,}: "
         f"{'checked' if item.disjoint else 'NOT disjoint'}); purses {list(c.effects.purses)}: "
-        f"{verdict_sentence(c, result.config.margin_pp, item.search.residual_pp)}.",
+        f"{verdict_sentence(c, result.config.margin_pp, item.search, plan.level)}.",
         "",
         "| seat | purse | effect (pp) | interval | TOST p | fair |",
         "|---:|---:|---:|---|---:|---|",

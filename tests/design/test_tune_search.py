@@ -9,6 +9,7 @@ for all seats, so the root is known: offset_s = (a_1 - a_s) / b.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -248,3 +249,54 @@ def test_a_bad_plan_value_is_a_one_line_error_naming_it(key: str, value: object)
     with pytest.raises(ConfigError, match=rf"tune\.{key} = .*allowed") as info:
         TunePlan(**{key: value})  # type: ignore[arg-type]
     assert "\n" not in str(info.value)
+
+
+class Line:
+    """evaluate() of a noiseless 2-seat line: seat 2's effect is SLOPE pp per dirham of
+    its offset from ROOT, each effect with the standard error `se_pp` (the covariance of
+    two mirrored seats)."""
+
+    def __init__(self, root: float, slope: float, se_pp: float) -> None:
+        self.root, self.slope, self.var = root, slope, se_pp**2
+
+    def __call__(
+        self, purses: Sequence[tuple[int, ...]], seed: int, games: int
+    ) -> list[SeatEffects]:
+        out = []
+        for p in purses:
+            e = self.slope * (p[1] - p[0] - self.root)
+            cov = ((self.var, -self.var), (-self.var, self.var))
+            out.append(SeatEffects(tuple(p), (-e, e), cov, games, games))
+        return out
+
+
+def test_the_residual_comes_with_its_range_over_the_roots_interval() -> None:
+    """On a line with root 2.3 dirhams and 2 pp per dirham, the best integer (2) leaves
+    0.6 pp, and over the root's interval r +- h the residual runs from 2 (0.3 - h) to
+    2 (0.3 + h) pp (the line's effect at the nearer integer, at either end)."""
+    found = search_purses(Line(2.3, 2.0, 0.15), (30, 30), TunePlan(), seed=1)
+    assert found.root[0] == pytest.approx(2.3)
+    half = found.root_hi[0] - found.root[0]
+    assert 0.02 < half < 0.2  # the interval stays inside the cell 2..3
+    assert found.residual_pp == pytest.approx(0.6)
+    assert found.residual_range_pp == pytest.approx((2 * (0.3 - half), 2 * (0.3 + half)))
+
+
+def test_the_residual_sentence_says_what_the_fit_says_and_its_range() -> None:
+    """A tune not shown fair states the fitted residual as the fit's figure with its range
+    over the root's interval, never as a bound ("cannot get closer than")."""
+    from marrakech_sim.design.tune_report import verdict_sentence
+    from marrakech_sim.design.tuning import Replay
+
+    line = Line(2.5, 4.0, 0.1)  # half-way: the best integers leave 2 pp
+    plan = TunePlan()
+    found = search_purses(line, (30, 30), plan, seed=2)
+    [(effects, verdicts)] = confirm_purses(line, [found.purses], 2, plan, 1.0)
+    text = verdict_sentence(Replay(None, effects, tuple(verdicts)), 1.0, found, plan.level)
+    assert "cannot" not in text
+    low, high = found.residual_range_pp or (math.nan, math.nan)
+    assert low < found.residual_pp == pytest.approx(2.0) and high == pytest.approx(2.0)
+    assert text.endswith(
+        "the fitted model puts the best integer purses at about 2.00 pp from fair "
+        f"({low:.2f} to 2.00 pp over the root's 95% interval)"
+    )
