@@ -360,7 +360,7 @@ def confirm_purses(
     """Play `purses` on the confirmatory seeds of the tune seeded `seed` (never a search's:
     seed_for(seed, CONFIRM, 0)) and give each its effects and per-seat verdicts."""
     effects = evaluate(purses, seed_for(seed, CONFIRM, 0), plan.confirm_games)
-    return [(e, equivalence(e, margin_pp, plan.alpha, plan.level)) for e in effects]
+    return [(e, equivalence(e, margin_pp, plan.alpha)) for e in effects]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -369,15 +369,21 @@ class SeatVerdict:
 
     seat: int  # 1-based
     effect_pp: float
-    lo_pp: float  # the interval at the plan's level
+    lo_pp: float  # the interval the verdict uses, at verdict_level(alpha, seats)
     hi_pp: float
     p_equivalence: float  # TOST p-value against +-margin (the larger one-sided p)
-    fair: bool  # p_equivalence < alpha / seats (Bonferroni over the seats)
+    fair: bool  # p_equivalence < alpha / seats: the interval lies inside +-margin
 
 
-def equivalence(
-    effects: SeatEffects, margin_pp: float, alpha: float = 0.05, level: float = 0.95
-) -> list[SeatVerdict]:
+def verdict_level(alpha: float, seats: int) -> float:
+    """The level of the intervals that match the verdict: 1 - 2 alpha / seats.
+
+    Both one-sided tests at alpha / seats reject exactly when this interval lies inside
+    +-margin."""
+    return 1.0 - 2.0 * alpha / seats
+
+
+def equivalence(effects: SeatEffects, margin_pp: float, alpha: float = 0.05) -> list[SeatVerdict]:
     """Each seat's TOST verdict: fair within +-margin_pp, Bonferroni-corrected over the seats.
 
     Seat s is called fair when both one-sided tests (effect > -margin, effect < +margin)
@@ -385,12 +391,16 @@ def equivalence(
     block-clustered standard error: the chance that any seat whose effect lies outside
     +-margin is called fair is at most alpha. The joint verdict "every seat is fair" is an
     intersection-union test and keeps its level alpha with or without the correction.
+    The same verdict reads off the seat's interval at verdict_level(alpha, k): fair exactly
+    when it lies inside +-margin (the verdict is taken from the interval, so that the two
+    never disagree by rounding). With 2 seats the effects mirror each other (they sum to
+    zero), so the two tests are one and the correction over 2 is conservative.
     """
     if not (isinstance(margin_pp, float | int) and margin_pp > 0):
         raise ConfigError(f"margin = {margin_pp!r}: allowed is a positive number of pp")
     k = len(effects.purses)
     df = max(effects.n_blocks - 1, 1)
-    t_ci = float(sps.t.ppf(0.5 + level / 2, df))
+    t_ci = float(sps.t.ppf(0.5 + verdict_level(alpha, k) / 2, df))  # t at 1 - alpha / k
     out = []
     for s, (e, se) in enumerate(zip(effects.effect_pp, effects.se_pp, strict=True)):
         if se > 0:
@@ -399,5 +409,6 @@ def equivalence(
             p = max(p_low, p_high)
         else:
             p = 0.0 if abs(e) < margin_pp else 1.0
-        out.append(SeatVerdict(s + 1, e, e - t_ci * se, e + t_ci * se, p, p < alpha / k))
+        lo, hi = e - t_ci * se, e + t_ci * se
+        out.append(SeatVerdict(s + 1, e, lo, hi, p, -margin_pp < lo and hi < margin_pp))
     return out

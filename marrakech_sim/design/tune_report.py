@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from marrakech_sim.design.tune import Search, SeatEffects
+from marrakech_sim.design.tune import Search, SeatEffects, verdict_level
 from marrakech_sim.design.tuning import Replay, Tuned, TuneResult
 from marrakech_sim.rules.options import Rules
 
@@ -40,6 +40,11 @@ def tuned_toml(result: TuneResult) -> str:
 
 def _pp(value: float) -> str:
     return f"{value:+.2f}"
+
+
+def _percent(level: float) -> str:
+    """A level as a percentage: 95%, 97.5%."""
+    return f"{100 * level:.4g}%"
 
 
 def _effects(effects: SeatEffects, level: float) -> str:
@@ -74,15 +79,28 @@ def tune_markdown(result: TuneResult) -> str:
     """The report: compensation per level, the replay table, each search's path."""
     cfg = result.config
     plan = cfg.plan
+    players = sorted({rules.players for _, rules in cfg.study.rulesets})
+    levels = ", ".join(
+        f"{_percent(verdict_level(plan.alpha, k))} with {k} players" for k in players
+    )
+    mirror = ""
+    if 2 in players:
+        mirror = (
+            " With 2 players the two seats mirror each other (their effects sum to zero), so "
+            "their two verdicts are one and the correction over 2 is conservative."
+        )
     out = [
         f"# Seat compensation: {cfg.name}",
         "",
         f"Each seat's effect is its win share minus the fair share 1/k, in percentage points, "
-        f"with {plan.level:.0%} intervals clustered on blocks. A seat is *fair* when two one-sided "
-        f"tests show its effect within +-{cfg.margin_pp:g} pp at level alpha/k "
-        f"(alpha = {plan.alpha:g}, Bonferroni over the k seats: the chance of calling any "
-        "seat outside the margin fair is at most alpha). The confirmation plays seeds disjoint "
-        f"from every seed of the search. {result.games:,} games in all.",
+        "with intervals clustered on blocks. A seat is *fair* when two one-sided tests show its "
+        f"effect within +-{cfg.margin_pp:g} pp at level alpha/k (alpha = {plan.alpha:g}, "
+        "Bonferroni over the k seats: the chance of calling any seat outside the margin fair "
+        "is at most alpha), that is, exactly when its interval at level 1 - 2 alpha/k lies "
+        f"inside +-{cfg.margin_pp:g} pp: the confirmation tables print that interval ({levels})."
+        + mirror
+        + f" The search path's intervals are at {_percent(plan.level)}. The confirmation plays "
+        f"seeds disjoint from every seed of the search. {result.games:,} games in all.",
         "",
         "## Compensation per level",
         "",
@@ -142,7 +160,8 @@ def _detail(item: Tuned, result: TuneResult) -> list[str]:
         f"{'checked' if item.disjoint else 'NOT disjoint'}); purses {list(c.effects.purses)}: "
         f"{verdict_sentence(c, result.config.margin_pp, item.search, plan.level)}.",
         "",
-        "| seat | purse | effect (pp) | interval | TOST p | fair |",
+        f"| seat | purse | effect (pp) | {_percent(verdict_level(plan.alpha, len(c.verdicts)))} "
+        "interval (the verdict's) | TOST p | fair |",
         "|---:|---:|---:|---|---:|---|",
     ]
     for v, purse in zip(c.verdicts, c.effects.purses, strict=True):

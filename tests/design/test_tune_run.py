@@ -171,3 +171,19 @@ def test_ctrl_c_as_the_tune_writes_its_report_says_how_to_resume(
     assert "tune stopped; the same command resumes it from its last finished step" in (
         result.output
     )
+
+
+def test_a_real_tunes_verdicts_are_their_printed_intervals_inside_the_margin(
+    tiny: TuneResult,
+) -> None:
+    """Every seat of every confirmatory replay is fair exactly when the interval it carries
+    lies inside +-margin, and tune.md labels that interval with its level (95% for 2 seats:
+    1 - 2 alpha / 2)."""
+    margin = tiny.config.margin_pp
+    for item in tiny.tuned:
+        for replay in item.replays:
+            for v in replay.verdicts:
+                assert v.fair == (-margin < v.lo_pp and v.hi_pp < margin)
+    text = (tiny.out_dir / "tune.md").read_text()
+    assert text.count("| 95% interval (the verdict's) |") == len(tiny.tuned)
+    assert "correction over 2 is conservative" in text
