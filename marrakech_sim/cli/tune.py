@@ -17,7 +17,8 @@ from marrakech_sim.cli.common import library_errors, quiet_after_stop
 @click.option(
     "--margin",
     type=float,
-    help="A seat is fair within +-MARGIN pp (default: the config's tune.margin_pp, or 1).",
+    help="A seat is fair within +-MARGIN pp (default: the config's tune.margin_pp, or 1); "
+    "fixed in a folder once its confirmation has begun.",
 )
 @click.option(
     "--out",

@@ -73,6 +73,7 @@ PLAN_KEYS = tuple(f.name for f in dataclasses.fields(TunePlan))
 TUNE_KEYS = ("levels", "margin_pp", *PLAN_KEYS)
 DEFAULT_MARGIN_PP = 1.0
 CONFIG_FILE = "tune-config.json"
+MARGIN_FILE = "confirm/margin.json"  # the verdicts' margin, fixed as the confirmation starts
 
 #: messages for the command line while a tune runs
 Say = Callable[[str], None]
@@ -87,6 +88,7 @@ class TuneConfig:
     margin_pp: float
     plan: TunePlan
     raw: dict[str, Any]
+    margin_key: str = "tune.margin_pp"  # where the margin came from (--margin: the option)
 
     @property
     def name(self) -> str:
@@ -101,8 +103,10 @@ class TuneConfig:
                     f"--level {level!r}: allowed are the config's levels: {', '.join(self.levels)}"
                 )
             levels = (level,)
-        margin = self.margin_pp if margin_pp is None else _margin("--margin", margin_pp)
-        return dataclasses.replace(self, levels=levels, margin_pp=margin)
+        if margin_pp is None:
+            return dataclasses.replace(self, levels=levels)
+        margin = _margin("--margin", margin_pp)
+        return dataclasses.replace(self, levels=levels, margin_pp=margin, margin_key="--margin")
 
 
 def load_tune_config(path: str | Path) -> TuneConfig:
@@ -207,6 +211,7 @@ def run_tune(
     out = Path(out_dir)
     tell = say or (lambda _message: None)
     _claim(out, config)
+    _check_margin(out, config)
     searches: dict[tuple[str, str], Search] = {}
     games = 0
     for level in config.levels:
@@ -221,6 +226,7 @@ def run_tune(
             games += search.games
             tell(f"  {ruleset} at {level}: purses {list(search.purses)} ({search.games:,} games)")
     search_seeds = _seeds_of(out / "steps")
+    _fix_margin(out, config)
     tuned = []
     for level in config.levels:
         for ruleset, rules in config.study.rulesets:
@@ -268,19 +274,69 @@ def _pair_seed(config: TuneConfig, level: str, ruleset: str) -> int:
 
 def _claim(out: Path, config: TuneConfig) -> None:
     """Write the config into `out`, or check that the tune already there has the same one
-    (the margin and the levels may differ: they choose, they do not change the games)."""
+    (the levels may differ, and the margin until the confirmation begins: _check_margin)."""
     mine = {k: v for k, v in config.raw.items() if k != "tune"}
     mine["tune"] = {k: v for k, v in config.raw.get("tune", {}).items() if k in PLAN_KEYS}
     path = out / CONFIG_FILE
     if path.exists():
-        if json.loads(path.read_text()) != json.loads(json.dumps(mine, sort_keys=True)):
+        there, here = json.loads(path.read_text()), json.loads(json.dumps(mine, sort_keys=True))
+        if there != here:
             raise RunFolderError(
-                f"{str(out)!r} holds a tune of a different config; give another --out or remove it"
+                f"{str(out)!r} holds a tune of a different config ({_difference(there, here)}); "
+                "give another --out or remove it"
             )
         return
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".{CONFIG_FILE}.tmp"
     tmp.write_text(json.dumps(mine, sort_keys=True, indent=1))
+    tmp.replace(path)
+
+
+def _difference(there: dict[str, Any], here: dict[str, Any], prefix: str = "") -> str:
+    """The first key whose value differs between two configs: 'KEY: A there, B here'."""
+    for key in sorted(set(there) | set(here)):
+        a, b = there.get(key), here.get(key)
+        if isinstance(a, dict) and isinstance(b, dict) and a != b:
+            return _difference(a, b, f"{prefix}{key}.")
+        if a != b:
+            return f"{prefix}{key}: {_unset(a)} there, {_unset(b)} here"
+    return "the same keys"
+
+
+def _unset(value: Any) -> str:
+    return "unset" if value is None else repr(value)
+
+
+def _fixed_margin(out: Path) -> float | None:
+    """The margin the confirmation of the tune in `out` was judged at, if it has begun (or
+    tune.json's, of a folder from before the margin was kept)."""
+    for path in (out / MARGIN_FILE, out / "tune.json"):
+        if path.exists():
+            return float(json.loads(path.read_text())["margin_pp"])
+    return None
+
+
+def _check_margin(out: Path, config: TuneConfig) -> None:
+    """Refuse another margin than the one the folder's confirmation was judged at: an
+    equivalence test keeps its error rate only with the margin fixed before the data."""
+    fixed = _fixed_margin(out)
+    if fixed is not None and fixed != config.margin_pp:
+        raise RunFolderError(
+            f"{config.margin_key} = {config.margin_pp:g}: the tune in {str(out)!r} has confirmed "
+            f"at margin {fixed:g} pp, and an equivalence verdict needs its margin fixed before "
+            f"its games are seen; run it at {fixed:g}, or tune at {config.margin_pp:g} into a "
+            "new --out folder with another seed (the same seed plays the same games again)"
+        )
+
+
+def _fix_margin(out: Path, config: TuneConfig) -> None:
+    """Keep the margin in `out` before the first confirmatory game is played."""
+    path = out / MARGIN_FILE
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"margin_pp": config.margin_pp}))
     tmp.replace(path)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -187,3 +189,40 @@ def test_a_real_tunes_verdicts_are_their_printed_intervals_inside_the_margin(
     text = (tiny.out_dir / "tune.md").read_text()
     assert text.count("| 95% interval (the verdict's) |") == len(tiny.tuned)
     assert "correction over 2 is conservative" in text
+
+
+def test_a_confirmed_tune_refuses_another_margin(tiny: TuneResult, tmp_path: Path) -> None:
+    """Run again on a folder whose confirmation was seen, `marrakech tune --margin 1.6` (or
+    a config whose tune.margin_pp changed) is a one-line error naming both margins and
+    what to do, before any game; the report is left as it was. Another alpha is refused
+    as another config, naming the key."""
+    from click.testing import CliRunner
+
+    from marrakech_sim.cli import main
+    from marrakech_sim.errors import RunFolderError
+
+    out = tmp_path / "out"
+    shutil.copytree(tiny.out_dir, out)
+    report = (out / "tune.md").read_text()
+    (tmp_path / "tiny.toml").write_text(CONFIG)
+    args = ["tune", str(tmp_path / "tiny.toml"), "--out", str(out), "--workers", "0"]
+    done = CliRunner().invoke(main, [*args, "--margin", "1.6"])
+    assert done.exit_code == 1
+    assert (
+        f"--margin = 1.6: the tune in {str(out)!r} has confirmed at margin 1 pp, and an "
+        "equivalence verdict needs its margin fixed before its games are seen; run it at 1, "
+        "or tune at 1.6 into a new --out folder with another seed"
+    ) in done.output
+    assert (out / "tune.md").read_text() == report
+    wider = load_tune_config(tmp_path / "tiny.toml")
+    wider = dataclasses.replace(wider, margin_pp=1.6)
+    with pytest.raises(
+        RunFolderError, match=r"^tune\.margin_pp = 1\.6: the tune in .* at margin 1 pp"
+    ):
+        run_tune(wider, out, workers=0)
+    (tmp_path / "alpha.toml").write_text(CONFIG + "alpha = 0.1\n")
+    with pytest.raises(
+        RunFolderError, match=r"different config \(tune\.alpha: unset there, 0\.1 here\)"
+    ):
+        run_tune(load_tune_config(tmp_path / "alpha.toml"), out, workers=0)
+    assert run_tune(tiny.config, out, workers=0).tuned == tiny.tuned  # the same margin: kept
