@@ -160,6 +160,8 @@ def _detail(item: Tuned, result: TuneResult) -> list[str]:
         f"{'checked' if item.disjoint else 'NOT disjoint'}); purses {list(c.effects.purses)}: "
         f"{verdict_sentence(c, result.config.margin_pp, item.search, plan.level)}.",
         "",
+        _games_kept(item),
+        "",
         f"| seat | purse | effect (pp) | {_percent(verdict_level(plan.alpha, len(c.verdicts)))} "
         "interval (the verdict's) | TOST p | fair |",
         "|---:|---:|---:|---|---:|---|",
@@ -183,6 +185,18 @@ def _detail(item: Tuned, result: TuneResult) -> list[str]:
                 f"{_effects(point, plan.level)} |"
             )
     return out
+
+
+def _games_kept(item: Tuned) -> str:
+    """Where the confirmation's games are, and which of its rule sets plays which purses."""
+    if item.confirm_run is None:
+        return "The confirmation's games were not kept (a tune from before they were)."
+    purses = dict.fromkeys(r.effects.purses for r in item.replays)
+    names = ", ".join(f"p{i} {list(p)}" for i, p in enumerate(purses))
+    return (
+        f"The confirmation's games are kept in `{item.confirm_run}` (in this folder), a run "
+        f"folder with one rule set per purse vector: {names}."
+    )
 
 
 def result_dict(result: TuneResult) -> dict[str, Any]:

@@ -20,7 +20,8 @@ level, and the untuned ones, at this level: the diagonal is the confirmation, th
 says whether one level's fix over- or under-corrects another.
 
 Every step's effects are kept in the output folder (``steps/LEVEL/RULESET/SEED.json``) as
-soon as it is played, with the games' seeds (``SEED.seeds.npy``); a stopped tune run again
+soon as it is played, with the games' seeds (``SEED.seeds.npy``); the confirmation's games
+are kept too, as a run folder (``confirm/LEVEL/RULESET/SEED.run``); a stopped tune run again
 reuses them and resumes a step's run folder it finds unfinished, so it ends with the same
 result as an uninterrupted one.
 """
@@ -184,6 +185,7 @@ class Tuned:
     search_seeds: int  # distinct game seeds the search played
     confirm_seeds: int  # distinct game seeds of the confirmatory run
     disjoint: bool  # no confirmatory game seed was played by any search of the tune
+    confirm_run: str | None  # the confirmation's run folder, in the tune's (None: not kept)
 
     @property
     def confirmed(self) -> Replay:
@@ -236,13 +238,14 @@ def run_tune(
             purses = list(dict.fromkeys([p for _, p in rules_of] + [_base(rules)]))
             pair = _pair_seed(config, level, ruleset)
             folder = out / "confirm" / level / ruleset
-            evaluate = _evaluator(config, folder, level, rules, workers, tell)
+            evaluate = _evaluator(config, folder, level, rules, workers, tell, keep_games=True)
             played = confirm_purses(evaluate, purses, pair, config.plan, config.margin_pp)
             games += len(purses) * config.plan.confirm_games
             by_purses = dict(zip(purses, played, strict=True))
             replays = [_replay(lv, *by_purses[p]) for lv, p in rules_of]
             replays.append(_replay(None, *by_purses[_base(rules)]))
             confirm = _seeds_of(folder)
+            games_dir = folder / f"{seed_for(pair, CONFIRM, 0)}.run"
             tuned.append(
                 Tuned(
                     level,
@@ -253,6 +256,7 @@ def run_tune(
                     len(search_seeds),
                     len(confirm),
                     not np.intersect1d(confirm, search_seeds).size,
+                    games_dir.relative_to(out).as_posix() if games_dir.is_dir() else None,
                 )
             )
     return TuneResult(config, out, tuple(tuned), games)
@@ -341,13 +345,20 @@ def _fix_margin(out: Path, config: TuneConfig) -> None:
 
 
 def _evaluator(
-    config: TuneConfig, folder: Path, level: str, rules: Rules, workers: int | None, tell: Say
+    config: TuneConfig,
+    folder: Path,
+    level: str,
+    rules: Rules,
+    workers: int | None,
+    tell: Say,
+    keep_games: bool = False,
 ) -> Evaluate:
     """evaluate(purses, seed, games) playing self-play games of `level` through the runner.
 
-    One study per call, one rule set per purse vector, common seeds; its effects are kept
-    in folder/SEED.json (and the games' seeds in SEED.seeds.npy) and reused when asked
-    again; the run folder is removed once they are written.
+    One study per call, one rule set p0, p1, ... per purse vector, common seeds; its effects
+    are kept in folder/SEED.json (and the games' seeds in SEED.seeds.npy) and reused when
+    asked again; the run folder folder/SEED.run is removed once they are written, unless
+    `keep_games` (the confirmation's, kept to be audited from its games).
     """
 
     def evaluate(purses: Sequence[tuple[int, ...]], seed: int, games: int) -> list[SeatEffects]:
@@ -384,7 +395,8 @@ def _evaluator(
             json.dumps({"games": games, "effects": [e.to_dict() for e in effects]}, indent=1)
         )
         tmp.replace(kept)
-        shutil.rmtree(run_dir)
+        if not keep_games:
+            shutil.rmtree(run_dir)
         return effects
 
     return evaluate
@@ -409,7 +421,7 @@ def _step_study(
         "chunk_games": config.study.chunk_games,
         "decision_seconds": config.study.decision_seconds,
         "common_seeds": True,
-        "keep_moves": 0.0,  # a step reads games and seats only, then removes its run
+        "keep_moves": 0.0,  # a step reads games and seats only
         "rulesets": {f"p{i}": {**options, "seat_dirhams": list(p)} for i, p in enumerate(purses)},
         "strategies": {level: spec},
         "schedule": {"kind": "self_play"},

@@ -69,7 +69,7 @@ def _result(tmp_path: Path) -> TuneResult:
     tuned = []
     for effects in NEAR:
         replay = Replay("greedy", effects, tuple(equivalence(effects, config.margin_pp)))
-        tuned.append(Tuned("greedy", "four", search, 1, (replay,), 0, 40_000, True))
+        tuned.append(Tuned("greedy", "four", search, 1, (replay,), 0, 40_000, True, None))
     return TuneResult(config, tmp_path, tuple(tuned), 0)
 
 

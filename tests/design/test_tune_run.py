@@ -226,3 +226,41 @@ def test_a_confirmed_tune_refuses_another_margin(tiny: TuneResult, tmp_path: Pat
     ):
         run_tune(load_tune_config(tmp_path / "alpha.toml"), out, workers=0)
     assert run_tune(tiny.config, out, workers=0).tuned == tiny.tuned  # the same margin: kept
+
+
+def test_the_kept_confirmation_games_reproduce_its_effects(tiny: TuneResult) -> None:
+    """Each confirmation's run folder is kept in the tune's folder, named in tune.md, and
+    its games give back every replay's per-seat effects: win share minus 1/2 per rule set
+    (its purses read from the run's config), with the block-clustered standard error of a
+    statsmodels OLS clustered on the games' seeds; no step of the search keeps its run."""
+    import pandas as pd
+    import statsmodels.api as sm
+
+    text = (tiny.out_dir / "tune.md").read_text()
+    assert not list((tiny.out_dir / "steps").rglob("*.run"))
+    for item in tiny.tuned:
+        assert item.confirm_run == f"confirm/{item.level}/two/{item.confirm_seed}.run"
+        assert f"The confirmation's games are kept in `{item.confirm_run}`" in text
+        run = tiny.out_dir / item.confirm_run
+        config = json.loads((run / "run.json").read_text())["config"]
+        purses = {name: tuple(r["seat_dirhams"]) for name, r in config["rulesets"].items()}
+        games = pd.concat(pd.read_parquet(p) for p in sorted((run / "games").glob("*.parquet")))
+        seats = pd.concat(pd.read_parquet(p) for p in sorted((run / "seats").glob("*.parquet")))
+        games = games[games["end_reason"] != "error"]
+        rows = seats.merge(games[["game_id", "ruleset", "seed"]], on="game_id")
+        assert {r.effects.purses for r in item.replays} == set(purses.values())
+        for replay in item.replays:
+            [name] = [n for n, p in purses.items() if p == replay.effects.purses]
+            mine = rows[rows["ruleset"] == name]
+            assert mine["game_id"].nunique() == replay.effects.n_games == 1024
+            for seat in (0, 1):
+                part = mine[mine["seat"] == seat]
+                y = part["win_share"].to_numpy(dtype=float)
+                groups = pd.factorize(part["seed"])[0]
+                fit = sm.OLS(y, np.ones_like(y)).fit(
+                    cov_type="cluster", cov_kwds={"groups": groups}
+                )
+                assert replay.effects.effect_pp[seat] == pytest.approx(
+                    100 * (fit.params[0] - 0.5), abs=1e-9
+                )
+                assert replay.effects.se_pp[seat] == pytest.approx(100 * fit.bse[0], rel=1e-6)
