@@ -18,6 +18,7 @@ on disk, and reading them back is what the live table avoids).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
 from typing import Any
 
@@ -138,6 +139,11 @@ def stopping_text(state: dict[str, Any] | None) -> str | None:
         return None
     decided = f"; stop: {state['decision']}" if state.get("decision") else ""
     if state["rule"] == "sprt":
+        llr = state.get("llr")
+        if llr is None or not math.isfinite(llr):  # no block carried the quantity yet
+            return (
+                f"SPRT on {state['quantity']}: LLR not yet defined after {state['games']:,} games"
+            )
         return (
             f"SPRT on {state['quantity']}: LLR {state['llr']:+.2f} "
             f"(bounds {state['lower']:+.2f}, {state['upper']:+.2f}), estimate "

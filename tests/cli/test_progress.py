@@ -241,3 +241,21 @@ def test_the_closing_summary_numbers_players_from_one_with_their_count(
     # self-play only: each strategy wins its fair share by construction, so none is printed
     assert "win share per strategy: none (every game is self-play)" in out
     assert not re.search(r"^  \S+ +random ", out, re.M)
+
+
+def test_the_live_line_of_an_sprt_before_its_first_block_says_so() -> None:
+    """The stopping state before any block carried the quantity has no LLR (None, or NaN
+    from a first block without variance): the live line says it is not yet defined."""
+    from marrakech_sim.live import stopping_text
+
+    state = {"rule": "sprt", "quantity": "seat_win_share", "games": 4096, "decision": None}
+    assert stopping_text(state | {"llr": None}) == (
+        "SPRT on seat_win_share: LLR not yet defined after 4,096 games"
+    )
+    assert "not yet defined" in str(stopping_text(state | {"llr": float("nan")}))
+    shown = stopping_text(
+        state | {"llr": 1.5, "lower": -2.9, "upper": 2.9, "estimate": 0.26, "games": 8192}
+    )
+    assert shown == (
+        "SPRT on seat_win_share: LLR +1.50 (bounds -2.90, +2.90), estimate 26.00% after 8,192 games"
+    )
