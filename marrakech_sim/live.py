@@ -140,9 +140,10 @@ def stopping_text(state: dict[str, Any] | None) -> str | None:
     decided = f"; stop: {state['decision']}" if state.get("decision") else ""
     if state["rule"] == "sprt":
         llr = state.get("llr")
-        if llr is None or not math.isfinite(llr):  # no block carried the quantity yet
+        if llr is None or not math.isfinite(llr):  # estimators.sequential_llr's NaN
             return (
-                f"SPRT on {state['quantity']}: LLR not yet defined after {state['games']:,} games"
+                f"SPRT on {state['quantity']}: LLR not defined after {state['games']:,} games "
+                "(fewer than two blocks, or a share of 0 or 1 so far)"
             )
         return (
             f"SPRT on {state['quantity']}: LLR {state['llr']:+.2f} "
