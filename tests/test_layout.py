@@ -406,3 +406,17 @@ def test_only_the_kernels_are_unannotated() -> None:
         tree = ast.parse(MODULES[module].read_text())
         assert any(kernel for _, _, kernel in tool.functions(tree)), f"{module} has no kernel"
     assert "disallow_untyped_calls" not in config and "warn_return_any" not in config
+
+
+def test_the_version_is_written_once() -> None:
+    """pyproject.toml takes the version from marrakech_sim.__version__ (dynamic), so the
+    installed metadata that `marrakech --version` prints and the version that run.json and
+    the Parquet files record are one."""
+    import importlib.metadata
+    import tomllib
+
+    import marrakech_sim
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert importlib.metadata.version("marrakech_sim") == marrakech_sim.__version__
