@@ -28,6 +28,7 @@ from marrakech_sim.play.game import GameRecord, PassThrough, play_game
 from marrakech_sim.play.strategy import BaseStrategy, Strategy, StrategySpec
 from marrakech_sim.play.view import GameView
 from marrakech_sim.record import (
+    ROTATION_TOKENS,
     Record,
     Roll,
     Rotation,
@@ -36,10 +37,10 @@ from marrakech_sim.record import (
     replay,
 )
 from marrakech_sim.rules import GameState, Rules
+from marrakech_sim.show.words import ROTATION_WORDS
 
 Decision = Any  # a rotation (-1, 0, 1) or a placement ((x1, y1), (x2, y2))
 SCRIPTED_REF = "marrakech_sim.human:ScriptedSeat"
-ROTATION_WORDS = {-1: "left", 0: "straight on", 1: "right"}
 HELP = (
     "Type a number from the list, L/S/R for a rotation, or two squares for a placement "
     "(the letters marked on the board, AB, or coordinates, 3,4 3,5 or 3,4-3,5); u = undo "
@@ -308,7 +309,7 @@ def options_text(options: tuple[Any, ...] | None) -> str:
     """The numbered choices of a prompt."""
     if options is None:
         return "  ".join(
-            f"{i + 1}) {ROTATION_WORDS[r]} ({'LSR'[i]})" for i, r in enumerate((-1, 0, 1))
+            f"{i + 1}) {ROTATION_WORDS[r]} ({ROTATION_TOKENS[r]})" for i, r in enumerate((-1, 0, 1))
         )
     letters = square_letters(options)
     return "  ".join(
@@ -645,7 +646,7 @@ def _hint(hinter: Strategy | None, view: GameView, options: tuple[Any, ...] | No
     if failed is not None:
         return f"no hint: the hint strategy raised {failed!r} (your game goes on)"
     if options is None:
-        return f"hint: {ROTATION_WORDS[advice]} ({'LSR'[advice + 1]})"
+        return f"hint: {ROTATION_WORDS[advice]} ({ROTATION_TOKENS[advice]})"
     (x1, y1), (x2, y2) = advice
     return f"hint: {x1},{y1}-{x2},{y2}"
 

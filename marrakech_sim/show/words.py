@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from marrakech_sim.record import Record, Replay, TurnInfo
 from marrakech_sim.rules import COLOUR_LETTERS, EndReason, GameState
 
-_ROTATION = {-1: "left", 0: "straight on", 1: "right"}
+ROTATION_WORDS = {-1: "left", 0: "straight on", 1: "right"}  # a rotation in words
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +80,7 @@ def turn_lines(info: TurnInfo, after: GameState) -> list[str]:
     lines = [f"turn {info.turn}: {player(info.seat)} ({info.colour})"]
     detail = []
     if info.rotation is not None:
-        detail.append(f"rotation {_ROTATION[info.rotation]}")
+        detail.append(f"rotation {ROTATION_WORDS[info.rotation]}")
     if info.roll is not None:
         detail.append(f"roll {info.roll}")
     if detail:
@@ -104,7 +104,7 @@ def turn_lines(info: TurnInfo, after: GameState) -> list[str]:
         (x1, y1), (x2, y2) = info.placement
         lines.append(f"places {x1},{y1}-{x2},{y2}")
     if info.end_rotation is not None:
-        lines.append(f"then turns Assam {_ROTATION[info.end_rotation]}")
+        lines.append(f"then turns Assam {ROTATION_WORDS[info.end_rotation]}")
     return lines
 
 

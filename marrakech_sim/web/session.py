@@ -20,7 +20,6 @@ from typing import Any
 from marrakech_sim.errors import MarrakechError
 from marrakech_sim.files import write_atomic
 from marrakech_sim.human import (
-    ROTATION_WORDS,
     Asked,
     Decision,
     game_seed,
@@ -37,7 +36,7 @@ from marrakech_sim.rules.queries import k_next_walker
 from marrakech_sim.show.page import board_svg
 from marrakech_sim.show.palette import COLOURS
 from marrakech_sim.show.scene import MARGIN, SQUARE
-from marrakech_sim.show.words import Legend, player
+from marrakech_sim.show.words import ROTATION_WORDS, Legend, player
 
 Square = tuple[int, int]
 
