@@ -573,20 +573,33 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     return float(np.log(beta / (1 - alpha))), float(np.log((1 - beta) / alpha))
 
 
-def sequential_llr(estimate: ArrayLike, var: ArrayLike, p0: float, p1: float) -> np.ndarray:
+def sequential_llr(
+    estimate: ArrayLike,
+    var: ArrayLike,
+    p0: float,
+    p1: float,
+    n_blocks: ArrayLike | None = None,
+) -> np.ndarray:
     """Generalised SPRT log-likelihood ratio of H1: p = p1 against H0: p = p0 (vectorised).
 
     Normal likelihoods of the estimate with the variances d p_j (1 - p_j), d the design
-    effect var / (p (1 - p)). NaN where that is not defined (fewer than two blocks, a
-    variance of 0, p at 0 or 1).
+    effect var / (p (1 - p)). Where the blocks show no variation (a variance of 0: p at 0
+    or 1, every game of the quantity won or lost, or every block at the same share) d is
+    not defined; with ``n_blocks`` it is then 1 / n_blocks, each block counted as one
+    observation (the most a block's games can be correlated), so that a strategy that wins
+    every game still reaches a decision. NaN with fewer than two blocks, or without
+    ``n_blocks`` where d is not defined.
     """
     p = np.asarray(estimate, dtype="float64")
     v = np.asarray(var, dtype="float64")
+    blocks = np.full(p.shape, np.nan) if n_blocks is None else np.asarray(n_blocks, "float64")
     with np.errstate(divide="ignore", invalid="ignore"):
-        d = v / (p * (1 - p))
+        defined = (v > 0) & (p > 0) & (p < 1)
+        d = np.where(defined, v / (p * (1 - p)), 1.0 / blocks)
         v0, v1 = d * p0 * (1 - p0), d * p1 * (1 - p1)
         llr = 0.5 * ((p - p0) ** 2 / v0 - (p - p1) ** 2 / v1) + 0.5 * np.log(v0 / v1)
-    return np.where((v > 0) & (p > 0) & (p < 1), llr, np.nan)
+    ok = np.isfinite(v) & (p >= 0) & (p <= 1) & (defined | (blocks >= 2))
+    return np.where(ok, llr, np.nan)
 
 
 def cumulative_sums(
@@ -631,7 +644,7 @@ def sequential_test(
     s0 = start or dict.fromkeys(SUMS, 0.0)
     cum = cumulative_sums(y, m, s0)
     est = ratio_from_sums(*(cum[name] for name in SUMS))
-    llr = sequential_llr(est["estimate"], est["var"], p0, p1)
+    llr = sequential_llr(est["estimate"], est["var"], p0, p1, cum["n_blocks"])
     lower, upper = sprt_bounds(alpha, beta)
     ok = cum["n_blocks"] >= min_blocks
     if allowed is not None:

@@ -90,6 +90,29 @@ def test_llr_is_the_normal_likelihood_ratio() -> None:
     assert v == pytest.approx(means.var(ddof=1) / 200, rel=1e-10)
 
 
+def test_a_strategy_that_wins_every_game_is_decided() -> None:
+    """Every game won (or lost): the blocks show no variation and the design effect is
+    not defined; each block then counts as one observation, so the test accepts H1 (H0)
+    after the blocks whose binomial-normal LLR crosses Wald's bound, as scipy computes it,
+    instead of never deciding. One block alone still has no LLR."""
+    blocks = 200
+    m = np.full(blocks, 4.0)
+    lower, upper = np.log(BETA / (1 - ALPHA)), np.log((1 - BETA) / ALPHA)
+    for share, decision, bound in ((1.0, "H1", upper), (0.0, "H0", lower)):
+        res = estimators.sequential_test(share * m, m, P0, P1, ALPHA, BETA)
+        assert res["decision"] == decision
+        b = res["index"] + 1  # blocks taken in
+        v0, v1 = (q * (1 - q) / b for q in (P0, P1))
+        ref = sps.norm.logpdf(share, P1, np.sqrt(v1)) - sps.norm.logpdf(share, P0, np.sqrt(v0))
+        assert res["llr"] == pytest.approx(ref, rel=1e-10)
+        assert abs(res["llr"]) >= abs(bound)
+        earlier = 0.5 * ((share - P0) ** 2 / (P0 * (1 - P0)) - (share - P1) ** 2 / (P1 * (1 - P1)))
+        earlier = (b - 1) * earlier + 0.5 * np.log(P0 * (1 - P0) / (P1 * (1 - P1)))
+        assert b == estimators.SEQUENTIAL_MIN_BLOCKS or abs(earlier) < abs(bound)
+    assert np.isnan(estimators.sequential_llr(1.0, 0.0, P0, P1, 1))
+    assert np.isnan(estimators.sequential_llr(1.0, 0.0, P0, P1))  # no block count given
+
+
 def test_sequential_test_stops_at_the_first_crossing() -> None:
     """The test stops at the first block whose LLR (recomputed from scratch) crosses a bound."""
     rng = np.random.default_rng(4)
