@@ -676,6 +676,9 @@ def player_model(rt: ReportTables) -> str:
     wr = rt.tables.win_rates
     if "strategy" in wr:
         names = sorted(str(s) for s in wr["strategy"].unique())
+    alone = or_empty(rt.tables.skill_seats)  # self-play only: the strategies of its models
+    if not names and "level" in alone:
+        names = sorted(str(s) for s in alone["level"].unique())
     who = ", ".join(names) if names else "the study's strategies"
     return (
         f"These findings are about the scripted strategies this study played ({who}), each "

@@ -377,3 +377,17 @@ def test_a_value_between_whole_numbers_is_named_as_it_is() -> None:
     )
     r = curve_verdicts(rt, 1.0).iloc[0]
     assert "fairest at starting dirhams 30.7 (95% interval 24 to 37)" in r["sentence"]
+
+
+def test_the_summary_of_self_play_names_its_strategies_and_the_studys_margins(
+    sweep: tuple[Path, Path],
+) -> None:
+    """A study of self-play alone names the strategies its findings hold for (not a
+    placeholder), and the glossary states the study's own margins, in plain words (no
+    Markdown emphasis, which the report prints as text)."""
+    _, report = sweep
+    text = (report / "report.md").read_text()
+    assert "the scripted strategies this study played (greedy, random)" in text
+    words = next(line for line in text.splitlines() if line.startswith("Words used here"))
+    assert "*" not in words and "\\*" not in words
+    assert "2 pp for a share, 1 point of winning margin, 1 turn of game length, 20 Elo" in words

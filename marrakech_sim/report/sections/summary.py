@@ -12,6 +12,7 @@ from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, pp
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
 from marrakech_sim.report.tables import ReportTables, or_empty
+from marrakech_sim.run.config import ReportOptions
 
 
 class SummarySection(BaseSection):
@@ -38,23 +39,29 @@ class SummarySection(BaseSection):
             every.items += findings.summary_lines(table)
         else:
             summary.paragraphs.append(findings.player_model(rt))
-        summary.paragraphs.append(GLOSSARY)
+        summary.paragraphs.append(glossary(rt.facts.report_options))
         return [summary, *([every] if every.items else [])]
 
 
-GLOSSARY = (
-    "Words used here: *pp* (percentage points) is a difference of two percentages (26.7% "
-    "against 25.0% is +1.7 pp); an *interval* [lo, hi] is the range the true value lies in "
-    "with the stated confidence, given these games (games that share dice counted as one "
-    "block); *Elo* measures strength: 100 Elo more wins about 64% of two-player games, 200 "
-    "about 76% (in a 3- or 4-player rating, the chance of finishing ahead of the other in "
-    "the same game); a *margin* is the size the study says matters (its [report] table); "
-    "*player 1* sits in the first seat (seat 0 in the tables). Verdicts: *it matters* "
-    "(the interval lies beyond the margin), *real but small* (it excludes 0 but stays "
-    "within the margin), *negligible* (it lies within the margin: an equivalence test), "
-    "*undecided* (neither; the sentence says how many more games would give the power to "
-    "decide it, where its data can tell)."
-)
+def glossary(options: ReportOptions) -> str:
+    """The words the report uses, with the study's own margins (its [report] table)."""
+    margins = dict(options.margins)
+    return (
+        "Words used here. pp (percentage points): a difference of two percentages (26.7% "
+        "against 25.0% is +1.7 pp). An interval [lo, hi]: the range the true value lies in "
+        "with the stated confidence, given these games (games that share dice counted as "
+        "one block). Elo: strength; 100 Elo more wins about 64% of two-player games, 200 "
+        "about 76% (in a 3- or 4-player rating, the chance of finishing ahead of the other "
+        "in the same game). The margin: the size of an effect that matters to the design, "
+        f"set by the study: {options.matters_pp:g} pp for a share, "
+        f"{margins.get('margin', 1.0):g} point of winning margin, "
+        f"{margins.get('turns', 1.0):g} turn of game length, "
+        f"{margins.get('elo', 20.0):g} Elo. Player 1 sits in the first seat (seat 0 in the "
+        "CSV tables). The verdicts: it matters (the interval lies beyond the margin), real "
+        "but small (it excludes 0 but stays within the margin), negligible (it lies within "
+        "the margin: an equivalence test), undecided (neither; the sentence says how many "
+        "more games would give the power to decide it, where its data can tell)."
+    )
 
 
 def at_a_glance(rt: ReportTables) -> Table | None:
