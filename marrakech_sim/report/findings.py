@@ -208,24 +208,31 @@ def tail(f: Finding) -> str:
             "dice, gave the same value), so their interval cannot bound the effect; more "
             "games are needed."
         )
+    # an interval that excludes 0 but crosses the margin: the effect is real, its size
+    # against the margin is what is undecided
+    head = (
+        "Undecided:"
+        if f.lo <= 0 <= f.hi
+        else f"Real, but undecided in size: the interval excludes 0 and crosses {band};"
+    )
     if math.isfinite(f.games_needed) and f.games_needed > f.n_games:
         more = f.games_needed - f.n_games
         if f.lo <= 0 <= f.hi:
             return (
-                f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
+                f"{head} about {count(more)} more games ({count(f.games_needed)} in all) "
                 f"would give 80% power at the family's level to show a zero effect "
                 f"negligible (within {band}); they would also detect an effect of {band}."
             )
         return (
-            f"Undecided: about {count(more)} more games ({count(f.games_needed)} in all) "
+            f"{head} about {count(more)} more games ({count(f.games_needed)} in all) "
             f"would give 80% power to show an effect of {band} at the family's level."
         )
     if math.isfinite(f.games_needed):
         return (
-            "Undecided: these games already give 80% power for an effect of "
-            f"{band}; the effect lies close to that margin."
+            f"{head} these games already give 80% power for an effect of "
+            f"{band}: the effect lies close to that margin."
         )
-    return "Undecided: more games are needed."
+    return f"{head} more games are needed."
 
 
 # ---------------------------------------------------------------- the family's members
@@ -266,10 +273,9 @@ def _seat_sentence(
             f"({abs(f.estimate):.1f} pp {more} than a fair {pct(fair)}): "
             f"{VERDICT_WORDS[f.verdict]}."
         )
-    word = "an edge" if f.estimate >= 0 else "a deficit"
     return (
         f"Seat advantage ({group}, among {model}): {player(r.seat)} wins {pct(r.share)} "
-        f"against a fair share of {pct(fair)}, {word} of {_value(f)} "
+        f"against a fair share of {pct(fair)}: {_value(f)} "
         f"({count(r.n_games)} games). {tail(f)}{spread}"
     )
 
@@ -419,14 +425,15 @@ def _variant_sentence(
     ruleset, baseline = title(r.ruleset).capitalize(), title(r.baseline)
     among = f"{players} players, among {model}"
     subset = _subset_words(r, noun, title(r.ruleset), baseline)
+    shown = _value(f)
     if plain:
-        word = "raises" if f.estimate > 0 else "lowers"
+        word = _sign_word(f, shown, ("raises", "lowers", "changes"))
         among_games = " (in the games that have one; see the finding)" if subset else ""
         return (
-            f"{ruleset} (against {baseline}, {among}) {word} {noun}{among_games} by "
-            f"{_value(f)}: {VERDICT_WORDS[f.verdict]}."
+            f"{ruleset} (against {baseline}, {among}) {word} {noun}{among_games}: "
+            f"{shown}; {VERDICT_WORDS[f.verdict]}."
         )
-    word = "higher" if f.estimate > 0 else "lower"
+    word = "is " + _sign_word(f, shown, ("higher", "lower", "about the same"))
     sample = ""
     if str(r.metric) in TURN_METRICS and f.verdict == "undecided":
         sample = (
@@ -434,9 +441,18 @@ def _variant_sentence(
             "`marrakech report --moves-games N` reads more of them.)"
         )
     return (
-        f"{ruleset} against {baseline} ({among}): {noun} is {word} by {_value(f)} "
+        f"{ruleset} against {baseline} ({among}): {noun} {word}: {shown} "
         f"({count(r.n_games)} and {count(r.n_games_baseline)} games). {tail(f)}{sample}{subset}"
     )
+
+
+def _sign_word(f: Finding, shown: str, words: tuple[str, str, str]) -> str:
+    """The word for the estimate's direction (up, down), or the third where the estimate
+    as shown (`shown`, its value before the interval) rounds to 0."""
+    value = shown.split(" [", 1)[0]
+    if not re.search(r"[1-9]", value):
+        return words[2]
+    return words[0] if f.estimate > 0 else words[1]
 
 
 #: two rule sets whose shares of games with a value of the metric differ by more than

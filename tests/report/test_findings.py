@@ -161,6 +161,13 @@ def test_an_effect_beyond_0_gets_the_games_to_detect_the_margin() -> None:
     expected = row["n_games"] * (se * (z + sps.norm.ppf(0.8)) / 1.0) ** 2
     assert row["games_needed"] == pytest.approx(expected)
     assert "would give 80% power to show an effect of ±1 pp" in row["sentence"]
+    # the effect is real: the sentence says so, and that its size is what is undecided
+    assert (
+        "Real, but undecided in size: the interval excludes 0 and crosses ±1 pp;"
+        in (row["sentence"])
+    )
+    spans = _one(findings.find(_tables()), "seat", "three", "player 1")
+    assert spans["lo"] <= 0 <= spans["hi"] and "Undecided: about" in spans["sentence"]
 
 
 @pytest.mark.parametrize(

@@ -391,3 +391,22 @@ def test_the_summary_of_self_play_names_its_strategies_and_the_studys_margins(
     words = next(line for line in text.splitlines() if line.startswith("Words used here"))
     assert "*" not in words and "\\*" not in words
     assert "2 pp for a share, 1 point of winning margin, 1 turn of game length, 20 Elo" in words
+
+
+def test_no_finding_says_lower_by_a_negative_number(sweep: tuple[Path, Path]) -> None:
+    """A finding's direction word and its signed value agree and never stack into 'lower
+    by -2.1': the word states the direction, the value follows a colon; an estimate shown
+    as 0 has no direction ('about the same', 'changes')."""
+    _, report = sweep
+    found = pd.read_csv(report / "findings.csv")
+    text = " ".join(found["sentence"]) + " " + " ".join(found["headline"].dropna())
+    assert not re.search(r"(by|of) -\d", text), re.findall(r".{40}(?:by|of) -\d.{20}", text)
+    variant = found.loc[found["question"] == "variant"]
+    for sentence in variant["sentence"]:
+        value = re.search(r" is (higher|lower|about the same): ([+-]?[\d.]+)", sentence)
+        assert value, sentence
+        word, number = value.group(1), float(value.group(2))
+        if word == "about the same":
+            assert number == 0
+        else:
+            assert (number > 0) == (word == "higher") and number != 0
