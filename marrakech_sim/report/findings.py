@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from marrakech_sim.report.fmt import count, interval, p_is, pct, pp
+from marrakech_sim.report.fmt import count, interval, p_is, pct, pp, signed
 from marrakech_sim.report.tables import TURN_METRICS, ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import estimators, verdicts
@@ -175,10 +175,18 @@ def span_metric(lo: float, hi: float, unit: str) -> str:
     return interval(lo, hi, lambda v: f"{v:+.{decimals}f}")
 
 
+def pp_interval(lo: float, hi: float, margin: float) -> str:
+    """An interval in pp, to one decimal, or two where an end would round onto the
+    margin it is judged against ([+0.5, +1.0] for a verdict read off +1.016)."""
+    ends = [v for v in (lo, hi) if math.isfinite(v)]
+    onto = any(round(abs(v), 1) == margin and abs(v) != margin for v in ends)
+    return interval(lo, hi, lambda v: signed(v, 2 if onto else 1))
+
+
 def _value(f: Finding) -> str:
     """A finding's estimate and its family interval in its unit: '+1.2 pp [+0.3, +2.1]'."""
     if f.unit == "pp" or f.unit.startswith("pp "):
-        return f"{pp(f.estimate)} {interval(f.lo, f.hi)}{f.unit[2:]}"
+        return f"{pp(f.estimate)} {pp_interval(f.lo, f.hi, f.margin)}{f.unit[2:]}"
     if f.unit == "Elo":
         return f"{f.estimate:+.0f} Elo {interval(f.lo, f.hi, lambda v: f'{v:+.0f}')}"
     unit = f.unit.split(" ", 1)

@@ -313,3 +313,13 @@ def test_a_strategy_that_always_wins_has_a_rating_without_interval(tmp_path: Pat
     found = pd.read_csv(tmp_path / "report" / "findings.csv")
     order = found.loc[found["question"] == "strategy order"].iloc[0]
     assert order["verdict"] == "undecided" and "(no interval)" in order["sentence"]
+
+
+def test_an_end_that_would_round_onto_the_margin_gets_a_second_decimal() -> None:
+    """An interval judged against +-1 pp whose end is 1.016 prints as +1.02, not +1.0 (a
+    reader would take [+0.5, +1.0] for an interval inside the margin); elsewhere one
+    decimal."""
+    assert findings.pp_interval(0.51, 1.016, 1.0) == "[+0.51, +1.02]"
+    assert findings.pp_interval(-1.04, -0.2, 1.0) == "[-1.04, -0.20]"
+    assert findings.pp_interval(0.51, 1.2, 1.0) == "[+0.5, +1.2]"
+    assert findings.pp_interval(0.5, 1.0, 1.0) == "[+0.5, +1.0]"  # exactly the margin

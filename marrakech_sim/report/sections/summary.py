@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from marrakech_sim.report import findings
-from marrakech_sim.report.fmt import count, interval, pp
+from marrakech_sim.report.fmt import count, pp
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
 from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.run.config import ReportOptions
@@ -83,7 +83,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
         top = part.loc[part["estimate"].abs().idxmax()]
         gap = (
             f"{str(top.subject).capitalize()} {pp(top.estimate)} "
-            f"{interval(top.lo, top.hi)} ({top.verdict})"
+            f"{findings.pp_interval(top.lo, top.hi, top.margin)} ({top.verdict})"
         )
 
         def metric(name: str, unit: str, scale: float = 1.0, ruleset: str = ruleset) -> str:
