@@ -33,9 +33,27 @@ def tuned_toml(result: TuneResult) -> str:
         options = rules.differences(Rules(players=rules.players))
         options.pop("seat_dirhams", None)
         options = {"players": rules.players, **options, "seat_dirhams": list(item.search.purses)}
-        lines += ["", f"[rulesets.{tuned_name(item)}]"]
+        untuned = [rules.starting_dirhams] * rules.players
+        comment = _confirmed_comment(item, result.config.margin_pp, untuned)
+        lines += ["", comment]
+        lines += [f"[rulesets.{tuned_name(item)}]"]
         lines += [f"{key} = {json.dumps(value)}" for key, value in options.items()]
     return "\n".join(lines) + "\n"
+
+
+def _confirmed_comment(item: Tuned, margin: float, untuned: list[int]) -> str:
+    """What the confirmation showed of a tuned rule set, as a TOML comment above it."""
+    same = list(item.search.purses) == untuned
+    if item.confirmed.all_fair:
+        text = f"confirmed fair within +-{margin:g} pp at every seat for {item.level} players"
+    else:
+        text = (
+            f"NOT shown fair within +-{margin:g} pp for {item.level} players (largest seat "
+            f"effect {item.confirmed.effects.worst_pp:.2f} pp)"
+        )
+    if same:
+        text += "; the same purses as the untuned rules"
+    return f"# {text}; tuned for {item.level} players only: see tune.md for other levels"
 
 
 def _pp(value: float) -> str:

@@ -264,3 +264,24 @@ def test_the_kept_confirmation_games_reproduce_its_effects(tiny: TuneResult) -> 
                     100 * (fit.params[0] - 0.5), abs=1e-9
                 )
                 assert replay.effects.se_pp[seat] == pytest.approx(100 * fit.bse[0], rel=1e-6)
+
+
+def test_each_rule_set_to_paste_says_what_its_confirmation_showed(tiny: TuneResult) -> None:
+    """tuned.toml names above each tuned rule set whether its confirmation showed every
+    seat fair (a rule set that was not is marked NOT, with its largest seat effect), and
+    for which level it was tuned; the file still reads as TOML."""
+    import tomllib
+
+    from marrakech_sim.design.tune_report import tuned_name, tuned_toml
+
+    text = tuned_toml(tiny)
+    lines = text.splitlines()
+    assert set(tomllib.loads(text)["rulesets"]) == {tuned_name(item) for item in tiny.tuned}
+    for item in tiny.tuned:
+        comment = lines[lines.index(f"[rulesets.{tuned_name(item)}]") - 1]
+        assert comment.startswith("# ") and f"tuned for {item.level} players only" in comment
+        if item.confirmed.all_fair:
+            assert "confirmed fair within +-" in comment and "NOT" not in comment
+        else:
+            worst = f"{item.confirmed.effects.worst_pp:.2f} pp"
+            assert "NOT shown fair within +-" in comment and worst in comment
