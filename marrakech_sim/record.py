@@ -882,22 +882,24 @@ def _batch_notables(con: Any, games: str, moves: str) -> list[tuple[tuple[Any, .
         f"USING (game_id) WHERE {ok} ORDER BY m.payment DESC, m.game_id, m.turn LIMIT 1"
     )
     if row and row[2] is not None and row[2] > 0:
-        detail = f"seat {row[3]} paid {row[2]} dirhams to seat {row[4]}"
+        # players counted from 1, as the report and the game records name them
+        detail = f"player {row[3] + 1} paid {row[2]} dirhams to player {row[4] + 1}"
         found = NotableGame("largest_payment", row[0], row[1] + 1, detail)
         out.append(((-row[2], row[0], row[1]), found))
     row = one(
         f"SELECT game_id, turn, seat FROM {moves} WHERE bankrupt ORDER BY game_id, turn LIMIT 1"
     )
     if row:
-        found = NotableGame("bankruptcy", row[0], row[1] + 1, f"seat {row[2]} went bankrupt")
+        detail = f"player {row[2] + 1} went bankrupt"
+        found = NotableGame("bankruptcy", row[0], row[1] + 1, detail)
         out.append(((row[0], row[1]), found))
     row = one(
         f"SELECT game_id, turns, winners FROM {games} WHERE tie_broken AND {ok} "
         "ORDER BY game_id LIMIT 1"
     )
     if row:
-        winners = ", ".join(str(w) for w in row[2])
-        detail = f"the tie-break gave seat {winners}"
+        winners = " and ".join(f"player {w + 1}" for w in row[2])
+        detail = f"the tie-break gave {winners} the win"
         out.append(((row[0],), NotableGame("tie_break", row[0], row[1], detail)))
     for kind, order, sign in (("longest", "DESC", -1), ("shortest", "ASC", 1)):
         row = one(

@@ -83,3 +83,23 @@ def test_a_game_that_does_not_read_is_named_and_the_others_shown(
     shown = {n.name.split("-")[2] for n in found}
     assert shown == {g.kind for g in games if g.game_id != longest}
     assert all(n.png[:8] == b"\x89PNG\r\n\x1a\n" for n in found)
+
+
+def test_notable_details_name_players_from_1_as_the_report_does(
+    report: tuple[Path, Path],
+) -> None:
+    """The notable games' details name players counted from 1 (the payer and the payee
+    of the largest payment, checked against the moves table), never 0-based seats."""
+    from marrakech_sim import runfolder
+    from marrakech_sim.record import notable_games
+
+    run, _ = report
+    games = {g.kind: g for g in notable_games(run)}
+    moves = runfolder.read_table(run, "moves")
+    pay = games["largest_payment"]
+    row = moves.loc[(moves["game_id"] == pay.game_id) & (moves["turn"] == pay.turn - 1)].iloc[0]
+    assert pay.detail == (
+        f"player {int(row['seat']) + 1} paid {int(row['payment'])} dirhams to "
+        f"player {int(row['paid_to']) + 1}"
+    )
+    assert all("seat" not in g.detail for g in games.values())
