@@ -38,6 +38,7 @@ from marrakech_sim.report.fmt import count, interval, p_is, pct, pp, signed
 from marrakech_sim.report.tables import TURN_METRICS, ReportTables, Tables, or_empty
 from marrakech_sim.run.config import ReportOptions
 from marrakech_sim.stats import estimators, verdicts
+from marrakech_sim.stats.variants import PRIMARY_METRICS
 from marrakech_sim.stats.winrates import LINEUP_SEP
 
 ALPHA = 0.05  # the family's error rate
@@ -550,6 +551,18 @@ def _order_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
                 f"tested; {count(top.n_games)} games of {top.strategy}). {tail(f)}"
             )
 
+        def plain(
+            f: Finding,
+            top: Any = top,
+            second: Any = second,
+            group: str = _group_words(str(ruleset), int(players)),
+            model: str = model,
+        ) -> str:
+            return (
+                f"{top.strategy} rates highest in {group} among {model}: {_value(f)} above "
+                f"{second.strategy}; {VERDICT_WORDS[f.verdict]}."
+            )
+
         yield Test(
             "strategy order",
             str(ruleset),
@@ -562,6 +575,7 @@ def _order_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
             options.margin("elo"),
             int(part["n_games"].max()),
             say,
+            plain,
         )
 
 
@@ -663,20 +677,48 @@ def find(rt: ReportTables) -> pd.DataFrame:
     return table
 
 
+#: the summary's questions in the order a designer asks them, and how many findings that
+#: matter each may put on the first screen: is there a seat advantage (the largest of two
+#: groups), which variant is fairer (a seat share, else a primary metric, else another),
+#: which strategy wins
+HEADLINE_QUESTIONS = (("seat", 2), ("variant", 1), ("strategy order", 1))
+
+
+def _headline_rank(question: str) -> int:
+    """Within the variant findings: a seat's share first, then the primary metrics."""
+    metric = question.removeprefix("variant: ")
+    if metric.startswith("seat_"):
+        return 0
+    return 1 if metric in PRIMARY_METRICS else 2
+
+
 def headlines(findings: pd.DataFrame, most: int = 4) -> list[str]:
-    """The first screen: the seat and variant findings that matter, the largest first
-    (relative to their margin), at most ``most`` of them; with fewer than three, each
-    player count's largest other seat effect, in plain words."""
+    """The first screen, in plain words, in the order of the study's questions: the
+    largest seat effects that matter (one per rule set and player count, at most two), the
+    variant difference that matters most (a seat's share before a primary metric, before
+    the others), the strategy order where it matters; at most ``most`` in all. With fewer
+    than three, each player count's largest other seat effect is added."""
     if findings.empty:
         return []
-    plain = findings.loc[findings["question"].str.startswith(("seat", "variant"))]
-    size = (plain["estimate"].abs() / plain["margin"]).rename("size")
-    ranked = plain.assign(size=size).sort_values("size", ascending=False)
-    matters = ranked.loc[ranked["verdict"] == "matters"].head(most)
-    seats = ranked.loc[(ranked["question"] == "seat") & (ranked["verdict"] != "matters")]
-    # fewer than three that matter: add each player count's largest seat effect
-    extra = seats.drop_duplicates("players").head(max(0, 3 - len(matters)))
-    return [str(h) for h in pd.concat([matters, extra])["headline"]]
+    ranked = findings.assign(
+        size=findings["estimate"].abs() / findings["margin"],
+        kind=findings["question"].str.split(":").str[0],
+        rank=[_headline_rank(q) for q in findings["question"]],
+    ).sort_values(["rank", "size"], ascending=[True, False])
+    matters = ranked.loc[ranked["verdict"] == "matters"]
+    chosen = []
+    for kind, count_of in HEADLINE_QUESTIONS:
+        mine = matters.loc[matters["kind"] == kind]
+        if kind == "seat":
+            group = [c for c in ("players", "ruleset", "model") if c in mine.columns]
+            mine = mine.drop_duplicates(group)
+        chosen.append(mine.head(count_of))
+    picked = pd.concat(chosen).head(most)
+    seats = ranked.loc[(ranked["kind"] == "seat") & ~ranked.index.isin(picked.index)]
+    # fewer than three: add each player count's largest other seat effect
+    extra = seats.sort_values("size", ascending=False).drop_duplicates("players")
+    extra = extra.head(max(0, 3 - len(picked)))
+    return [str(h) for h in pd.concat([picked, extra])["headline"]]
 
 
 def headline_paragraph(findings: pd.DataFrame, most: int = 4) -> str:

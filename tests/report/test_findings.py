@@ -323,3 +323,27 @@ def test_an_end_that_would_round_onto_the_margin_gets_a_second_decimal() -> None
     assert findings.pp_interval(-1.04, -0.2, 1.0) == "[-1.04, -0.20]"
     assert findings.pp_interval(0.51, 1.2, 1.0) == "[+0.5, +1.2]"
     assert findings.pp_interval(0.5, 1.0, 1.0) == "[+0.5, +1.0]"  # exactly the margin
+
+
+def test_the_first_screen_answers_the_questions_in_order() -> None:
+    """The headlines follow the designer's questions, not the sizes alone: the two largest
+    seat effects that matter (one per group), then the variant difference on a seat's
+    share or a primary metric before a larger secondary one, then the strategy order."""
+    rows = [
+        # question, ruleset, players, estimate, verdict, headline
+        ("seat", "standard", 4, -2.0, "matters", "seat standard p4"),
+        ("seat", "standard", 4, 1.5, "matters", "seat standard p1"),  # same group: left out
+        ("seat", "orient", 4, -4.0, "matters", "seat orient p4"),
+        ("seat", "three", 3, 1.2, "matters", "seat three p1"),  # a third group: left out
+        ("variant: winner_dirhams_share", "orient", 4, 9.0, "matters", "dirhams share"),
+        ("variant: margin", "orient", 4, 3.0, "matters", "margin"),
+        ("strategy order", "standard", 4, 31.0, "matters", "order"),
+    ]
+    table = pd.DataFrame(
+        rows, columns=["question", "ruleset", "players", "estimate", "verdict", "headline"]
+    ).assign(model="the mix", margin=[1.0] * 6 + [20.0])
+    assert findings.headlines(table) == ["seat orient p4", "seat standard p4", "margin", "order"]
+    # with only the secondary metric and no seat effect that matters: it leads, and each
+    # player count's largest seat effect follows
+    quiet = table.assign(verdict=["undecided"] * 4 + ["matters", "undecided", "undecided"])
+    assert findings.headlines(quiet) == ["dirhams share", "seat orient p4", "seat three p1"]
