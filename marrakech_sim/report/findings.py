@@ -177,11 +177,14 @@ def span_metric(lo: float, hi: float, unit: str) -> str:
 
 
 def pp_interval(lo: float, hi: float, margin: float) -> str:
-    """An interval in pp, to one decimal, or two where an end would round onto the
-    margin it is judged against ([+0.5, +1.0] for a verdict read off +1.016)."""
-    ends = [v for v in (lo, hi) if math.isfinite(v)]
-    onto = any(round(abs(v), 1) == margin and abs(v) != margin for v in ends)
-    return interval(lo, hi, lambda v: signed(v, 2 if onto else 1))
+    """An interval in pp, to one decimal, or as many more (up to four) as an end needs not
+    to round onto the margin it is judged against ([+0.50, +1.02], not [+0.5, +1.0], for
+    a verdict read off +1.016)."""
+    ends = [abs(v) for v in (lo, hi) if math.isfinite(v) and abs(v) != margin]
+    digits = 1
+    while digits < 4 and any(round(v, digits) == margin for v in ends):
+        digits += 1
+    return interval(lo, hi, lambda v: signed(v, digits))
 
 
 def _value(f: Finding) -> str:
@@ -559,7 +562,7 @@ def _order_tests(t: Tables, options: ReportOptions) -> Iterator[Test]:
             model: str = model,
         ) -> str:
             return (
-                f"{top.strategy} rates highest in {group} among {model}: {_value(f)} above "
+                f"In {group}, {top.strategy} rates highest among {model}: {_value(f)} above "
                 f"{second.strategy}; {VERDICT_WORDS[f.verdict]}."
             )
 

@@ -323,6 +323,7 @@ def test_an_end_that_would_round_onto_the_margin_gets_a_second_decimal() -> None
     assert findings.pp_interval(-1.04, -0.2, 1.0) == "[-1.04, -0.20]"
     assert findings.pp_interval(0.51, 1.2, 1.0) == "[+0.5, +1.2]"
     assert findings.pp_interval(0.5, 1.0, 1.0) == "[+0.5, +1.0]"  # exactly the margin
+    assert findings.pp_interval(-2.81, -0.9981, 1.0) == "[-2.810, -0.998]"
 
 
 def test_the_first_screen_answers_the_questions_in_order() -> None:
