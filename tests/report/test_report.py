@@ -669,3 +669,28 @@ def test_head_to_head_is_per_rule_set(report_tables, frames) -> None:
         in_games = seats[seats["game_id"].isin(ids)]
         assert part["n_games"].max() <= len(ids)
         assert set(part["strategy"]) <= set(in_games["strategy"])
+
+
+def test_the_variant_table_gives_each_rows_verdict_from_every_finding(built) -> None:
+    """Beside its Holm test of 0, each row of "Differences from the baseline" gives the
+    verdict the same comparison has in Every finding (findings.csv), so the two are read
+    together; a comparison the family does not hold shows '-'."""
+    md = built.markdown.read_text()
+    start = md.index("**Differences from the baseline**")
+    lines = list(itertools.takewhile(lambda x: x.startswith("|"), md[start:].splitlines()[2:]))
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines if "---" not in line]
+    assert rows[0][-1] == "verdict (Every finding)"
+    found = pd.read_csv(built.folder / "findings.csv")
+    variants = found.loc[found["question"].str.startswith("variant: ")]
+    checked = 0
+    for cells in rows[1:]:
+        metric, ruleset = cells[1], re.sub(r"\\(.)", r"\1", cells[2])  # md_escape undone
+        mine = variants.loc[
+            (variants["question"] == f"variant: {metric}") & (variants["ruleset"] == ruleset)
+        ]
+        if len(mine):
+            assert cells[-1] == mine["verdict"].iloc[0], cells
+            checked += 1
+        else:
+            assert cells[-1] == "-"
+    assert checked >= 1

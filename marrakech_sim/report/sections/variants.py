@@ -4,6 +4,7 @@ distributions section draws)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ from marrakech_sim.report.tables import (
     Tables,
     add_sums,
     check_block_layout,
+    or_empty,
     sums_frame,
 )
 from marrakech_sim.stats import estimators
@@ -455,6 +457,22 @@ UNITS = {
 }
 
 
+def _verdict_of(t: Tables) -> Callable[[Any], str]:
+    """A comparison row's verdict in the report's family of findings (read against the
+    margin, corrected with every other finding), beside this table's Holm test of 0."""
+    found = or_empty(t.findings)
+    verdicts: dict[tuple[str, str, str], str] = {}
+    if len(found):
+        for r in found.loc[found["question"].str.startswith("variant: ")].itertuples():
+            verdicts[(str(r.question), str(r.ruleset), str(r.model))] = str(r.verdict)
+
+    def verdict(r: Any) -> str:
+        key = (f"variant: {r.metric}", str(r.ruleset), findings.mixed_model(t, str(r.ruleset)))
+        return verdicts.get(key, "-")
+
+    return verdict
+
+
 def _metric(metric: str, x: float) -> str:
     """A per-game metric's mean: shares in percent, a share's excess over the fair share
     (seat_advantage) in percentage points, others as numbers."""
@@ -572,6 +590,7 @@ class VariantSection(BaseSection):
                         ),
                     ),
                     ("p (Holm)", lambda r: f"{pval(r.p_value)} ({pval(r.p_holm)})"),
+                    ("verdict (Every finding)", _verdict_of(t)),
                 ],
             )
         s.add_table(
