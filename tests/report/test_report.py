@@ -694,3 +694,24 @@ def test_the_variant_table_gives_each_rows_verdict_from_every_finding(built) -> 
         else:
             assert cells[-1] == "-"
     assert checked >= 1
+
+
+def test_power_sizes_each_claim_for_the_studys_margin_in_pp(built) -> None:
+    """The power table's variant claims are in the findings' units (a share's difference
+    in pp, as variant_comparison's fraction times 100) and sized for the study's margins
+    (matters_pp for a share, the metric's margin otherwise), as the findings judge them."""
+    from marrakech_sim.run.config import MARGINS, ReportOptions
+
+    power = pd.read_csv(built.folder / "power.csv")
+    comp = pd.read_csv(built.folder / "variant_comparison.csv")
+    variants = power.loc[power["section"] == "variants"]
+    assert len(variants) == len(comp)
+    for p, c in zip(variants.itertuples(), comp.itertuples(), strict=True):
+        share = c.metric.startswith("seat_") or c.metric in ("bankrupt", "tie_broken")
+        share = share or c.metric in ("winner_dirhams_share", "comeback")
+        assert p.unit == ("pp" if share else findings.metric_words(c.metric)[1])
+        assert p.estimate == pytest.approx((100 if share else 1) * c.diff)
+        margin = ReportOptions().matters_pp if share else MARGINS[c.metric]
+        assert p.target_effect == margin
+    seats = power.loc[power["claim"].str.startswith("seat 0 share")]
+    assert (seats["target_effect"] == ReportOptions().matters_pp).all()

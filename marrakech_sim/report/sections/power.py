@@ -13,38 +13,24 @@ import numpy as np
 import pandas as pd
 
 from marrakech_sim import stats
+from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, num
 from marrakech_sim.report.sections.base import BaseSection, Context, Part
 from marrakech_sim.report.sections.columns import GAMES, PLAYERS
 from marrakech_sim.report.tables import ReportTables
 from marrakech_sim.stats.intervals import z_value
 
-#: the stated effect each kind of claim is sized for, in the claim's units
-TARGET_EFFECTS = {
-    "pp": 1.0,  # a win share 1 percentage point from fair
-    "pp per seat": 0.5,  # a trend of half a point per seat
-    "seat_share": 0.01,  # a seat's win share differing by 1 pp between variants
-    "margin": 1.0,  # one point of winning margin
-    "bankrupt": 0.01,  # a bankruptcy rate 1 pp apart
-    "turns": 0.5,  # half a turn of game length
-    "tie_broken": 0.01,
-    "winner_dirhams_share": 0.01,
-    "lead_changes": 0.1,
-    "comeback": 0.01,
-    "decided_turn": 0.5,  # half a turn earlier or later
-}
+#: the stated effect of a seat trend, in pp per seat (the study's margins name no slope)
+TREND_EFFECT_PP = 0.5
 POWER = 0.8
 
 
-def _target(unit: str, metric: str | None = None) -> float:
-    if metric is not None:
-        key = "seat_share" if metric.startswith("seat_") else metric
-        return TARGET_EFFECTS.get(key, float("nan"))
-    return TARGET_EFFECTS.get(unit, float("nan"))
-
-
 def power_table(out: ReportTables) -> pd.DataFrame:
-    """Each headline claim with its interval, flagged by ``stats.flag_underpowered``."""
+    """Each headline claim with its interval, flagged by ``stats.flag_underpowered``; the
+    stated effect of each is the study's margin (``[report]``: matters_pp for a share, the
+    metric's margin in its own unit), as the findings judge them, and a variant's
+    difference of shares is in pp like every other share."""
+    options = out.facts.report_options
     claims = []
     for r in out.tables.seat_shares.itertuples():
         if r.seat == 0:
@@ -57,7 +43,7 @@ def power_table(out: ReportTables) -> pd.DataFrame:
                     "lo": r.effect_lo_pp,
                     "hi": r.effect_hi_pp,
                     "n_games": r.n_games,
-                    "target_effect": _target("pp"),
+                    "target_effect": options.matters_pp,
                 }
             )
     for r in out.tables.seat_tests.itertuples():
@@ -71,7 +57,7 @@ def power_table(out: ReportTables) -> pd.DataFrame:
                 "hi": r.trend_hi_pp,
                 "n_games": r.n_games,
                 "se": r.trend_se_pp,
-                "target_effect": _target("pp per seat"),
+                "target_effect": TREND_EFFECT_PP,
             }
         )
     for r in out.tables.win_rates.itertuples():
@@ -86,21 +72,23 @@ def power_table(out: ReportTables) -> pd.DataFrame:
                 "lo": 100 * (r.lo - r.fair_share),
                 "hi": 100 * (r.hi - r.fair_share),
                 "n_games": r.n_games,
-                "target_effect": _target("pp"),
+                "target_effect": options.matters_pp,
             }
         )
     for r in out.tables.variant_comparison.itertuples():
+        unit = findings.metric_words(str(r.metric))[1]
+        scale = 100.0 if unit == "pp" else 1.0  # a share's difference in pp
         claims.append(
             {
                 "section": "variants",
                 "claim": f"{r.metric}: {r.ruleset} minus {r.baseline} ({r.family})",
-                "unit": "",
-                "estimate": r.diff,
-                "lo": r.lo,
-                "hi": r.hi,
+                "unit": unit,
+                "estimate": scale * r.diff,
+                "lo": scale * r.lo,
+                "hi": scale * r.hi,
                 "n_games": r.n_games + r.n_games_baseline,
-                "se": r.se,
-                "target_effect": _target("", r.metric),
+                "se": scale * r.se,
+                "target_effect": findings.margin_of(options, str(r.metric), unit),
             }
         )
     columns = ["section", "claim", "unit", "estimate", "lo", "hi", "n_games", "se"]
@@ -150,10 +138,11 @@ class PowerSection(BaseSection):
     intro = (
         "Each headline claim with its 95% interval, and what its data can detect: the "
         "smallest effect found with 80% power at this size (two-sided, 5% level), and the "
-        "games needed for 80% power at the stated effect (1 pp for a share, 0.5 pp per seat "
-        "for a trend, in the claim's own unit otherwise), each claim alone: the summary's "
-        "findings are judged at the family's level, so their counts are larger. `marrakech "
-        "plan` sizes a study before it is run."
+        "games needed for 80% power at the stated effect (the study's margin, as the "
+        "findings use it: its matters_pp for a share, the metric's margin in its own unit; "
+        "0.5 pp per seat for a trend), each claim alone: the summary's findings are judged "
+        "at the family's level, so their counts are larger. `marrakech plan` sizes a study "
+        "before it is run."
     )
 
     def compute(self, ctx: Context) -> None:
