@@ -138,6 +138,13 @@ def title(ruleset: str) -> str:
     return str(ruleset).replace("_", " ")
 
 
+def group_title(ruleset: str, players: int) -> str:
+    """A rule set with its player count, 'orient at end, 4 players'; a name that already
+    says the count ('three_players') is not said twice ('three players, 3 players')."""
+    name = title(ruleset)
+    return name if "player" in name.lower() else f"{name}, {int(players)} players"
+
+
 def metric_words(metric: str) -> tuple[str, str]:
     """A variant metric in words, and its unit ('pp' for a share): seat_2_share is
     player 3's win share (the primary family's per-seat metrics)."""

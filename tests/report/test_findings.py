@@ -348,3 +348,10 @@ def test_the_first_screen_answers_the_questions_in_order() -> None:
     # player count's largest seat effect follows
     quiet = table.assign(verdict=["undecided"] * 4 + ["matters", "undecided", "undecided"])
     assert findings.headlines(quiet) == ["dirhams share", "seat orient p4", "seat three p1"]
+
+
+def test_a_rule_set_named_for_its_players_is_not_given_them_twice() -> None:
+    """'three_players' reads 'three players', not 'three players, 3 players'; another
+    name gets its count."""
+    assert findings.group_title("three_players", 3) == "three players"
+    assert findings.group_title("orient_at_end", 4) == "orient at end, 4 players"

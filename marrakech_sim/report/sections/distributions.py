@@ -216,7 +216,7 @@ def score_finding(part: pd.DataFrame, ruleset: str, players: int) -> str:
         else f"no player clearly ahead ({plots.player_label(top.seat)} highest, intervals overlap)"
     )
     return (
-        f"{findings.title(ruleset)}, {players} players, after turn {last_turn}: mean scores "
+        f"{findings.group_title(ruleset, players)}, after turn {last_turn}: mean scores "
         f"{last['mean'].min():.1f}-{top['mean']:.1f}; {lead}"
     )
 

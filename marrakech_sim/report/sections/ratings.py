@@ -157,7 +157,7 @@ def rating_finding(ratings: pd.DataFrame, ruleset: str = "", players: int = 0) -
     """Title for one group's ratings panel."""
     tab = ratings.sort_values("elo", ascending=False)
     top = tab.iloc[0]
-    where = f"{findings.title(ruleset)}, {players} players: " if ruleset else ""
+    where = f"{findings.group_title(ruleset, players)}: " if ruleset else ""
     if len(tab) < 2:
         return f"{where}{top.strategy} {top.elo:.0f} Elo"
     second = tab.iloc[1]

@@ -285,7 +285,7 @@ def seat_finding(shares: pd.DataFrame) -> str:
     more = "more" if r.effect_pp > 0 else "less"
     return (
         f"Player {int(r.seat) + 1} wins {abs(r.effect_pp):.1f} pp {more} than a fair share "
-        f"({findings.title(r.ruleset)}, {r.players} players, n={count(r.n_games)})"
+        f"({findings.group_title(r.ruleset, r.players)}, n={count(r.n_games)})"
     )
 
 

@@ -36,10 +36,10 @@ from marrakech_sim import plots
 from marrakech_sim.report.findings import (
     decides_sentence,
     fmt_metric,
+    group_title,
     metric_words,
     span_metric,
 )
-from marrakech_sim.report.findings import title as ruleset_title
 from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, charted
@@ -580,14 +580,12 @@ class SkillSection(BaseSection):
                 if len(strength):
                     mine = (strength["players"] == players) & (strength["ruleset"] == ruleset)
                     here = strength.loc[mine]
-                title = f"Seat effects per skill level: {ruleset_title(ruleset)}, {players} players"
+                title = f"Seat effects per skill level: {group_title(ruleset, players)}"
                 fig = plots.new_figure(7.0, 4.2)
                 plots.plot_skill_effects(levels, fig.subplots(), title, strength=here)
                 charts[f"skill_{players}_{ruleset}"] = (title, fig)
             if len(models):
-                title = (
-                    f"Seat effects per player model: {ruleset_title(ruleset)}, {players} players"
-                )
+                title = f"Seat effects per player model: {group_title(ruleset, players)}"
                 fig = plots.new_figure(min(7.0, 3.5 + 1.2 * models["level"].nunique()), 4.2)
                 plots.plot_skill_effects(models, fig.subplots(), title, ordered=False)
                 charts[f"models_{players}_{ruleset}"] = (title, fig)

@@ -105,9 +105,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
             ]
         else:  # a self-play model: the means above are of the mixed games, not of these
             means_of_mix = ["-"] * 5
-        rows.append(
-            [f"{findings.title(ruleset)}, {players} players", model_words, gap, *means_of_mix]
-        )
+        rows.append([findings.group_title(ruleset, players), model_words, gap, *means_of_mix])
     header = [
         "rule set",
         "players' model",
