@@ -221,6 +221,13 @@ def tail(f: Finding) -> str:
         return f"Real but small: the interval excludes 0 and lies within {band}."
     if f.verdict == "negligible":
         return f"Negligible: the interval lies within {band} (an equivalence test)."
+    if f.lo == f.hi and f.estimate == 0:
+        return (
+            "Undecided: the difference is exactly 0 in every pair of blocks sharing dice "
+            "(the two played the same games to the same end), so it has no spread to bound "
+            "it by: the change may make no difference at all, or only in games these seeds "
+            "did not deal; more games are needed to tell."
+        )
     if f.lo == f.hi:
         return (
             "Undecided: these games show no spread (each block, or pair of blocks sharing "
