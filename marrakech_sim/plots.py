@@ -309,6 +309,10 @@ def plot_head_to_head(table: pd.DataFrame, ax: Axes, title: str | None = None) -
     return ax
 
 
+#: the y axis of a chart of seat effects: its unit, and what its bars are
+SEAT_EFFECT_LABEL = "win share minus fair share, pp\n(bars: 95% intervals)"
+
+
 def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -> Axes:
     """Win share minus the fair share per seat (pp), one group per (rule set, players).
 
@@ -351,7 +355,7 @@ def plot_seat_effects(table: pd.DataFrame, ax: Axes, title: str | None = None) -
         fontsize="small",
     )
     _categories(ax, "x", len(groups))
-    ax.set_ylabel("win share minus fair share, pp")
+    ax.set_ylabel(SEAT_EFFECT_LABEL)
     ax.grid(axis="y", color=palette.GRID)
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: labels[i])
@@ -620,7 +624,7 @@ def plot_skill_effects(
     table: pd.DataFrame,
     ax: Axes,
     title: str | None = None,
-    ylabel: str = "win share minus fair share, pp",
+    ylabel: str = SEAT_EFFECT_LABEL,
     strength: pd.DataFrame | None = None,
     ordered: bool = True,
 ) -> Axes:
@@ -696,7 +700,7 @@ def plot_skill_effects(
         )
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", color=palette.GRID)
-    ax.legend(loc=BEST, fontsize="small", ncols=min(len(seats), 4))
+    ax.legend(loc=BEST, fontsize="small", ncols=min(len(seats) + 1, 5))
     set_title(ax, title)
     return ax
 
@@ -749,7 +753,14 @@ def plot_response(
     value); ``curve``: the same columns on a fine grid of x (empty: no curve). ``names``:
     labels of the x values (named lists).
     """
-    ax.axhspan(-margin_pp, margin_pp, color=palette.GRID, alpha=0.6, linewidth=0)
+    ax.axhspan(
+        -margin_pp,
+        margin_pp,
+        color=palette.GRID,
+        alpha=0.6,
+        linewidth=0,
+        label=f"fair within ±{margin_pp:g} pp",
+    )
     ax.axhline(0.0, color=palette.FAIR, linewidth=1.0, linestyle=":")
     seats = sorted(int(s) for s in points["seat"].unique())
     span = float(np.ptp(points["x"])) if len(points) else 1.0
@@ -787,9 +798,9 @@ def plot_response(
         ax.plot(x, est, linestyle="none", label=player_label(seat), **_seat_style(seat))
     _value_ticks(ax, points["x"].to_numpy(), names)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("win share minus fair share, pp")
+    ax.set_ylabel(SEAT_EFFECT_LABEL)
     ax.grid(axis="y", color=palette.GRID)
-    ax.legend(loc=BEST, fontsize="small", ncols=min(len(seats), 4))
+    ax.legend(loc=BEST, fontsize="small", ncols=min(len(seats) + 1, 5))
     return ax
 
 
