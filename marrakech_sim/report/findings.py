@@ -794,9 +794,28 @@ def family_note(findings: pd.DataFrame) -> str:
     )
 
 
+def common_model(findings: pd.DataFrame) -> str | None:
+    """The player model every finding holds among, when there is one and each sentence
+    names it ("among {model}"); else None."""
+    models = findings["model"].unique() if len(findings) else []
+    if len(models) != 1:
+        return None
+    phrase = f"among {models[0]}"
+    return str(models[0]) if all(phrase in str(s) for s in findings["sentence"]) else None
+
+
 def summary_lines(findings: pd.DataFrame) -> list[str]:
-    """The sentences, one per finding, in order."""
-    return [str(s) for s in findings["sentence"]]
+    """The sentences, one per finding, in order; where they all hold among one player
+    model (`common_model`), without it: the list says it once in front (findings.csv
+    keeps each sentence whole)."""
+    model = common_model(findings)
+    if model is None:
+        return [str(s) for s in findings["sentence"]]
+    phrase = f"among {model}"
+    return [
+        str(s).replace(f", {phrase}", "").replace(f" ({phrase})", "").replace(f" {phrase}", "")
+        for s in findings["sentence"]
+    ]
 
 
 def verdict_counts(findings: pd.DataFrame) -> dict[str, int]:
@@ -821,6 +840,7 @@ __all__ = [
     "MATTERS_PP",
     "Finding",
     "Test",
+    "common_model",
     "decide",
     "family",
     "family_note",

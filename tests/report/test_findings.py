@@ -355,3 +355,17 @@ def test_a_rule_set_named_for_its_players_is_not_given_them_twice() -> None:
     name gets its count."""
     assert findings.group_title("three_players", 3) == "three players"
     assert findings.group_title("orient_at_end", 4) == "orient at end, 4 players"
+
+
+def test_every_finding_names_a_common_player_model_once(table: pd.DataFrame) -> None:
+    """Findings that all hold among one player model are listed without it (the list says
+    it once in front); the sentences kept in findings.csv stay whole."""
+    model = findings.common_model(table)
+    assert model is not None
+    lines = findings.summary_lines(table)
+    assert len(lines) == len(table)
+    assert all(f"among {model}" not in line for line in lines)
+    assert all(f"among {model}" in s for s in table["sentence"])
+    mixed = pd.concat([table, table.iloc[[0]].assign(model="random players in every seat")])
+    assert findings.common_model(mixed) is None
+    assert findings.summary_lines(mixed) == [str(s) for s in mixed["sentence"]]

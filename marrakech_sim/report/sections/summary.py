@@ -36,6 +36,9 @@ class SummarySection(BaseSection):
             if glance:
                 summary.tables.append(glance)
             every.paragraphs.append(findings.family_note(table))
+            model = findings.common_model(table)
+            if model is not None:
+                every.paragraphs.append(f"Every finding below holds among {model}.")
             every.items += findings.summary_lines(table)
         else:
             summary.paragraphs.append(findings.player_model(rt))
