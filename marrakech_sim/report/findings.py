@@ -293,11 +293,9 @@ def _seat_sentence(
     `spread`: what the pooled line-ups hide (`lineup_spread`), said after the verdict."""
     group = _group_words(r.ruleset, int(r.players))
     if plain:
-        more = "more" if f.estimate >= 0 else "less"
         return (
-            f"{player(r.seat).capitalize()} wins {pct(r.share)} of {group} among {model} "
-            f"({abs(f.estimate):.1f} pp {more} than a fair {pct(fair)}): "
-            f"{VERDICT_WORDS[f.verdict]}."
+            f"{player(r.seat).capitalize()} wins {pct(r.share)} of {group} among {model}, "
+            f"against a fair {pct(fair)}: {_value(f)}; {VERDICT_WORDS[f.verdict]}."
         )
     return (
         f"Seat advantage ({group}, among {model}): {player(r.seat)} wins {pct(r.share)} "

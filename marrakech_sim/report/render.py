@@ -36,6 +36,8 @@ figcaption { font-style: italic; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 .meta { color: #444; }
 .findings li { margin: 0.4em 0; }
+details { margin: 0.5em 0 1.5em; }
+summary { font-weight: bold; cursor: pointer; }
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="meta">{{ subtitle }}</p>
@@ -49,15 +51,23 @@ caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 {% for name, caption in s.charts %}<figure role="img" aria-label="{{ caption }}">
 {{ images[name] | safe }}
 <figcaption>{{ caption }}</figcaption></figure>{% endfor %}
-{% for caption, header, body in s.tables %}<div class="scroll"><table>
+{% for caption, header, body in s.tables %}{% set long = body | length > open_rows %}
+{% if long %}<details><summary>{{ caption }} ({{ body | length }} rows: show)</summary>{% endif %}
+<div class="scroll"><table>
 <caption>{{ caption }}</caption>
 <thead><tr>{% for h in header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>{% for row in body %}
 <tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
+{% if long %}</details>{% endif %}
 {% endfor %}</section>
 {% endfor %}
 </body></html>
 """
+
+
+#: a table of more rows is folded in the HTML page (a click on its caption opens it), so
+#: that the findings and charts are not pushed pages down; every table is in its CSV too
+OPEN_ROWS = 12
 
 
 # what Markdown would read as markup in the report's text, each escaped with a backslash
@@ -95,7 +105,7 @@ def write_html(
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     images = {name: svg for name, (_, _, svg) in charts.items()}
     html = env.from_string(HTML_TEMPLATE).render(
-        title=title, subtitle=subtitle, sections=sections, images=images
+        title=title, subtitle=subtitle, sections=sections, images=images, open_rows=OPEN_ROWS
     )
     path.write_text(html, encoding="utf-8")
 

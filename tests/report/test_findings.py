@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -369,3 +370,13 @@ def test_every_finding_names_a_common_player_model_once(table: pd.DataFrame) -> 
     mixed = pd.concat([table, table.iloc[[0]].assign(model="random players in every seat")])
     assert findings.common_model(mixed) is None
     assert findings.summary_lines(mixed) == [str(s) for s in mixed["sentence"]]
+
+
+def test_every_headline_carries_its_interval_and_verdict(table: pd.DataFrame) -> None:
+    """The first screen's plain sentences give each estimate with the interval its verdict
+    is read off, as the full sentences do, and the verdict."""
+    heads = table["headline"].dropna()
+    assert len(heads)
+    for head, r in zip(heads, table.loc[heads.index].itertuples(), strict=True):
+        assert re.search(r"\[[-+]?[\d.]+, [-+]?[\d.]+\]", head), head
+        assert head.rstrip(".").endswith(findings.VERDICT_WORDS[r.verdict]), head

@@ -137,3 +137,24 @@ def test_screenshot_saved(page_report) -> None:
     assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     first = page.evaluate("() => document.querySelector('section h2').textContent")
     assert first == "Summary"
+
+
+def test_a_long_table_is_folded_and_opens_with_a_click(page_report) -> None:
+    """A table of more than OPEN_ROWS rows is folded under its caption (with its row
+    count), and a click on the caption shows it; a short table is shown as it is."""
+    from marrakech_sim.report.render import OPEN_ROWS
+
+    page, _, _, _ = page_report
+    folded = page.locator("details")
+    assert folded.count() >= 1
+    first = folded.first
+    rows = first.locator("tbody tr")
+    assert rows.count() > OPEN_ROWS
+    assert not rows.first.is_visible()
+    summary = first.locator("summary")
+    assert f"({rows.count()} rows: show)" in summary.inner_text()
+    summary.click()
+    assert rows.first.is_visible()
+    shown = page.locator("section > .scroll table")
+    assert shown.count() >= 1
+    assert all(shown.nth(i).locator("tbody tr").count() <= OPEN_ROWS for i in range(shown.count()))
