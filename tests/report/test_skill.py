@@ -422,3 +422,37 @@ def test_an_undecided_trend_names_the_games_for_power() -> None:
     assert line["verdict"] == "undecided" and line["n_games"] == 3 * 4000
     assert line["games_needed"] > line["n_games"]
     assert f"{round(line['games_needed'] - line['n_games']):,} more games" in line["sentence"]
+
+
+def test_a_mix_of_one_rule_set_points_to_the_per_level_comparisons(tmp_path: Path) -> None:
+    """Self-play under a base and a variant, and mixed games under the base alone (the
+    skill study with its decides run): the variant section has nothing to compare among
+    the mixed games and says where the rule sets are compared (per player model)."""
+    rulesets = {"standard": {}, "late": {"base": "standard", "orient_at_end": True}}
+    alone = play_run(
+        tmp_path / "alone",
+        {
+            "seed": 5,
+            "games_per_lineup": 120,
+            "rulesets": rulesets,
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "self_play"},
+        },
+    )
+    mixed = play_run(
+        tmp_path / "mixed",
+        {
+            "seed": 6,
+            "games_per_lineup": 120,
+            "rulesets": {"standard": {}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "lineups", "lineups": [["greedy", "random", "random", "random"]]},
+        },
+    )
+    build_report([alone, mixed], tmp_path / "report", rating_games=500, moves_games=50)
+    text = (tmp_path / "report" / "report.md").read_text()
+    variants = text[text.index(". Variant comparison") :]
+    variants = variants[: variants.index("\n## ")]
+    assert "only one rule set per player count: nothing to compare here" in variants
+    assert "compared per player model" in variants
+    assert len(pd.read_csv(tmp_path / "report" / "skill_variants.csv"))

@@ -561,7 +561,16 @@ class VariantSection(BaseSection):
             "degrees of freedom." + moves + base.pooled_levels(t)
         )
         if comp.empty:
-            s.paragraphs.append("Only one rule set per player count: nothing to compare.")
+            elsewhere = (
+                " The rule sets are compared per player model (a strategy in every seat) "
+                "in the section on balance per skill level or player model."
+                if len(or_empty(t.skill_variants))
+                else ""
+            )
+            s.paragraphs.append(
+                "Among the games between different strategies, only one rule set per player "
+                "count: nothing to compare here." + elsewhere
+            )
         else:
             s.charts += base.charted(chart_titles, "variants")
             s.add_table(
