@@ -93,6 +93,40 @@ def verdict_sentence(replay: Replay, margin: float, search: Search, level: float
     return text + f" ({low:.2f} to {high:.2f} pp over the root's {level:.0%} interval)"
 
 
+def in_short(result: TuneResult) -> list[str]:
+    """The tune's answer first: which tuned rule sets were confirmed fair, which were not,
+    and where one level's purses leave another level's play less fair than none."""
+    margin = result.config.margin_pp
+    fair = [f"{i.ruleset} at {i.level} {list(i.search.purses)}" for i in result.tuned]
+    fair = [f for f, i in zip(fair, result.tuned, strict=True) if i.confirmed.all_fair]
+    unfair = [
+        f"{i.ruleset} at {i.level} {list(i.search.purses)} (largest seat effect "
+        f"{i.confirmed.effects.worst_pp:.2f} pp)"
+        for i in result.tuned
+        if not i.confirmed.all_fair
+    ]
+    out = ["## In short", ""]
+    out.append(
+        f"- Confirmed fair within +-{margin:g} pp at every seat: "
+        + ("; ".join(fair) if fair else "none")
+        + "."
+    )
+    if unfair:
+        out.append("- Not shown fair: " + "; ".join(unfair) + ".")
+    for item in result.tuned:  # played at item.level: each level's purses, then untuned
+        untuned = item.replays[-1].effects.worst_pp
+        for other in item.replays:
+            if other.tuned_at in (None, item.level) or other.effects.worst_pp <= untuned:
+                continue
+            out.append(
+                f"- {item.ruleset}: the purses tuned for {other.tuned_at} players leave "
+                f"{item.level} play less fair than no compensation (largest seat effect "
+                f"{other.effects.worst_pp:.2f} pp against {untuned:.2f} pp untuned): a "
+                "compensation holds for the players it was tuned for."
+            )
+    return [*out, ""]
+
+
 def tune_markdown(result: TuneResult) -> str:
     """The report: compensation per level, the replay table, each search's path."""
     cfg = result.config
@@ -120,6 +154,7 @@ def tune_markdown(result: TuneResult) -> str:
         + f" The search path's intervals are at {_percent(plan.level)}. The confirmation plays "
         f"seeds disjoint from every seed of the search. {result.games:,} games in all.",
         "",
+        *in_short(result),
         "## Compensation per level",
         "",
         "| rule set | level | tuned purses | root (offsets of seats 2..k, interval) | "

@@ -285,3 +285,32 @@ def test_each_rule_set_to_paste_says_what_its_confirmation_showed(tiny: TuneResu
         else:
             worst = f"{item.confirmed.effects.worst_pp:.2f} pp"
             assert "NOT shown fair within +-" in comment and worst in comment
+
+
+def test_the_report_opens_with_what_the_tune_found(tiny: TuneResult) -> None:
+    """tune.md opens with its answer: the rule sets confirmed fair, those not shown fair
+    (with their largest seat effect), each as its confirmation decided."""
+    from marrakech_sim.design.tune_report import tune_markdown
+
+    text = tune_markdown(tiny)
+    short = text[text.index("## In short") : text.index("## Compensation per level")]
+    confirmed = short.splitlines()[2]
+    assert confirmed.startswith("- Confirmed fair within +-")
+    for item in tiny.tuned:
+        name = f"{item.ruleset} at {item.level} {list(item.search.purses)}"
+        if item.confirmed.all_fair:
+            assert name in confirmed
+        else:
+            assert name not in confirmed
+            assert f"{name} (largest seat effect {item.confirmed.effects.worst_pp:.2f} pp)" in short
+    # one level's purses that leave another level's play less fair than none are named
+    for item in tiny.tuned:
+        untuned = item.replays[-1].effects.worst_pp
+        for other in item.replays:
+            if other.tuned_at in (None, item.level):
+                continue
+            line = (
+                f"- {item.ruleset}: the purses tuned for {other.tuned_at} players leave "
+                f"{item.level} play less fair than no compensation"
+            )
+            assert (line in short) == (other.effects.worst_pp > untuned)
