@@ -414,10 +414,10 @@ def curve_verdicts(rt: ReportTables, matters_pp: float) -> pd.DataFrame:
 
 def _not_told_apart(source: pd.DataFrame, best: float) -> list[float]:
     """The swept values (best first, then in order) that the joint intervals do not show
-    less fair than `best`: those whose largest seat effect could be as small as best's
-    could be large, that is, where no seat's interval lies wholly further from 0 than
-    every seat's interval at `best` reaches. Values that play the very same games (a purse
-    nobody runs out of) are among them."""
+    less fair than `best`: those where no seat's interval lies wholly further from 0 than
+    every seat's interval at `best` reaches (their largest effect could be as small as
+    best's could be large). Values that play the very same games (a purse nobody runs out
+    of) are among them."""
     lo, hi = source["lo"].to_numpy(), source["hi"].to_numpy()
     least = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
     most = np.maximum(np.abs(lo), np.abs(hi))
@@ -467,6 +467,7 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
     where = _x_words(key, r.fairest_x, info)
     label = plots.player_label(r.largest_seat)
     seats = r.players
+    xs = _curve(info, r.base, r.level, r.series)["x"]
     if r.fitted:
         how = (
             "by the fitted curves (the lack-of-fit test does not reject the quadratic: "
@@ -476,7 +477,6 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
             f"points; between them it is the {'line' if r.values == 2 else 'quadratic'}'s "
             "reading)"
         )
-        xs = _curve(info, r.base, r.level, r.series)["x"]
         whole = r.fairest_lo <= xs.min() and r.fairest_hi >= xs.max()
         located = (
             " (the data do not locate it: its 95% interval spans the whole range)"
@@ -508,10 +508,6 @@ def _sentence(r: Any, metrics: pd.DataFrame, info: pd.DataFrame) -> str:
             f"{r.values} values)"
         )
         band = "joint interval"
-    xs = info.loc[
-        (info["base"] == r.base) & (info["level"] == r.level) & (info["series"] == r.series),
-        "x",
-    ]
     low, high = np.isclose(r.fairest_x, xs.min()), np.isclose(r.fairest_x, xs.max())
     if low or high:  # the fairest value may lie beyond the range
         edge = (
