@@ -48,7 +48,11 @@ class SummarySection(BaseSection):
 
 def glossary(options: ReportOptions) -> str:
     """The words the report uses, with the study's own margins (its [report] table)."""
-    margins = dict(options.margins)
+
+    def amount(metric: str, unit: str) -> str:
+        value = options.margin(metric)
+        return f"{value:g} {unit}" + ("" if value == 1 else "s")
+
     return (
         "Words used here. pp (percentage points): a difference of two percentages (26.7% "
         "against 25.0% is +1.7 pp). An interval [lo, hi]: the range the true value lies in "
@@ -57,9 +61,8 @@ def glossary(options: ReportOptions) -> str:
         "about 76% (in a 3- or 4-player rating, the chance of finishing ahead of the other "
         "in the same game). The margin: the size of an effect that matters to the design, "
         f"set by the study: {options.matters_pp:g} pp for a share, "
-        f"{margins.get('margin', 1.0):g} point of winning margin, "
-        f"{margins.get('turns', 1.0):g} turn of game length, "
-        f"{margins.get('elo', 20.0):g} Elo. Player 1 sits in the first seat (seat 0 in the "
+        f"{amount('margin', 'point')} of winning margin, {amount('turns', 'turn')} of game "
+        f"length, {options.margin('elo'):g} Elo. Player 1 sits in the first seat (seat 0 in the "
         "CSV tables). The verdicts: it matters (the interval lies beyond the margin), real "
         "but small (it excludes 0 but stays within the margin), negligible (it lies within "
         "the margin: an equivalence test), undecided (neither; the sentence says how many "
