@@ -480,23 +480,32 @@ def _sign_word(f: Finding, shown: str, words: tuple[str, str, str]) -> str:
 
 
 #: two rule sets whose shares of games with a value of the metric differ by more than
-#: this compare different sets of games: the finding says so
-SUBSET_GAP = 0.01
+#: this, and whose games do not pair, compare different sets of games: the finding says so
+SUBSET_GAP = 0.001
 
 
 def _subset_words(r: Any, noun: str, ruleset: str, baseline: str) -> str:
-    """Where the metric has a value in different shares of the two rule sets' games (the
-    margin of a 2-player game with a bankruptcy), what the difference compares; else ''."""
+    """Where the metric has a value in different games of the two rule sets (the margin
+    of a 2-player game with a bankruptcy), what the difference compares; else ''."""
     mine = float(getattr(r, "defined_share", math.nan))
     theirs = float(getattr(r, "defined_share_baseline", math.nan))
+    why = " (it needs two seats that finish)" if str(r.metric) == "margin" else ""
+    shares = (
+        f"{noun} has a value in {pct(mine, 1)} of the games of {ruleset} and "
+        f"{pct(theirs, 1)} of those of {baseline}{why}"
+    )
+    if bool(getattr(r, "common_only", False)):
+        return (
+            f" Note: {shares}; the games share their dice, so the difference is taken on "
+            f"the seeds where every game has a value under both ({count(r.n_games)} games): "
+            "the change the rule makes to the same games."
+        )
     if not abs(mine - theirs) > SUBSET_GAP:
         return ""
-    why = " (it needs two seats that finish)" if str(r.metric) == "margin" else ""
     return (
-        f" Note: {noun} has a value in {pct(mine, 1)} of the games of {ruleset} and "
-        f"{pct(theirs, 1)} of those of {baseline}{why}, so the difference compares different "
-        "sets of games: it mixes a change of the metric with a change of which games have it, "
-        "and is not the change the rule makes to the same games."
+        f" Note: {shares}, so the difference compares different sets of games: it mixes a "
+        "change of the metric with a change of which games have it, and is not the change "
+        "the rule makes to the same games."
     )
 
 

@@ -362,6 +362,7 @@ def compare_variants(
                     "n_blocks": int(alt["_cluster"].nunique()),
                     "defined_share_baseline": len(base) / games[baseline],
                     "defined_share": len(alt) / games[other],
+                    "common_only": False,  # every game's value, those that have one
                 }
             )
     return comparison_table(records, level)
@@ -392,6 +393,7 @@ COMPARISON_COLUMNS = [
     "variance_ratio",
     "defined_share_baseline",
     "defined_share",
+    "common_only",
 ]
 
 

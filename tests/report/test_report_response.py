@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from conftest import play_run
 from test_report_tables import documented
 
@@ -118,15 +119,18 @@ def test_per_value_measures_are_plain_means_of_the_games(sweep: tuple[Path, Path
     np.testing.assert_allclose(got["mean"].sort_index(), expected, rtol=1e-5)
 
 
-def test_a_margin_over_different_sets_of_games_is_said_so(sweep: tuple[Path, Path]) -> None:
-    """A 2-player game with a bankruptcy has no margin, so a poor purse's margin is the
-    mean over fewer games: variant_comparison says in what share of each rule set's games
-    the metric has a value at each level (counted here from the games), and the margin's
-    finding warns
-    that it compares different sets of games; a metric every game has carries no note."""
+def test_a_margin_over_different_sets_of_games_is_compared_on_the_same_games(
+    sweep: tuple[Path, Path],
+) -> None:
+    """A 2-player game with a bankruptcy has no margin, so a poor purse has a margin in
+    fewer games: skill_metric_variants says in what share of each rule set's games the
+    metric has a value (counted here from the games), and since the sweep's values share
+    their dice the margin's difference is taken on the seeds where every game has one
+    under both purses (recomputed here from the games with pandas), which the finding
+    says; a metric every game has is compared as it is."""
     run, report = sweep
     games, seats = _games(run)
-    per_game = stats.game_metrics(games, seats).merge(games[["game_id", "level"]])
+    per_game = stats.game_metrics(games, seats).merge(games[["game_id", "level", "seed"]])
     shares = per_game.groupby(["ruleset", "level"])["margin"].apply(lambda m: m.notna().mean())
     comp = pd.read_csv(report / "skill_metric_variants.csv")
     margin = comp.loc[comp["metric"] == "margin"]
@@ -134,15 +138,46 @@ def test_a_margin_over_different_sets_of_games_is_said_so(sweep: tuple[Path, Pat
     for r in margin.itertuples():
         assert r.defined_share == pytest.approx(shares[r.ruleset, r.level])
         assert r.defined_share_baseline == pytest.approx(shares[r.baseline, r.level])
+    assert not comp.loc[comp["metric"] == "turns", "common_only"].any()
     assert (comp.loc[comp["metric"] == "turns", ["defined_share"]] == 1.0).all().all()
-    found = pd.read_csv(report / "findings.csv")
-    uneven = margin.loc[(margin["defined_share"] - margin["defined_share_baseline"]).abs() > 0.01]
+    per_seed = per_game.groupby(["ruleset", "level", "seed"]).agg(
+        games=("margin", "size"), with_margin=("margin", "count"), total=("margin", "sum")
+    )
+    uneven = margin.loc[margin["common_only"]]
     assert len(uneven), "the poor 2-player purses should have bankruptcies"
-    notes = found.loc[found["sentence"].str.contains("compares different sets of games")]
-    assert len(notes) >= len(uneven)
+    for r in uneven.itertuples():
+        a, b = per_seed.loc[(r.ruleset, r.level)], per_seed.loc[(r.baseline, r.level)]
+        both = a.add_suffix("_a").join(b.add_suffix("_b"), how="inner")
+        both = both.loc[
+            (both["with_margin_a"] == both["games_a"]) & (both["with_margin_b"] == both["games_b"])
+        ]
+        want = both["total_a"].sum() / both["games_a"].sum()
+        want -= both["total_b"].sum() / both["games_b"].sum()
+        assert r.difference_value == pytest.approx(want, rel=1e-6)  # the CSV keeps 7 digits
+        assert (r.n_games, r.n_games_baseline) == (both["games_a"].sum(), both["games_b"].sum())
+        # its standard error: statsmodels' OLS of the margin on a variant dummy over those
+        # seeds' games, cluster-robust on the seed (its factor (N - 1) / (N - K) taken out)
+        if len(both) < 2:  # one seed has no spread to measure
+            assert np.isnan(r.se_value)
+            continue
+        keep = per_game.loc[
+            per_game["ruleset"].isin([r.ruleset, r.baseline])
+            & (per_game["level"] == r.level)
+            & per_game["seed"].isin(both.index)
+        ]
+        x = sm.add_constant((keep["ruleset"] == r.ruleset).astype(float).to_numpy())
+        y = keep["margin"].to_numpy(dtype=float)
+        fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": keep["seed"].to_numpy()})
+        se = float(fit.bse[1]) / np.sqrt((len(y) - 1) / (len(y) - 2))
+        assert r.se_value == pytest.approx(se, rel=1e-5, abs=1e-6)
+        assert r.df == len(both) - 1
+    found = pd.read_csv(report / "findings.csv")
+    notes = found.loc[found["sentence"].str.contains("the difference is taken on the seeds")]
+    assert len(notes) >= len(uneven.loc[uneven["ruleset"] != uneven["baseline"]]) > 0
     assert notes["sentence"].str.contains("the winning margin has a value in").all()
+    assert not found["sentence"].str.contains("compares different sets of games").any()
     lengths = found.loc[found["sentence"].str.contains("the game length is")]
-    assert len(lengths) and not lengths["sentence"].str.contains("different sets").any()
+    assert len(lengths) and not lengths["sentence"].str.contains("Note:").any()
 
 
 def test_one_sentence_and_one_chart_per_curve(sweep: tuple[Path, Path]) -> None:

@@ -458,6 +458,8 @@ def _differences(
         other = keyed.loc[(k, base, lvl, which)]
         cell = f"seat_{which}" if last == "seat" else str(which)
         res = paired(str(lvl), base, str(rs), cell) if paired is not None else None
+        games = (int(row["n_games"]), int(other["n_games"]))
+        common = False
         if res is None:
             diff = float(row[value] - other[value])
             error = float(np.hypot(row[se], other[se]))
@@ -467,6 +469,9 @@ def _differences(
             diff, error = scale * res["diff"], scale * res["se"]
             lo, hi = scale * res["lo"], scale * res["hi"]
             p, pairs, df = res["p_value"], int(res["paired"]), res["df"]
+            if res.get("common_only"):  # over the games with a value under both
+                common = True
+                games = (int(res["common_games"]), int(res["common_games_baseline"]))
         out.append(
             {
                 "players": int(k),
@@ -480,26 +485,27 @@ def _differences(
                 "lo" + unit: lo,
                 "hi" + unit: hi,
                 "p": p,
-                "n_games": int(row["n_games"]),
-                "n_games_baseline": int(other["n_games"]),
+                "n_games": games[0],
+                "n_games_baseline": games[1],
                 "paired": pairs,
                 "df": df,
             }
         )
         if last == "metric":  # in what share of each side's games the metric has a value
+            out[-1]["common_only"] = common
             for key, ruleset in (("defined_share", rs), ("defined_share_baseline", base)):
-                games = (k, ruleset, lvl, "turns")
+                lengths = (k, ruleset, lvl, "turns")
                 out[-1][key] = (
                     float(keyed.loc[(k, ruleset, lvl, which), "n_games"])
-                    / float(keyed.loc[games, "n_games"])
-                    if games in keyed.index
+                    / float(keyed.loc[lengths, "n_games"])
+                    if lengths in keyed.index
                     else float("nan")
                 )
     cols = ["players", "ruleset", "baseline", "level_index", "level", last]
     cols += [name + unit for name in ("difference", "se", "lo", "hi")]
     cols += ["p", "n_games", "n_games_baseline", "paired", "df"]
     if last == "metric":
-        cols += ["defined_share", "defined_share_baseline"]
+        cols += ["defined_share", "defined_share_baseline", "common_only"]
     return pd.DataFrame(out, columns=cols).sort_values(
         ["players", "ruleset", last, "level_index"], ignore_index=True
     )

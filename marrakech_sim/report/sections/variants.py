@@ -329,6 +329,51 @@ def _paired_squares(
     return float(row[0] or 0.0), int(row[1]), int(row[2])
 
 
+def _common_games(
+    con: duckdb.DuckDBPyConnection, table: str, cells: tuple[int, int], games: tuple[int, int]
+) -> tuple[dict[str, Any], dict[str, Any], float, int] | None:
+    """Where a metric has a value in different games of two paired cells (the margin of a
+    2-player game that one purse ends in a bankruptcy): the sums of block totals of both
+    (base, alt) over the clusters in which every game has a value under both, the sum of
+    psi_c^2 over them (``estimators.clustered_difference_from_clusters``) and their
+    number; None where every cluster both cells played has a value in as many games under
+    each (the metric is then compared on the same games as it is).
+
+    ``games``: the cells of the two rule sets' game lengths, which every game has."""
+    sides = {"b": (cells[0], games[0]), "a": (cells[1], games[1])}
+    cols = ", ".join(
+        f"sum(total) FILTER (WHERE cell = {int(m)}) AS y{s}, "
+        f"sum(n) FILTER (WHERE cell = {int(m)}) AS n{s}, "
+        f"sum(n) FILTER (WHERE cell = {int(g)}) AS g{s}"
+        for s, (m, g) in sides.items()
+    )
+    wanted = ", ".join(str(int(c)) for c in (*cells, *games))
+    per_key = f"SELECT key, {cols} FROM {table} WHERE cell IN ({wanted}) GROUP BY key"
+    uneven = con.execute(
+        f"SELECT count(*) FROM ({per_key}) WHERE gb IS NOT NULL AND ga IS NOT NULL "
+        "AND coalesce(nb, 0) <> coalesce(na, 0)"
+    ).fetchall()[0][0]
+    if not uneven:
+        return None
+    common = f"SELECT * FROM ({per_key}) WHERE nb = gb AND na = ga"
+    row = con.execute(
+        f"""SELECT sum(yb), sum(nb), sum(yb * yb), sum(yb * nb), sum(nb * nb),
+                   sum(ya), sum(na), sum(ya * ya), sum(ya * na), sum(na * na), count(*)
+            FROM ({common})"""
+    ).fetchall()[0]
+    keys = int(row[10])
+    sums = [
+        dict(zip(estimators.SUMS, [float(v or 0.0) for v in row[i : i + 5]] + [keys], strict=True))
+        for i in (0, 5)
+    ]
+    mean = [estimators.mean_from_sums(x) for x in sums]
+    squares = con.execute(
+        f"SELECT sum(power((ya - ? * na) / ? - (yb - ? * nb) / ?, 2)) FROM ({common})",
+        [mean[1], sums[1]["n"] or 1.0, mean[0], sums[0]["n"] or 1.0],
+    ).fetchall()[0][0]
+    return sums[0], sums[1], float(squares or 0.0), keys
+
+
 def difference(
     totals: MetricTotals,
     keyed: str | None,
@@ -339,11 +384,29 @@ def difference(
     """The mean of cell ``alt`` minus that of ``base`` (each a (ruleset, metric) key of
     ``totals``), ``estimators.clustered_difference``'s columns: blocks clustered by the
     keys of the table ``keyed`` (:func:`keyed_blocks`; None: each block alone), so blocks
-    of the two cells that share a seed (``common_seeds``) pair."""
+    of the two cells that share a seed (``common_seeds``) pair.
+
+    Paired, a metric that has a value in different games under the two rule sets (the
+    margin, where one of them ends more games in a bankruptcy) is compared on the seeds
+    where every game has one under both (`_common_games`): the change the rule makes to
+    the same games, not a change of which games have a value. The result then says so
+    (``common_only``) and gives those games (``common_games``, ``common_games_baseline``).
+    """
     pair = (totals.sums[base], totals.sums[alt])
     if keyed is None or totals.con is None:  # every block its own cluster
         return estimators.clustered_difference_from_sums(pair[0], pair[1], level)
     cells = (totals.cell_of[base], totals.cell_of[alt])
+    lengths = [totals.cell_of.get((side[0], "turns")) for side in (base, alt)]
+    if base[1] != "turns" and lengths[0] is not None and lengths[1] is not None:
+        common = _common_games(totals.con, keyed, cells, (lengths[0], lengths[1]))
+        if common is not None:
+            b, a, squares, keys = common
+            res = estimators.clustered_difference_from_clusters(b, a, squares, keys, keys, level)
+            return res | {
+                "common_only": True,
+                "common_games_baseline": b["n"],
+                "common_games": a["n"],
+            }
     squares, clusters, paired = _paired_squares(totals.con, keyed, cells, pair)
     return estimators.clustered_difference_from_clusters(
         pair[0], pair[1], squares, clusters, paired, level
@@ -381,8 +444,9 @@ def compare_rulesets(
                     "baseline": baseline,
                     "ruleset": other,
                     **res,
-                    "n_games_baseline": int(pair[0]["n"]),
-                    "n_games": int(pair[1]["n"]),
+                    "common_only": bool(res.get("common_only", False)),
+                    "n_games_baseline": int(res.get("common_games_baseline", pair[0]["n"])),
+                    "n_games": int(res.get("common_games", pair[1]["n"])),
                     "n_blocks_baseline": int(pair[0]["n_blocks"]),
                     "n_blocks": int(pair[1]["n_blocks"]),
                     "defined_share_baseline": _defined_share(totals, baseline, metric),
