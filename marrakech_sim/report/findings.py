@@ -172,7 +172,7 @@ def metric_decimals(lo: float, hi: float) -> int:
 def fmt_metric(x: float, unit: str, lo: float, hi: float) -> str:
     """A variant metric's value in its unit (metric_words), a share given as a fraction,
     to the decimals its interval [lo, hi] calls for: '+1.2 pp' or '+0.35 points'."""
-    return pp(100 * x) if unit == "pp" else f"{x:+.{metric_decimals(lo, hi)}f} {unit}"
+    return pp(100 * x) if unit == "pp" else f"{signed(x, metric_decimals(lo, hi))} {unit}"
 
 
 def span_metric(lo: float, hi: float, unit: str) -> str:
@@ -180,7 +180,7 @@ def span_metric(lo: float, hi: float, unit: str) -> str:
     if unit == "pp":
         return interval(100 * lo, 100 * hi)
     decimals = metric_decimals(lo, hi)
-    return interval(lo, hi, lambda v: f"{v:+.{decimals}f}")
+    return interval(lo, hi, lambda v: signed(v, decimals))
 
 
 def pp_interval(lo: float, hi: float, margin: float) -> str:
