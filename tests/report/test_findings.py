@@ -380,3 +380,37 @@ def test_every_headline_carries_its_interval_and_verdict(table: pd.DataFrame) ->
     for head, r in zip(heads, table.loc[heads.index].itertuples(), strict=True):
         assert re.search(r"\[[-+]?[\d.]+, [-+]?[\d.]+\]", head), head
         assert head.rstrip(".").endswith(findings.VERDICT_WORDS[r.verdict]), head
+
+
+def test_a_run_stopped_by_its_rule_says_so_in_the_summary(tmp_path: Path) -> None:
+    """A run that its SPRT stopped early (greedy wins nearly every game against random):
+    the summary gives the rule's decision as the run recorded it, and says that the
+    estimates are not corrected for the sequential stop; the appendix counts its games
+    against those planned, with thousands separators."""
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 3,
+            "games_per_lineup": 20_000,
+            "chunk_games": 256,
+            "rulesets": {"two": {"players": 2}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "lineups", "lineups": [["greedy", "random"]]},
+            "stopping": {
+                "rule": "sprt",
+                "quantity": "strategy_win_share",
+                "strategy": "greedy",
+                "ruleset": "two",
+                "p0": 0.5,
+                "p1": 0.6,
+            },
+        },
+    )
+    stopping = runfolder.read_manifest(run).stopping
+    assert stopping is not None and stopping["stopped"]
+    build_report([run], tmp_path / "report", rating_games=500, moves_games=50)
+    text = (tmp_path / "report" / "report.md").read_text()
+    summary = text[text.index("## Summary") : text.index("## Every finding")]
+    assert f"stopped early, by its stopping rule: {stopping['summary']}" in summary
+    assert "not corrected for the sequential stop" in summary
+    assert f"{stopping['games_in_run']:,} / 20,000" in text

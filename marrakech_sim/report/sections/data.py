@@ -394,7 +394,7 @@ class DataSection(BaseSection):
                 ("seed", lambda r: str(r.seed)),
                 (
                     "games played / planned",
-                    lambda r: f"{count(r.games)} / {r.games_planned}",
+                    lambda r: f"{count(r.games)} / {count(r.games_planned)}",
                 ),
                 ("error games", lambda r: count(r.error_games)),
                 ("blocks", lambda r: count(r.blocks)),

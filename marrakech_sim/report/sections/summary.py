@@ -6,10 +6,13 @@ The findings themselves (one corrected family of tests, their verdicts and sente
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, pp
+from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
 from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.run.config import ReportOptions
@@ -42,8 +45,23 @@ class SummarySection(BaseSection):
             every.items += findings.summary_lines(table)
         else:
             summary.paragraphs.append(findings.player_model(rt))
+        summary.paragraphs += [text for text in map(stopped_early, ctx.runs) if text]
         summary.paragraphs.append(glossary(rt.facts.report_options))
         return [summary, *([every] if every.items else [])]
+
+
+def stopped_early(run: RunInfo) -> str:
+    """What a run's stopping rule decided, and what that means for its estimates; '' for
+    a run without one, or one that played to its end."""
+    state = run.manifest.stopping
+    if not isinstance(state, Mapping) or not state.get("stopped"):
+        return ""
+    said = str(state.get("summary") or "its stopping rule decided")
+    return (
+        f"Run {run.run_id} stopped early, by its stopping rule: {said}. A test stopped on "
+        "its data overstates the effect a little; this report's estimates and intervals "
+        "from that run are not corrected for the sequential stop."
+    )
 
 
 def glossary(options: ReportOptions) -> str:
