@@ -77,8 +77,14 @@ def configure() -> None:
 
 
 def _marker(kind: str) -> Path | None:
+    """The file that records the kernels of `kind` compiled into this cache folder from
+    this copy of the package: numba files a kernel under its source file's folder, so the
+    same sources at another path (a second checkout) compile again, and say so."""
     folder = os.environ.get("NUMBA_CACHE_DIR")
-    return Path(folder) / f"compiled-{kind}" if folder else None
+    if not folder:
+        return None
+    here = hashlib.sha256(str(Path(__file__).resolve().parent).encode()).hexdigest()[:12]
+    return Path(folder) / f"compiled-{kind}-{here}"
 
 
 def compiled_before(kind: str) -> bool:

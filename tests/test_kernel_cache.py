@@ -128,3 +128,42 @@ def test_the_helper_writes_the_bytecode_an_import_did_not(tmp_path: Path) -> Non
     assert out == ["1", "1", "0"]  # one found, one written (not the broken one), none left
     cached = list((tmp_path / "__pycache__").glob("*.pyc"))
     assert [p.name.split(".")[0] for p in cached] == ["plain_module"]
+
+
+def test_a_second_copy_of_the_same_sources_says_it_compiles(tmp_path: Path) -> None:
+    """numba files a kernel under its source file's folder, so the same sources at another
+    path (a second checkout) compile their kernels again into the shared cache folder: the
+    record that a kind was compiled is this copy's, so the other copy says it compiles."""
+    import shutil
+
+    import marrakech_sim
+
+    other = tmp_path / "other"
+    shutil.copytree(
+        Path(marrakech_sim.__file__).parent,
+        other / "marrakech_sim",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    code = (
+        "from marrakech_sim import kernel_cache as c\n"
+        "print(c.compiled_before('loop'))\n"
+        "c.mark_compiled('loop')\n"
+        "print(c.compiled_before('loop'))"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(where: Path | None) -> list[str]:
+        paths = {"PYTHONPATH": str(where)} if where else {}
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**env, **paths},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.split()
+
+    assert run(None) == ["False", "True"]  # this copy: nothing recorded, then recorded
+    assert run(None) == ["True", "True"]
+    assert run(other) == ["False", "True"]  # the other copy compiles into the same folder
