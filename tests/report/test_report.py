@@ -713,5 +713,5 @@ def test_power_sizes_each_claim_for_the_studys_margin_in_pp(built) -> None:
         assert p.estimate == pytest.approx((100 if share else 1) * c.diff)
         margin = ReportOptions().matters_pp if share else MARGINS[c.metric]
         assert p.target_effect == margin
-    seats = power.loc[power["claim"].str.startswith("seat 0 share")]
+    seats = power.loc[power["claim"].str.startswith("player 1's share")]
     assert (seats["target_effect"] == ReportOptions().matters_pp).all()

@@ -37,7 +37,9 @@ def power_table(out: ReportTables) -> pd.DataFrame:
             claims.append(
                 {
                     "section": "seat advantage",
-                    "claim": f"seat 0 share minus 1/{r.players} ({r.ruleset}, {r.players} players)",
+                    "claim": (
+                        f"player 1's share minus 1/{r.players} ({r.ruleset}, {r.players} players)"
+                    ),
                     "unit": "pp",
                     "estimate": r.effect_pp,
                     "lo": r.effect_lo_pp,
@@ -184,7 +186,7 @@ class PowerSection(BaseSection):
             )
         if t.plan is not None:
             s.add_table(
-                "Games needed to detect a 1 pp seat-0 advantage (alpha 0.05, power 0.8)",
+                "Games needed to detect a 1 pp advantage of player 1 (alpha 0.05, power 0.8)",
                 t.plan,
                 [
                     PLAYERS,

@@ -248,7 +248,7 @@ class RatingSection(BaseSection):
                     rating_columns[2:],
                 )
             s.add_table(
-                "Seat effects per rule set (log-strength over seat 0)",
+                "Seat effects per rule set (log-strength over player 1's seat)",
                 t.seat_effects,
                 [
                     ("rule set", lambda r: str(getattr(r, "ruleset", ""))),

@@ -611,7 +611,7 @@ class VariantSection(BaseSection):
             else " No moves table: no lead changes, comebacks or turn decided."
         )
         s.paragraphs.append(
-            "Per rule set, the mean of each per-game metric (seat_advantage: seat 0's win "
+            "Per rule set, the mean of each per-game metric (seat_advantage: player 1's win "
             "share minus "
             "1/players; margin: winner's score minus runner-up's; bankrupt: any seat went out; "
             "comeback: a winner was behind after half the turns; decided_turn: the turn from which "
