@@ -183,6 +183,14 @@ def span_metric(lo: float, hi: float, unit: str) -> str:
     return interval(lo, hi, lambda v: signed(v, decimals))
 
 
+def verdict_label(verdict: str, lo: float, hi: float) -> str:
+    """A verdict as a table cell: 'undecided' whose interval excludes 0 is a real effect
+    of undecided size ('real, size undecided'), as its sentence says."""
+    if verdict == "undecided" and (lo > 0 or hi < 0):
+        return "real, size undecided"
+    return verdict
+
+
 def pp_interval(lo: float, hi: float, margin: float) -> str:
     """An interval in pp, to one decimal, or as many more (up to four) as an end needs not
     to round onto the margin it is judged against ([+0.50, +1.02], not [+0.5, +1.0], for

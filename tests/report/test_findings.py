@@ -414,3 +414,12 @@ def test_a_run_stopped_by_its_rule_says_so_in_the_summary(tmp_path: Path) -> Non
     assert f"stopped early, by its stopping rule: {stopping['summary']}" in summary
     assert "not corrected for the sequential stop" in summary
     assert f"{stopping['games_in_run']:,} / 20,000" in text
+
+
+def test_an_undecided_verdict_whose_interval_excludes_0_is_labelled_real() -> None:
+    """In a table the verdict 'undecided' of an interval that excludes 0 reads 'real, size
+    undecided', as its sentence says; one that spans 0 stays 'undecided'."""
+    assert findings.verdict_label("undecided", 0.5, 1.02) == "real, size undecided"
+    assert findings.verdict_label("undecided", -2.8, -0.999) == "real, size undecided"
+    assert findings.verdict_label("undecided", -0.5, 1.2) == "undecided"
+    assert findings.verdict_label("matters", 1.5, 2.0) == "matters"

@@ -327,7 +327,8 @@ def test_at_a_glance_equals_the_tables(built, report_tables) -> None:
         top = seats.loc[seats["ruleset"] == ruleset]
         top = top.loc[top["estimate"].abs().idxmax()]
         assert row[2].startswith(f"{str(top.subject).capitalize()} {fmt.pp(top.estimate)}")
-        assert row[2].endswith(f"({top.verdict})")
+        real = top.verdict == "undecided" and (top.lo > 0 or top.hi < 0)
+        assert row[2].endswith("(real, size undecided)" if real else f"({top.verdict})")
         # the fixture's moves are synthetic score paths, not games: none replays
         assert row[7] == "n/a"
     choices = pd.read_csv(built.folder / "choices.csv")

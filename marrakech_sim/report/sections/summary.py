@@ -83,7 +83,8 @@ def glossary(options: ReportOptions) -> str:
         f"length, {options.margin('elo'):g} Elo. Player 1 sits in the first seat (seat 0 in the "
         "CSV tables). The verdicts: it matters (the interval lies beyond the margin), real "
         "but small (it excludes 0 but stays within the margin), negligible (it lies within "
-        "the margin: an equivalence test), undecided (neither; the sentence says how many "
+        "the margin: an equivalence test), undecided (neither; where the interval excludes "
+        "0 the effect is real and only its size is undecided; the sentence says how many "
         "more games would give the power to decide it, where its data can tell)."
     )
 
@@ -107,7 +108,8 @@ def at_a_glance(rt: ReportTables) -> Table | None:
         top = part.loc[part["estimate"].abs().idxmax()]
         gap = (
             f"{str(top.subject).capitalize()} {pp(top.estimate)} "
-            f"{findings.pp_interval(top.lo, top.hi, top.margin)} ({top.verdict})"
+            f"{findings.pp_interval(top.lo, top.hi, top.margin)} "
+            f"({findings.verdict_label(top.verdict, top.lo, top.hi)})"
         )
 
         def metric(name: str, unit: str, scale: float = 1.0, ruleset: str = ruleset) -> str:
