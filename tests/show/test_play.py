@@ -267,7 +267,7 @@ def test_warm_up_plays_the_built_in_opponents_once_per_kernel_cache(
     warm_up(Rules(players=3), [StrategySpec.of("expert"), sleeps], said.append)
     assert len(said) == 1 and "compiling the kernels of expert, greedy" in said[0]
     assert "once per installation" in said[0]
-    markers = sorted(p.name for p in cache.iterdir())
+    markers = sorted(p.name.rsplit("-", 1)[0] for p in cache.iterdir())  # less the copy's
     assert markers == [
         "compiled-play-marrakech_sim.strategies.expert.ExpertStrategy",
         "compiled-play-marrakech_sim.strategies.greedy.GreedyStrategy",
