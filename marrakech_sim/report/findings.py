@@ -183,12 +183,17 @@ def span_metric(lo: float, hi: float, unit: str) -> str:
     return interval(lo, hi, lambda v: signed(v, decimals))
 
 
+def real_but_undecided(verdict: str, lo: float, hi: float) -> bool:
+    """An undecided verdict whose interval (of some width) excludes 0 but crosses the
+    margin: the effect is real, its size is what is undecided."""
+    spread = math.isfinite(lo) and math.isfinite(hi) and lo < hi
+    return verdict == "undecided" and spread and (lo > 0 or hi < 0)
+
+
 def verdict_label(verdict: str, lo: float, hi: float) -> str:
-    """A verdict as a table cell: 'undecided' whose interval excludes 0 is a real effect
-    of undecided size ('real, size undecided'), as its sentence says."""
-    if verdict == "undecided" and (lo > 0 or hi < 0):
-        return "real, size undecided"
-    return verdict
+    """A verdict as a table cell: 'real, size undecided' where `real_but_undecided`, as
+    its sentence says."""
+    return "real, size undecided" if real_but_undecided(verdict, lo, hi) else verdict
 
 
 def pp_interval(lo: float, hi: float, margin: float) -> str:
@@ -242,16 +247,15 @@ def tail(f: Finding) -> str:
             "dice, gave the same value), so their interval cannot bound the effect; more "
             "games are needed."
         )
-    # an interval that excludes 0 but crosses the margin: the effect is real, its size
-    # against the margin is what is undecided
+    real = real_but_undecided(f.verdict, f.lo, f.hi)
     head = (
-        "Undecided:"
-        if f.lo <= 0 <= f.hi
-        else f"Real, but undecided in size: the interval excludes 0 and crosses {band};"
+        f"Real, but undecided in size: the interval excludes 0 and crosses {band};"
+        if real
+        else "Undecided:"
     )
     if math.isfinite(f.games_needed) and f.games_needed > f.n_games:
         more = f.games_needed - f.n_games
-        if f.lo <= 0 <= f.hi:
+        if not real:
             return (
                 f"{head} about {count(more)} more games ({count(f.games_needed)} in all) "
                 f"would give 80% power at the family's level to show a zero effect "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -423,3 +424,33 @@ def test_an_undecided_verdict_whose_interval_excludes_0_is_labelled_real() -> No
     assert findings.verdict_label("undecided", -2.8, -0.999) == "real, size undecided"
     assert findings.verdict_label("undecided", -0.5, 1.2) == "undecided"
     assert findings.verdict_label("matters", 1.5, 2.0) == "matters"
+
+
+def test_no_interval_or_no_spread_is_never_called_real() -> None:
+    """An interval that is missing (one block) or has no width decides nothing: its sentence
+    and its table label do not call the effect real."""
+    base = findings.Finding(
+        "seat",
+        "two",
+        2,
+        "the mix",
+        "player 1",
+        "",
+        "",
+        "undecided",
+        2.0,
+        float("nan"),
+        float("nan"),
+        "pp",
+        1.0,
+        100,
+        float("nan"),
+        1,
+        0.95,
+    )
+    for lo, hi in ((float("nan"), float("nan")), (2.0, 2.0)):
+        f = replace(base, lo=lo, hi=hi)
+        assert not findings.tail(f).startswith("Real"), findings.tail(f)
+        assert findings.verdict_label(f.verdict, lo, hi) == "undecided"
+    real = replace(base, lo=0.5, hi=3.0, games_needed=500.0)
+    assert findings.tail(real).startswith("Real, but undecided in size")
