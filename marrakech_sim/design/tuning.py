@@ -52,7 +52,7 @@ from marrakech_sim.design.tune import (
     seed_for,
 )
 from marrakech_sim.errors import ConfigError, RunFolderError
-from marrakech_sim.files import read_toml
+from marrakech_sim.files import read_toml, write_atomic
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.runner import resume_run, run_study
@@ -339,9 +339,7 @@ def _fix_margin(out: Path, config: TuneConfig) -> None:
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"margin_pp": config.margin_pp}))
-    tmp.replace(path)
+    write_atomic(path, json.dumps({"margin_pp": config.margin_pp}))
 
 
 def _evaluator(
