@@ -397,7 +397,13 @@ def difference(
         return estimators.clustered_difference_from_sums(pair[0], pair[1], level)
     cells = (totals.cell_of[base], totals.cell_of[alt])
     lengths = [totals.cell_of.get((side[0], "turns")) for side in (base, alt)]
-    if base[1] != "turns" and lengths[0] is not None and lengths[1] is not None:
+    # every game of both has a value (a seat's share, the game length): nothing to restrict
+    every = all(
+        (side[0], "turns") in totals.sums
+        and totals.sums[side]["n"] == totals.sums[(side[0], "turns")]["n"]
+        for side in (base, alt)
+    )
+    if not every and lengths[0] is not None and lengths[1] is not None:
         common = _common_games(totals.con, keyed, cells, (lengths[0], lengths[1]))
         if common is not None:
             b, a, squares, keys = common
