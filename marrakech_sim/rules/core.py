@@ -846,9 +846,18 @@ def apply_legal(s, action):
 
 
 @njit(cache=True, _nrt=False)
-def k_apply(s, action):
+def _compiled_apply(s, action):
     """apply_action as an ordinary compiled function (see apply_action)."""
     return apply_action(s, action)
+
+
+@njit(cache=True, inline="always")
+def k_apply(s, action):
+    """apply_action as an ordinary compiled function, for every caller the same: the
+    action goes over as an int64. numba compiles a kernel once per argument types, and
+    a constant is a type of its own (`Literal[int](-1)`), so a caller passing -1, an
+    int32 or an int64 would each compile the rules again (about 10 s each, cold)."""
+    return _compiled_apply(s, np.int64(action))
 
 
 @njit(cache=True, _nrt=False)

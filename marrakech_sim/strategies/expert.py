@@ -774,7 +774,8 @@ def other_turned_as_greedy(s, memory):
     placement of mine stored, or that rotation did not set the mover's own walk)."""
     if memory[M_FLAGS] & PLACED == 0:
         return -1
-    c = memory[M_STATE:].copy()  # the other seat's turn starts
+    # the other seat's turn starts; as int32, the state's own type (one compiled k_apply)
+    c = memory[M_STATE:].astype(np.int32)
     draw_first_colour(c)  # its rug's colour moves neither Assam nor dirhams
     if c[k.PHASE_] != k.PHASE_ORIENT or k_next_walker(c) != c[k.SEAT_]:
         return -1
@@ -837,8 +838,9 @@ def expert_placement(s, budget, width, look, rng, memory):
     if remembers(s, budget):
         options = np.empty(16, np.int64)
         k.legal_placements(s, options)
-        memory[M_STATE:] = s
-        k.k_apply(memory[M_STATE:], options[chosen])
+        after = s.copy()  # applied in the state's own type (one compiled k_apply)
+        k.k_apply(after, options[chosen])
+        memory[M_STATE:] = after
         memory[M_FLAGS] |= PLACED
     return chosen
 
