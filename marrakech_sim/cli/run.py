@@ -97,6 +97,7 @@ class _Progress:
         self.totals: LiveTotals | None = None
         self.stopping: dict[str, Any] | None = None
         self.line_due = False  # a plain progress line was printed: its table follows
+        self.unprinted: tuple[int, int, float, int] | None = None  # a report not yet a line
 
     def rate(self, done: int, seconds: float) -> float:
         """Games per second this session (a resumed run's earlier games not counted)."""
@@ -113,9 +114,10 @@ class _Progress:
         if self.base is None:
             # the first report: no games/s yet (it would count the workers' start)
             self.base = (done, seconds)
+        if not self.terminal:
+            self.unprinted = (done, planned, seconds, faults)  # close() prints it if held back
         if done < planned and seconds - self.base[1] < 1.0:
             return  # games/s not measured over a second yet
-        left = (planned - done) / rate if rate > 0 else math.inf
         if self.terminal:
             self._draw(done, planned, rate, faults)
             return
@@ -124,6 +126,13 @@ class _Progress:
             return
         self.last = now
         self.line_due = True
+        self._line(done, planned, seconds, faults)
+
+    def _line(self, done: int, planned: int, seconds: float, faults: int) -> None:
+        """The plain progress line of one report."""
+        self.unprinted = None
+        rate = self.rate(done, seconds)
+        left = (planned - done) / rate if rate > 0 else math.inf
         click.echo(
             f"progress: {done:,} / {planned:,} games ({done / max(planned, 1):.1%}), "
             f"{rate:,.0f} games/s, elapsed {_clock(seconds)}, left {_clock(left)}, "
@@ -184,7 +193,14 @@ class _Progress:
         self.bar.update(self.task, completed=done, total=planned, rate=rate, faults=faults)
 
     def close(self) -> None:
-        """Stop the bar and the table (leaving their last state on screen)."""
+        """Stop the bar and the table (leaving their last state on screen); off a terminal,
+        print the last report's line when the period held it back (a run that ended
+        before its plan: its stopping rule decided, or it was stopped)."""
+        if self.unprinted is not None:
+            self._line(*self.unprinted)
+            if self.totals is not None:
+                for line in live_lines(self.totals.rows(), self.stopping):
+                    click.echo(line, err=True)
         if self.live is not None:
             self.live.refresh()
             self.live.stop()

@@ -261,3 +261,19 @@ def test_the_live_line_of_an_sprt_without_an_llr_says_why() -> None:
     assert shown == (
         "SPRT on seat_win_share: LLR +1.50 (bounds -2.90, +2.90), estimate 26.00% after 8,192 games"
     )
+
+
+def test_a_run_its_rule_stopped_ends_with_its_line_off_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Off a terminal, a run that its stopping rule ends before its plan still prints its
+    last state (games played, and the rule's decision), though the period held it back."""
+    progress = _Progress(every=3600.0, terminal=False)
+    play_run(tmp_path / "run", _mixed({**SPRT, "min_games": 200}), 0, progress)
+    progress.close()  # as the command does when the run returns
+    err = capsys.readouterr().err.splitlines()
+    last = [line for line in err if line.startswith("progress: ")][-1]
+    assert re.match(r"progress: [\d,]+ / 1,200 games \(\d+\.\d%\)", last), last
+    assert not last.startswith("progress: 1,200 ")  # the rule stopped it early
+    rule = err[-1]
+    assert rule.startswith("live: SPRT on strategy_win_share: LLR ") and "stop: accept H1" in rule
