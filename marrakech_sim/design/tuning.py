@@ -52,7 +52,7 @@ from marrakech_sim.design.tune import (
     seed_for,
 )
 from marrakech_sim.errors import ConfigError, RunFolderError
-from marrakech_sim.files import read_toml, write_atomic
+from marrakech_sim.files import read_toml, write_atomic, writing
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.run.config import Study, study_from_dict
 from marrakech_sim.run.runner import resume_run, run_study
@@ -291,9 +291,7 @@ def _claim(out: Path, config: TuneConfig) -> None:
             )
         return
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".{CONFIG_FILE}.tmp"
-    tmp.write_text(json.dumps(mine, sort_keys=True, indent=1))
-    tmp.replace(path)
+    write_atomic(path, json.dumps(mine, sort_keys=True, indent=1))
 
 
 def _difference(there: dict[str, Any], here: dict[str, Any], prefix: str = "") -> str:
@@ -386,13 +384,11 @@ def _evaluator(
             effects.append(effects_from_blocks(tuple(p), y, n))
         seeds = np.unique(run.games["seed"].to_numpy(dtype=np.uint64))
         folder.mkdir(parents=True, exist_ok=True)
-        np.save(folder / f".{seed}.seeds.npy", seeds)
-        (folder / f".{seed}.seeds.npy").replace(folder / f"{seed}.seeds.npy")
-        tmp = folder / f".{seed}.json.tmp"
-        tmp.write_text(
-            json.dumps({"games": games, "effects": [e.to_dict() for e in effects]}, indent=1)
+        with writing(folder / f"{seed}.seeds.npy") as tmp:
+            np.save(tmp, seeds)
+        write_atomic(
+            kept, json.dumps({"games": games, "effects": [e.to_dict() for e in effects]}, indent=1)
         )
-        tmp.replace(kept)
         if not keep_games:
             shutil.rmtree(run_dir)
         return effects
