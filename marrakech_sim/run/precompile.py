@@ -2,8 +2,9 @@
 
 On a fresh installation a run's warm-up compiles the whole-game loop for a minute or
 more on one core. Meanwhile a helper process compiles, on another core, the kernels the
-run and its report need next: the Parquet encoder's (`runfolder.warm_up_writer`) and the
-rules API's that the report replays games with (`GameState`). It compiles into a folder of
+run and its report need next: the Parquet encoder's (`runfolder.warm_up_writer`), the
+rules API's (`GameState`) and the replay loop's (`play.turns.replay_moves`), with which the
+report makes the records of its notable games. It compiles into a folder of
 its own (numba's cache files are not safe to write from two processes at once), merged
 into the kernel cache (`kernel_cache.merge`) once the loop is compiled. Then it writes
 the bytecode (.pyc) of every module this process and it imported that has none: README
@@ -103,24 +104,31 @@ class Helper:
 
 
 def needed() -> bool:
-    """Whether the kernel cache lacks the helper's kernels (one of each of its two kinds)."""
+    """Whether the kernel cache lacks the helper's kernels (one of each of its kinds)."""
+    from marrakech_sim.play import turns
     from marrakech_sim.rules import core
     from marrakech_sim.runfolder import columns
 
-    return not (kernel_cache.holds(columns.value_range) and kernel_cache.holds(core.k_step))
+    kernels = (columns.value_range, core.k_step, turns.replay_moves)
+    return not all(kernel_cache.holds(kernel) for kernel in kernels)
 
 
 def compile_kernels() -> None:
-    """The helper's kernels: the encoder's, then the rules API's (one game played
-    through GameState, as the report's replays play it)."""
+    """The helper's kernels: the encoder's, the rules API's (one game played through
+    GameState, as the report's replays play it), then the replay loop's."""
+    import numpy as np
+
     from marrakech_sim import runfolder
-    from marrakech_sim.rules import GameState
+    from marrakech_sim.play import turns
+    from marrakech_sim.rules import GameState, Rules
 
     runfolder.warm_up_writer()
     state = GameState.start()
     while not state.is_over:
         state = state.apply(state.legal_actions()[0])
     state.outcome()
+    rules = Rules()
+    turns.replay_rows(rules, np.zeros((0, turns.move_columns(rules.players)), np.int32))
 
 
 def without_bytecode() -> list[str]:
