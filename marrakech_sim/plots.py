@@ -841,7 +841,23 @@ def plot_response_metric(
         linewidth=1.0,
     )
     _value_ticks(ax, part["x"].to_numpy(), names)
+    _at_least_span(ax, METRIC_MIN_SPAN)
     ax.tick_params(labelsize="small")
     ax.grid(axis="y", color=palette.GRID)
     ax.set_title(ylabel, fontsize="small")
     return ax
+
+
+#: a measure's panel spans at least this share of its largest value: a game 0.4 turns
+#: longer in 48 is drawn as the 1% it is, not from the panel's foot to its top
+METRIC_MIN_SPAN = 0.1
+
+
+def _at_least_span(ax: Axes, share: float) -> None:
+    """Widen the y axis about its middle to `share` of its largest absolute value where
+    the autoscaled one is narrower (so a measure that is never negative stays above 0)."""
+    lo, hi = ax.get_ylim()
+    need = share * max(abs(lo), abs(hi))
+    if hi - lo < need:
+        middle = (lo + hi) / 2
+        ax.set_ylim(middle - need / 2, middle + need / 2)

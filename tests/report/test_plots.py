@@ -417,3 +417,28 @@ def test_skill_chart_without_two_measured_levels_keeps_the_declared_order() -> N
     where = plots.skill_positions(_levels(["a", "b"]), strength)
     assert where["x"].tolist() == [0.0, 1.0] and not where["elo_axis"].any()
     assert plots.skill_positions(_levels(["a", "b"]), None)["x"].tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("means", "spread", "least"),
+    [
+        ([47.6, 48.0, 48.0], 0.01, 4.8),  # a 1% change is not drawn over the whole panel
+        ([6.0, 5.9, 6.1], 0.05, 0.6),
+        ([0.251, 0.012, 0.0], 0.005, 0.25),  # a span wide enough is left as drawn
+    ],
+)
+def test_a_measures_panel_spans_at_least_a_tenth_of_its_values(
+    means: list[float], spread: float, least: float
+) -> None:
+    """A sweep's side panel does not magnify a change that is small beside the measure:
+    its y axis spans at least plots.METRIC_MIN_SPAN of its largest value."""
+    mean = np.array(means)
+    table = pd.DataFrame(
+        {"x": [10, 20, 30], "mean": mean, "lo": mean - spread, "hi": mean + spread}
+    )
+    ax = plots.new_figure().add_subplot()
+    plots.plot_response_metric(table, ax, "game length (turns)")
+    lo, hi = ax.get_ylim()
+    assert hi - lo >= least - 1e-12
+    assert lo <= (mean - spread).min() and hi >= (mean + spread).max()
+    assert hi - lo < 2 * least  # widened no more than it needs
