@@ -149,13 +149,14 @@ def _copy_seats(s, at, p, out):
 def record_turn(s, action, moves):
     """Apply `action` and record it in its turn's row; return the new phase or ERR_*.
 
-    Inlined into the whole-game loop; Python code and the replay loop (`replay_moves`)
-    call `k_record`.
+    For Python code (`k_record`) and the replay loop: the rules are called (`k_apply`, the
+    one compiled form of them that the API, the expert and perft share), not inlined
+    again. The whole-game loop inlines `record_legal_turn`.
     """
     phase = s[k.PHASE_]
     turn = s[k.TURN_]
     seat = s[k.SEAT_]
-    result = k.apply_action(s, action)
+    result = k.k_apply(s, action)
     if result < 0:
         return result
     _write_row(s, phase, turn, seat, action, moves)
@@ -214,8 +215,8 @@ def _write_row(s, phase, turn, seat, action, moves):
 @njit(cache=True, _nrt=False)
 def k_record(s, action, moves):
     """record_turn as an ordinary compiled function: the Python loop's steps and the replay
-    loop call it, so the rules are inlined into as few functions as possible (compile
-    time: the replay loop inlining them compiled for 13 s more, and replayed no faster)."""
+    loop call it (the replay loop inlining the rules compiled 13 s more, and replayed no
+    faster)."""
     return record_turn(s, action, moves)
 
 

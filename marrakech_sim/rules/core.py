@@ -39,8 +39,9 @@ when it is not inlined, and every call passes each array as seven machine words,
 helpers below are `inline="always"` (numba inlines them into each caller), and so are the
 two kernels of every turn, `apply_action` and `legal_placement_mask`: the compiled game
 loop then keeps the state's offsets in registers across a whole turn. numba's inlining
-is slow to compile, so these are inlined into few functions (`k_apply`, `k_step`,
-`turns.k_record` and the compiled loop); everyone else calls those ordinary kernels.
+is slow to compile (about 10 s for each function the rules are inlined into), so
+`apply_action` is inlined into the compiled loops and into one ordinary kernel,
+`k_apply`, which everyone else calls (`k_step`, `turns.k_record`, the expert, perft).
 Kernels that allocate nothing are compiled with `_nrt=False` (numba's runtime off):
 they then do no reference counting at all, whose atomic increments were half the time
 of a whole game. numba passes this flag
@@ -865,9 +866,10 @@ def k_step(s, action):
     """k_apply for the Python face: the new phase + 8 * legal_placement_mask when placing.
 
     Handing the placement mask back with the phase saves the Python API one call into
-    the compiled core per turn.
+    the compiled core per turn. The rules are called (`k_apply`), not inlined again: one
+    compiled form of them serves the API, the Python loop, the replay and the expert.
     """
-    phase = apply_action(s, action)
+    phase = k_apply(s, action)
     if phase == PHASE_PLACE:
         return phase + 8 * legal_placement_mask(s)
     return phase
