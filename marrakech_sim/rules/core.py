@@ -854,8 +854,8 @@ def _compiled_apply(s, action):
 
 @njit(cache=True, inline="always")
 def k_apply(s, action):
-    """apply_action as an ordinary compiled function, for every caller the same: the
-    action goes over as an int64. numba compiles a kernel once per argument types, and
+    """apply_action through one ordinary compiled function, the same for every caller:
+    the action goes over as an int64. numba compiles a kernel once per argument types, and
     a constant is a type of its own (`Literal[int](-1)`), so a caller passing -1, an
     int32 or an int64 would each compile the rules again (about 10 s each, cold)."""
     return _compiled_apply(s, np.int64(action))
