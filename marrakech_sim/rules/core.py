@@ -847,8 +847,9 @@ def apply_legal(s, action):
 
 
 @njit(cache=True, _nrt=False)
-def _compiled_apply(s, action):
-    """apply_action as an ordinary compiled function (see apply_action)."""
+def k_apply_int64(s, action):
+    """apply_action as an ordinary compiled function (see apply_action), for an int64
+    action: called through `k_apply`, which makes it one."""
     return apply_action(s, action)
 
 
@@ -858,7 +859,7 @@ def k_apply(s, action):
     the action goes over as an int64. numba compiles a kernel once per argument types, and
     a constant is a type of its own (`Literal[int](-1)`), so a caller passing -1, an
     int32 or an int64 would each compile the rules again (about 10 s each, cold)."""
-    return _compiled_apply(s, np.int64(action))
+    return k_apply_int64(s, np.int64(action))
 
 
 @njit(cache=True, _nrt=False)

@@ -20,6 +20,7 @@ from marrakech_sim.play.strategy import StrategySpec, describe, registered
 from marrakech_sim.play.view import GameView
 from marrakech_sim.rules import core as k
 from marrakech_sim.rules.options import COLOUR_LETTERS, Rules
+from marrakech_sim.rules.perft import perft
 from marrakech_sim.rules.state import GameState
 from marrakech_sim.strategies.expert import (
     ENDGAME_ROUNDS,
@@ -75,6 +76,22 @@ def test_expert_is_deterministic_by_seed() -> None:
     assert all(g.error is None for g in games)
     np.testing.assert_array_equal(games[0].moves, games[1].moves)
     assert not np.array_equal(games[0].moves, games[2].moves)
+
+
+def test_every_caller_of_the_rules_shares_one_compiled_form() -> None:
+    """The expert's search, the Python loop's step, the replay loop, the API and perft
+    all reach the rules through one compiled kernel for one set of argument types
+    (rules.core.k_apply): each further form compiles the rules again, about 10 s cold.
+    (Here after the expert's games of this file, in the same worker process.)"""
+    specs = [StrategySpec.of("expert", {"budget": 2}), StrategySpec.of("greedy")]
+    game = play_game(TWO, [s.build() for s in specs], 5)
+    assert game.error is None
+    turns.replay_rows(TWO, game.moves)
+    state = GameState.start()
+    assert perft(state, 3) > 0
+    while not state.is_over:
+        state = state.apply(state.legal_actions()[0])
+    assert len(k.k_apply_int64.signatures) == 1, k.k_apply_int64.signatures
 
 
 @pytest.mark.parametrize(
