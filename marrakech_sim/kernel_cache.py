@@ -149,6 +149,16 @@ def merge(folder: Path) -> int:
     return added
 
 
+def compiled_signatures(kernel: Any) -> set[Any]:
+    """The argument types a cached numba kernel is compiled for: in this process, and in
+    the cache folder's index (a process whose callers load from the cache never compiles
+    or loads the kernel itself)."""
+    found = set(kernel.signatures)
+    with contextlib.suppress(AttributeError):
+        found |= {key[0] for key in kernel._cache._cache_file._load_index()}
+    return found
+
+
 def holds(kernel: Any) -> bool:
     """Whether the cache folder holds compiled code of `kernel` (a cached numba function),
     for some argument types."""
