@@ -366,12 +366,9 @@ def _common_games(
         dict(zip(estimators.SUMS, [float(v or 0.0) for v in row[i : i + 5]] + [keys], strict=True))
         for i in (0, 5)
     ]
-    mean = [estimators.mean_from_sums(x) for x in sums]
-    squares = con.execute(
-        f"SELECT sum(power((ya - ? * na) / ? - (yb - ? * nb) / ?, 2)) FROM ({common})",
-        [mean[1], sums[1]["n"] or 1.0, mean[0], sums[0]["n"] or 1.0],
-    ).fetchall()[0][0]
-    return sums[0], sums[1], float(squares or 0.0), keys
+    restricted = f"(SELECT * FROM {table} WHERE key IN (SELECT key FROM ({common})))"
+    squares, _, _ = _paired_squares(con, restricted, cells, (sums[0], sums[1]))
+    return sums[0], sums[1], squares, keys
 
 
 def difference(
