@@ -242,7 +242,8 @@ def _resume(
             run_dir, planned=planned, every_turn=runfolder.every_move(manifest)
         )
         parts.refuse_strays(run_dir)
-        found = runfolder.chunk_digests(run_dir, parts.whole)  # each part read once
+        # each part read once, by the algorithm of its recorded digest
+        found = runfolder.chunk_digests(run_dir, parts.whole, manifest.digests)
         damaged = {**parts.damaged, **runfolder.changed_chunks(manifest, found, required=False)}
         if damaged:
             log.info(

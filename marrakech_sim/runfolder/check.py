@@ -144,7 +144,9 @@ def check_complete(run_dir: str | Path, manifest: Manifest) -> PartsCheck:
         run_dir, moves_required=records_moves(run_dir, manifest), every_turn=every_move(manifest)
     )
     parts.refuse_strays(run_dir)
-    changed = changed_chunks(manifest, chunk_digests(run_dir, parts.whole), required=True)
+    changed = changed_chunks(
+        manifest, chunk_digests(run_dir, parts.whole, manifest.digests), required=True
+    )
     if changed:
         parts = dataclasses.replace(
             parts,

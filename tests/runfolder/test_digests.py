@@ -3,6 +3,7 @@ is replayed by resume and refused by the report; an edited run.json is refused b
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -159,11 +160,47 @@ def test_chunks_done_after_the_last_manifest_write_get_digests_on_resume(
 
 
 def test_the_digest_is_of_the_bytes(tmp_path: Path) -> None:
-    import hashlib
+    import blake3
 
+    data = b"marrakech" * 100_000
     path = tmp_path / "x"
-    path.write_bytes(b"marrakech" * 100_000)
-    expected = hashlib.blake2b(b"marrakech" * 100_000, digest_size=16).hexdigest()
+    path.write_bytes(data)
     from marrakech_sim.runfolder.digest import file_digest
 
-    assert file_digest(path) == expected
+    assert file_digest(path) == "blake3:" + blake3.blake3(data).hexdigest(16)
+    assert runfolder.data_digest([data[:5], memoryview(data)[5:]]) == file_digest(path)
+    # a digest recorded as bare hex (runs written before BLAKE3) is checked as BLAKE2b-128
+    old = hashlib.blake2b(data, digest_size=16).hexdigest()
+    assert file_digest(path, like=old) == old
+    with pytest.raises(RunFolderError, match=r"'sha256:.*blake3:<hex> and bare hex"):
+        file_digest(path, like="sha256:00")
+
+
+def blake2b_digests(m: dict, folder: Path) -> None:
+    """run.json as a version before BLAKE3 wrote it: every part's digest BLAKE2b-128."""
+    m["digests"] = {
+        key: hashlib.blake2b((folder / key).read_bytes(), digest_size=16).hexdigest()
+        for key in m["digests"]
+    }
+
+
+def test_a_run_with_blake2b_digests_still_reports_resumes_and_finds_a_change(
+    run: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    edit_json(copy / "run.json", lambda m: blake2b_digests(m, copy))
+    build_report([copy], tmp_path / "report")
+    # a resume that plays a lost chunk again: its parts get BLAKE3 digests, the rest keep theirs
+    for table in runfolder.TABLES:
+        (copy / table / "part-000001.parquet").unlink()
+    edit_json(copy / "run.json", lambda m: m.update(status="running"))
+    result = resume_run(copy, workers=0)
+    assert result.status == "complete" and result.games_this_session == CONFIG["chunk_games"]
+    digests = runfolder.read_manifest(copy).digests
+    assert digests["moves/part-000001.parquet"].startswith("blake3:")
+    assert ":" not in digests["moves/part-000000.parquet"]
+    build_report([copy], tmp_path / "report")
+    rewrite(copy / "moves" / "part-000002.parquet", other_roll)
+    with pytest.raises(RunFolderError, match="chunk 2"):
+        build_report([copy], tmp_path / "report")
