@@ -9,7 +9,6 @@ import base64
 import dataclasses
 import functools
 import struct
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -352,39 +351,38 @@ def _page_header(page_type: int, raw: int, packed: int, header: tuple[int, str, 
 _TYPE_CODES = {"i8": 3, "i16": 4, "i32": 5, "i64": 6, "bin": 8, "str": 8, "list": 9, "struct": 12}
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
+def _put_varint(out: bytearray, n: int) -> None:
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
-    return bytes(out)
 
 
-def _int(n: int) -> bytes:
-    return _varint((n << 1) ^ (n >> 63))  # zigzag
-
-
-def _value(kind: str, value: Any) -> bytes:
-    if kind == "i8":
-        return bytes([value & 0xFF])
-    if kind in ("i16", "i32", "i64"):
-        return _int(value)
-    if kind in ("bin", "str"):
+def _put(out: bytearray, kind: str, value: Any) -> None:
+    """Append one value of a Thrift type (an integer zigzag-encoded) to `out`."""
+    if kind in _INTEGERS:
+        _put_varint(out, (value << 1) ^ (value >> 63))
+    elif kind == "struct":  # already encoded
+        out += value
+    elif kind in ("bin", "str"):
         data = value.encode() if isinstance(value, str) else value
-        return _varint(len(data)) + data
-    if kind == "list":
+        _put_varint(out, len(data))
+        out += data
+    elif kind == "i8":
+        out.append(value & 0xFF)
+    else:  # "list"
         item_kind, items = value
-        return _list(item_kind, [_value(item_kind, x) for x in items])
-    encoded: bytes = value  # "struct": already encoded
-    return encoded
+        code, n = _TYPE_CODES[item_kind], len(items)
+        if n < 15:
+            out.append(n << 4 | code)
+        else:
+            out.append(0xF0 | code)
+            _put_varint(out, n)
+        for item in items:
+            _put(out, item_kind, item)
 
 
-def _list(item_kind: str, encoded: Sequence[bytes]) -> bytes:
-    code = _TYPE_CODES[item_kind]
-    n = len(encoded)
-    head = bytes([n << 4 | code]) if n < 15 else bytes([0xF0 | code]) + _varint(n)
-    return head + b"".join(encoded)
+_INTEGERS = frozenset(("i16", "i32", "i64"))
 
 
 def _struct(*fields: tuple[int, str, Any]) -> bytes:
@@ -398,9 +396,9 @@ def _struct(*fields: tuple[int, str, Any]) -> bytes:
             out.append((field_id - last) << 4 | code)
         else:
             out.append(code)
-            out += _int(field_id)
+            _put_varint(out, (field_id << 1) ^ (field_id >> 63))
         last = field_id
         if kind != "bool":
-            out += _value(kind, value)
+            _put(out, kind, value)
     out.append(0)
     return bytes(out)
