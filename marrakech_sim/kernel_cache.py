@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import logging
 import os
 import pickle
 import shutil
@@ -18,6 +19,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def package_sources() -> list[tuple[str, Path]]:
@@ -144,8 +147,9 @@ def merge(folder: Path) -> int:
                 held[key] = mine
                 ours._save_index(held)
                 added += 1
-        except Exception:  # a damaged file, another numba version's layout
-            continue  # its kernels compile on first use instead
+        except Exception as e:  # a damaged file, another numba version's layout
+            # its kernels compile on first use instead: slower, and said in the run's log
+            log.warning("kernel cache: %s not merged (%s: %s)", index, type(e).__name__, e)
     return added
 
 

@@ -100,10 +100,21 @@ def test_merge_adds_the_kernels_another_folder_holds(tmp_path: Path) -> None:
 
 
 def test_merge_of_a_folder_that_is_not_a_kernel_cache_adds_nothing(tmp_path: Path) -> None:
-    """Damaged index files are left out (their kernels compile on first use)."""
+    """Damaged index files are left out (their kernels compile on first use), with a
+    warning that names the file."""
     (tmp_path / "helper" / "sub").mkdir(parents=True)
-    (tmp_path / "helper" / "sub" / "f-1.py311.nbi").write_bytes(b"not a pickle")
-    assert _run(MERGE, tmp_path / "ours", str(tmp_path / "helper")) == "0"
+    damaged = tmp_path / "helper" / "sub" / "f-1.py311.nbi"
+    damaged.write_bytes(b"not a pickle")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "ours")}
+    done = subprocess.run(
+        [sys.executable, "-c", MERGE, str(tmp_path / "helper")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "0"
+    assert f"kernel cache: {damaged} not merged (" in done.stderr
 
 
 def test_the_helper_writes_the_bytecode_an_import_did_not(tmp_path: Path) -> None:
