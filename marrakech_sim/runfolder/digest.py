@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import blake3
 import pyarrow as pa
@@ -52,40 +52,41 @@ DEFINING_KEYS = (
 PART_DIGEST = "blake3"
 
 
-def _digester(like: str | None) -> tuple[Any, str]:
-    """A hash of the algorithm of the recorded digest `like` (None: of a new one) and the
-    tag its digest is written with."""
+class _Hash(Protocol):
+    def update(self, data: Any, /) -> object: ...
+
+
+def _digester(like: str | None) -> tuple[_Hash, Callable[[], str]]:
+    """A hash of the algorithm of the recorded digest `like` (None: of a new one), and
+    what gives its digest as written."""
     if like is None or like.startswith(f"{PART_DIGEST}:"):
-        return blake3.blake3(), f"{PART_DIGEST}:"
+        new = blake3.blake3()
+        return new, lambda: f"{PART_DIGEST}:{new.hexdigest(16)}"
     if ":" not in like:  # bare hex: BLAKE2b-128, written before BLAKE3
-        return hashlib.blake2b(digest_size=16), ""
+        old = hashlib.blake2b(digest_size=16)
+        return old, old.hexdigest
     raise RunFolderError(
         f"a part digest in {MANIFEST} is {like!r}: this version checks {PART_DIGEST}:<hex> "
         "and bare hex (BLAKE2b); the run was written by a newer version"
     )
 
 
-def _hex(h: Any) -> str:
-    out: str = h.hexdigest(16) if isinstance(h, blake3.blake3) else h.hexdigest()
-    return out
-
-
 def file_digest(path: Path, like: str | None = None) -> str:
     """The digest of a file's bytes ("blake3:<hex>", 128 bits); with `like`, a recorded
     digest, by that digest's algorithm (bare hex: BLAKE2b-128)."""
-    h, tag = _digester(like)
+    h, digest = _digester(like)
     with open(path, "rb") as f:
         while block := f.read(1 << 20):
             h.update(block)
-    return tag + _hex(h)
+    return digest()
 
 
 def data_digest(data: Iterable[bytes | pa.Buffer]) -> str:
     """`file_digest` of the file these bytes make, from the bytes (no file read)."""
-    h, tag = _digester(None)
+    h, digest = _digester(None)
     for block in data:
         h.update(block)
-    return tag + _hex(h)
+    return digest()
 
 
 def part_key(table_name: str, chunk: int) -> str:
