@@ -59,7 +59,7 @@ summary { font-weight: bold; cursor: pointer; }
 <tbody>{% for row in body %}
 <tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
 {% if long %}</details>{% endif %}
-{% endfor %}</section>
+{% endfor %}{% for p in s.closing %}<p>{{ p }}</p>{% endfor %}</section>
 {% endfor %}
 </body></html>
 """
@@ -127,6 +127,8 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Part]) 
             lines.append("|" + "---|" * len(header))
             lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in body]
             lines.append("")
+        for p in s.closing:
+            lines += [md_escape(p), ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 

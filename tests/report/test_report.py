@@ -273,7 +273,11 @@ def test_report_has_every_section(built) -> None:
     ):
         assert title in html
         assert f". {title}" in md
-    assert html.count("<svg") == len(built.charts) >= 8
+    # one per chart, and the Summary's headline chart (the seats' gaps) a second time
+    assert html.count("<svg") == len(built.charts) + 1 >= 9
+    summary = md[md.index("## Summary") : md.index("## Every finding")]
+    assert summary.index("](seat_advantage.png)") < summary.index("**At a glance")
+    assert summary.index("**At a glance") < summary.index("Words used here")
     assert "<img" not in html  # (the heatmap's cells are a raster image inside its SVG)
     for name in (
         "win_rates",

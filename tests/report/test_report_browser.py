@@ -55,7 +55,8 @@ def test_every_chart_renders(page_report) -> None:
                return [r.width, r.height, s.querySelectorAll('path, use').length];
            })"""
     )
-    assert len(svgs) == len(built.charts) >= 8
+    # one per chart, and the Summary's headline chart a second time
+    assert len(svgs) == len(built.charts) + 1 >= 9
     assert all(w > 200 and h > 100 and drawn > 10 for w, h, drawn in svgs), svgs
     images = page.evaluate(
         "() => [...document.images].map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
@@ -137,6 +138,22 @@ def test_screenshot_saved(page_report) -> None:
     assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     first = page.evaluate("() => document.querySelector('section h2').textContent")
     assert first == "Summary"
+
+
+def test_the_first_screen_shows_the_headline_chart(page_report) -> None:
+    """At 1280 x 900 the page opens on the headline and its chart (the seats' gaps from a
+    fair share, again in section 2); the glossary comes after the at-a-glance table."""
+    page, _, _, _ = page_report
+    figure = page.locator("section#s1 figure").first
+    assert "fair share" in figure.locator("figcaption").inner_text()
+    box = figure.bounding_box()
+    assert box is not None and box["y"] < 900 and box["height"] > 200
+    order = page.evaluate(
+        """() => [...document.querySelectorAll('section#s1 > *')].map(e =>
+               e.tagName === 'P' && e.textContent.startsWith('Words used here') ? 'words'
+               : e.tagName.toLowerCase())"""
+    )
+    assert order.index("figure") < order.index("div") < order.index("words")  # the table
 
 
 def test_a_long_table_is_folded_and_opens_with_a_click(page_report) -> None:

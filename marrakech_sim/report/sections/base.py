@@ -31,7 +31,8 @@ Column = tuple[str, Callable[[Any], str]]  # header, the cell of a table row
 
 @dataclass
 class Part:
-    """One heading of the report: paragraphs, list items, charts (name, caption), tables."""
+    """One heading of the report, in this order: paragraphs, list items, charts (name,
+    caption), tables, and closing paragraphs."""
 
     title: str
     paragraphs: list[str] = field(default_factory=list)
@@ -39,6 +40,7 @@ class Part:
     charts: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     numbered: bool = True  # numbered in the report (the summary and the appendix are not)
+    closing: list[str] = field(default_factory=list)
 
     def add_table(self, caption: str, frame: pd.DataFrame, columns: Sequence[Column]) -> None:
         """Add a table of `frame`: one row of cells per row; each column is (header,

@@ -1,4 +1,5 @@
-"""The report's first screen: the headline, the at-a-glance table, every finding, a glossary.
+"""The report's first screen: the headline, its chart, the at-a-glance table, a glossary;
+then every finding.
 
 The findings themselves (one corrected family of tests, their verdicts and sentences) are
 `report.findings`; this section computes them once every other table is in and words them.
@@ -13,6 +14,7 @@ import pandas as pd
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, pp
 from marrakech_sim.report.load import RunInfo
+from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
 from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.run.config import ReportOptions
@@ -35,6 +37,7 @@ class SummarySection(BaseSection):
         if table is not None and len(table):
             summary.paragraphs.append(findings.headline_paragraph(table))
             summary.paragraphs.append(findings.player_model(rt))
+            summary.charts += headline_charts(chart_titles)
             glance = at_a_glance(rt)
             if glance:
                 summary.tables.append(glance)
@@ -46,8 +49,25 @@ class SummarySection(BaseSection):
         else:
             summary.paragraphs.append(findings.player_model(rt))
         summary.paragraphs += [text for text in map(stopped_early, ctx.runs) if text]
-        summary.paragraphs.append(glossary(rt.facts.report_options))
+        summary.closing.append(glossary(rt.facts.report_options))
         return [summary, *([every] if every.items else [])]
+
+
+def headline_charts(chart_titles: dict[str, str]) -> list[tuple[str, str]]:
+    """(name, caption) of the first screen's charts, each shown again in its own section:
+    a sweep's response curves (its question is the swept option), else the seats' gaps
+    from a fair share; none when neither was drawn."""
+    curves = sorted((n for n in chart_titles if n.startswith("response_")), key=_number)
+    if curves:
+        return [(n, chart_titles[n]) for n in curves]
+    note = "bars: each seat's own 95% interval; the sentences above give the family's, wider"
+    return [
+        (name, f"{title} ({note})") for name, title in base.charted(chart_titles, "seat_advantage")
+    ]
+
+
+def _number(name: str) -> int:
+    return int(name.rpartition("_")[2])
 
 
 def stopped_early(run: RunInfo) -> str:
