@@ -349,6 +349,7 @@ def _page_header(page_type: int, raw: int, packed: int, header: tuple[int, str, 
 # Thrift compact protocol, the little of it Parquet's footer and page headers use:
 # a struct is field headers (id delta << 4 | type) and values, then a 0 byte.
 _TYPE_CODES = {"i8": 3, "i16": 4, "i32": 5, "i64": 6, "bin": 8, "str": 8, "list": 9, "struct": 12}
+_INTEGERS = frozenset(("i16", "i32", "i64"))  # written zigzag varints
 
 
 def _put_varint(out: bytearray, n: int) -> None:
@@ -380,9 +381,6 @@ def _put(out: bytearray, kind: str, value: Any) -> None:
             _put_varint(out, n)
         for item in items:
             _put(out, item_kind, item)
-
-
-_INTEGERS = frozenset(("i16", "i32", "i64"))
 
 
 def _struct(*fields: tuple[int, str, Any]) -> bytes:
