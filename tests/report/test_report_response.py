@@ -426,6 +426,12 @@ def test_the_summary_of_self_play_names_its_strategies_and_the_studys_margins(
     words = next(line for line in text.splitlines() if line.startswith("Words used here"))
     assert "*" not in words and "\\*" not in words
     assert "2 pp for a share, 1 point of winning margin, 1 turn of game length, 20 Elo" in words
+    # the first screen: the first response curves, then the seat gaps alone (no mixed games)
+    summary = text[text.index("## Summary") : text.index("## Every finding")]
+    shown = re.findall(r"\]\((response_\d+)\.png\)", summary)
+    assert shown == ["response_1", "response_2"]
+    glance = summary[summary.index("**At a glance (seat gap: the family's interval)**") :]
+    assert glance.splitlines()[2] == "| rule set | players' model | largest seat gap |"
 
 
 def test_no_finding_says_lower_by_a_negative_number(sweep: tuple[Path, Path]) -> None:

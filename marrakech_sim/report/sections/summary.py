@@ -53,13 +53,17 @@ class SummarySection(BaseSection):
         return [summary, *([every] if every.items else [])]
 
 
+#: a sweep's response curves on the first screen, at most (the rest in their section)
+HEADLINE_CURVES = 2
+
+
 def headline_charts(chart_titles: dict[str, str]) -> list[tuple[str, str]]:
     """(name, caption) of the first screen's charts, each shown again in its own section:
-    a sweep's response curves (its question is the swept option), else the seats' gaps
-    from a fair share; none when neither was drawn."""
+    a sweep's first response curves (its question is the swept option), else the seats'
+    gaps from a fair share; none when neither was drawn."""
     curves = sorted((n for n in chart_titles if n.startswith("response_")), key=_number)
     if curves:
-        return [(n, chart_titles[n]) for n in curves]
+        return [(n, chart_titles[n]) for n in curves[:HEADLINE_CURVES]]
     note = "bars: each seat's own 95% interval; the sentences above give the family's, wider"
     return [
         (name, f"{title} ({note})") for name, title in base.charted(chart_titles, "seat_advantage")
@@ -115,7 +119,8 @@ def at_a_glance(rt: ReportTables) -> Table | None:
     mean game length, bankruptcy rate, winning margin, the turn from which the winner
     leads for good (from the moves' sample) and the legal choices per turn (from replayed
     games), with 95% intervals. Those means are of the mixed games alone (the self-play
-    games are player models of their own), so a self-play row shows none of them."""
+    games are player models of their own), so a self-play row shows none of them, and a
+    study of self-play alone (a sweep) has only the first three columns."""
     t = rt.tables
     table = or_empty(t.findings)
     means = t.variant_summary
@@ -162,6 +167,8 @@ def at_a_glance(rt: ReportTables) -> Table | None:
         "winner leads for good from turn",
         "choices per turn (replayed games)",
     ]
+    if all(row[3:] == ["-"] * 5 for row in rows):  # self-play only (a sweep): no mixed games
+        return ("At a glance (seat gap: the family's interval)", header[:3], [r[:3] for r in rows])
     title = "At a glance (seat gap: the family's interval; the rest 95%, of the mixed games)"
     return (title, header, rows)
 
