@@ -51,7 +51,7 @@ summary { font-weight: bold; cursor: pointer; }
 {% for name, caption in s.charts %}<figure role="img" aria-label="{{ caption }}">
 {{ images[name] | safe }}
 <figcaption>{{ caption }}</figcaption></figure>{% endfor %}
-{% for caption, header, body in s.tables %}{% set long = body | length > open_rows %}
+{% for caption, header, body in s.tables %}{% set long = s.fold and body | length > open_rows %}
 {% if long %}<details><summary>{{ caption }} ({{ body | length }} rows: show)</summary>{% endif %}
 <div class="scroll"><table>
 <caption>{{ caption }}</caption>
@@ -66,7 +66,8 @@ summary { font-weight: bold; cursor: pointer; }
 
 
 #: a table of more rows is folded in the HTML page (a click on its caption opens it), so
-#: that the findings and charts are not pushed pages down; every table is in its CSV too
+#: that the findings and charts are not pushed pages down (not the first screen's at-a-glance
+#: table: Part.fold); every table is in its CSV too
 OPEN_ROWS = 12
 
 

@@ -720,3 +720,19 @@ def test_power_sizes_each_claim_for_the_studys_margin_in_pp(built) -> None:
         assert p.target_effect == margin
     seats = power.loc[power["claim"].str.startswith("player 1's share")]
     assert (seats["target_effect"] == ReportOptions().matters_pp).all()
+
+
+def test_the_first_screens_table_is_never_folded(tmp_path: Path) -> None:
+    """A table of more than OPEN_ROWS rows is folded under its caption, but not in a part
+    with fold=False (the Summary's at-a-glance table, 13 rows in the skill study)."""
+    from marrakech_sim.report.render import OPEN_ROWS, write_html
+
+    rows = [[str(i), "x"] for i in range(OPEN_ROWS + 1)]
+    for fold in (True, False):
+        part = base.Part("Summary", numbered=False, fold=fold)
+        part.tables.append(("At a glance", ["a", "b"], rows))
+        path = tmp_path / f"fold-{fold}.html"
+        write_html(path, "t", "s", [part], {})
+        html = path.read_text()
+        assert html.count(f"<td>{OPEN_ROWS}</td>") == 1
+        assert ("<details>" in html) is fold

@@ -429,7 +429,7 @@ def test_the_summary_of_self_play_names_its_strategies_and_the_studys_margins(
     # the first screen: the first response curves, then the seat gaps alone (no mixed games)
     summary = text[text.index("## Summary") : text.index("## Every finding")]
     shown = re.findall(r"\]\((response_\d+)\.png\)", summary)
-    assert shown == ["response_1", "response_2"]
+    assert shown == ["response_1", "response_2", "response_3"]  # HEADLINE_MOST of 4
     glance = summary[summary.index("**At a glance (seat gap: the family's interval)**") :]
     assert glance.splitlines()[2] == "| rule set | players' model | largest seat gap |"
 

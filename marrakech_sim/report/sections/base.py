@@ -41,6 +41,7 @@ class Part:
     tables: list[Table] = field(default_factory=list)
     numbered: bool = True  # numbered in the report (the summary and the appendix are not)
     closing: list[str] = field(default_factory=list)
+    fold: bool = True  # a long table folded in the HTML page (not the first screen's)
 
     def add_table(self, caption: str, frame: pd.DataFrame, columns: Sequence[Column]) -> None:
         """Add a table of `frame`: one row of cells per row; each column is (header,

@@ -14,7 +14,6 @@ import pandas as pd
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, pp
 from marrakech_sim.report.load import RunInfo
-from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table
 from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.run.config import ReportOptions
@@ -32,7 +31,7 @@ class SummarySection(BaseSection):
     def parts(self, ctx: Context, chart_titles: dict[str, str]) -> list[Part]:
         rt = ctx.rt
         table = rt.tables.findings
-        summary = Part(self.headings[0], numbered=False)
+        summary = Part(self.headings[0], numbered=False, fold=False)
         every = Part(self.headings[1], numbered=False)
         if table is not None and len(table):
             summary.paragraphs.append(findings.headline_paragraph(table))
@@ -53,25 +52,30 @@ class SummarySection(BaseSection):
         return [summary, *([every] if every.items else [])]
 
 
-#: a sweep's response curves on the first screen, at most (the rest in their section)
-HEADLINE_CURVES = 2
+#: the first screen's charts, of the first of these kinds that was drawn (each again in
+#: its own section): a sweep's response curves, the seat effects per skill level, the
+#: seats' gaps in the mixed games, the seat effects per self-play player model
+HEADLINE_KINDS = ("response_", "skill_", "seat_advantage", "models_")
+HEADLINE_MOST = 3  # charts of that kind on the first screen, at most (all in their section)
 
 
 def headline_charts(chart_titles: dict[str, str]) -> list[tuple[str, str]]:
-    """(name, caption) of the first screen's charts, each shown again in its own section:
-    a sweep's first response curves (its question is the swept option), else the seats'
-    gaps from a fair share; none when neither was drawn."""
-    curves = sorted((n for n in chart_titles if n.startswith("response_")), key=_number)
-    if curves:
-        return [(n, chart_titles[n]) for n in curves[:HEADLINE_CURVES]]
-    note = "bars: each seat's own 95% interval; the sentences above give the family's, wider"
-    return [
-        (name, f"{title} ({note})") for name, title in base.charted(chart_titles, "seat_advantage")
-    ]
-
-
-def _number(name: str) -> int:
-    return int(name.rpartition("_")[2])
+    """(name, caption) of the first screen's charts (`HEADLINE_KINDS`); none when no such
+    chart was drawn. The seat advantage chart's caption says its bars are each seat's
+    own 95% interval, narrower than the family's intervals of the sentences."""
+    for kind in HEADLINE_KINDS:
+        names = [n for n in chart_titles if n.startswith(kind)]
+        if kind == "response_":  # in the order of their section: by number
+            names.sort(key=lambda n: int(n.rpartition("_")[2]))
+        if names:
+            note = (
+                " (bars: each seat's own 95% interval; the sentences above give the "
+                "family's, wider)"
+                if kind == "seat_advantage"
+                else ""
+            )
+            return [(n, chart_titles[n] + note) for n in names[:HEADLINE_MOST]]
+    return []
 
 
 def stopped_early(run: RunInfo) -> str:
