@@ -187,6 +187,8 @@ def blake2b_digests(m: dict, folder: Path) -> None:
 def test_a_run_with_blake2b_digests_still_reports_resumes_and_finds_a_change(
     run: Path, tmp_path: Path
 ) -> None:
+    """A run written before BLAKE3 (bare-hex BLAKE2b digests) is checked part by part by
+    the algorithm of its recorded digest: it reports, resumes, and a changed part is found."""
     copy = tmp_path / "run"
     shutil.copytree(run, copy)
     edit_json(copy / "run.json", lambda m: blake2b_digests(m, copy))
