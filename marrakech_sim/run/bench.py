@@ -135,7 +135,7 @@ def breakdown(
 
     play: the game loop, its moves copied into columns; tables: the three parts (numpy
     columns, storage.Part); write: what `write_chunk` does with them, the sum of encode
-    (the three Parquet files' bytes, zstd included), digest (their BLAKE2b digests for the
+    (the three Parquet files' bytes, zstd included), digest (their BLAKE3 digests for the
     manifest) and files (writing them, rename included).
     """
     import numpy as np
