@@ -456,3 +456,17 @@ def test_a_mix_of_one_rule_set_points_to_the_per_level_comparisons(tmp_path: Pat
     assert "only one rule set per player count: nothing to compare here" in variants
     assert "compared per player model" in variants
     assert len(pd.read_csv(tmp_path / "report" / "skill_variants.csv"))
+
+
+def test_the_first_screen_shows_the_seat_effects_per_skill_level(
+    skill_run: tuple[Path, Path],
+) -> None:
+    """A study with skill levels opens on its own question: the seat effects per level
+    (again in their section), not the mixed games' seat gaps; the caption says its bars
+    are narrower than the family's intervals the sentences give."""
+    _, folder = skill_run
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    summary = md[md.index("## Summary") : md.index("## Every finding")]
+    assert re.findall(r"\]\(([a-z_0-9]+)\.png\)", summary) == ["skill_2_two"]
+    assert "each seat's own 95% interval; the sentences above give the family's, wider" in summary
+    assert md.count("](skill_2_two.png)") == 2

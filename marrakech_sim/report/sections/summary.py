@@ -61,19 +61,16 @@ HEADLINE_MOST = 3  # charts of that kind on the first screen, at most (all in th
 
 def headline_charts(chart_titles: dict[str, str]) -> list[tuple[str, str]]:
     """(name, caption) of the first screen's charts (`HEADLINE_KINDS`); none when no such
-    chart was drawn. The seat advantage chart's caption says its bars are each seat's
-    own 95% interval, narrower than the family's intervals of the sentences."""
+    chart was drawn. Where the bars are each seat's own 95% interval (all but a response
+    curve, whose band is simultaneous), the caption says the sentences' family intervals
+    are wider."""
     for kind in HEADLINE_KINDS:
         names = [n for n in chart_titles if n.startswith(kind)]
+        note = " (bars: each seat's own 95% interval; the sentences above give the family's, wider)"
         if kind == "response_":  # in the order of their section: by number
             names.sort(key=lambda n: int(n.rpartition("_")[2]))
+            note = ""
         if names:
-            note = (
-                " (bars: each seat's own 95% interval; the sentences above give the "
-                "family's, wider)"
-                if kind == "seat_advantage"
-                else ""
-            )
             return [(n, chart_titles[n] + note) for n in names[:HEADLINE_MOST]]
     return []
 
