@@ -523,6 +523,7 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
     first, look = work[11], work[12]
     model = (options, state, scores, memo, seen, turned, look)
     shared = -1
+    no_face = np.int64(-1)  # not the constant -1: see expert_values_with
     if samples > 1 and first_face >= 0 and c[k.TURN_] + 1 - start <= horizon:
         for a in range(c.shape[0]):
             first[a] = c[a]
@@ -537,11 +538,11 @@ def sampled_total(c, d, seed, samples, first_face, horizon, start, me, weights, 
                 d[a] = first[a]
             if shared > 0:
                 rng_below(stream, shared)  # the draw the shared turn made
-            play_out(d, stream, -1, -1, horizon, start, me, greedy, model)
+            play_out(d, stream, no_face, no_face, horizon, start, me, greedy, model)
         else:
             for a in range(c.shape[0]):
                 d[a] = c[a]
-            play_out(d, stream, first_face, -1, horizon, start, me, greedy, model)
+            play_out(d, stream, first_face, no_face, horizon, start, me, greedy, model)
         total += leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
     return total
 
@@ -591,7 +592,8 @@ def exact_total(c, d, seed, first_face, horizon, start, me, weights, greedy, wor
                 d[a] = c[a]
             mixer[0] = seed ^ _SAMPLE_MIX
             stream[0] = rng_next(mixer)
-            play_out(d, stream, f, colour if draws else -1, horizon, start, me, greedy, model)
+            drawn = np.int64(colour) if draws else np.int64(-1)
+            play_out(d, stream, np.int64(f), drawn, horizon, start, me, greedy, model)
             value = leaf_value(d, me, greedy, values, result, stream[0:0], weights, feats)
             total += chance * weight * value
     faces = 1 if first_face >= 0 else nf
@@ -618,7 +620,8 @@ def mean_value(c, d, seed, budget, first_face, horizon, start, me, weights, gree
     total = sampled_total(c, d, seed, budget, first_face, horizon, start, me, weights, greedy, work)
     if horizon == 1:
         return total / budget
-    total += sampled_total(c, d, seed, 1, first_face, 1, start, me, weights, greedy, work)
+    one = np.int64(1)  # not the constant 1: see expert_values_with
+    total += sampled_total(c, d, seed, one, first_face, one, start, me, weights, greedy, work)
     return total / (budget + 1)
 
 
@@ -714,6 +717,9 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
     pruning = width > 0 and budget >= 2
     pre = np.empty(16)
     keep = np.ones(16, np.int64)
+    # int64 values, not constants: numba compiles a kernel once per argument types, and a
+    # constant (-1, 1) is a type of its own: each would compile mean_value's tree again
+    one, no_face = np.int64(1), np.int64(-1)
     for i in range(count):
         values[i] = 0.0
         for f in range(nf):
@@ -725,13 +731,13 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
             k.k_apply(c, options[i])
             if not nested:
                 values[i] += weight * mean_value(
-                    c, d, seed, budget, f, horizon, start, me, weights, greedy, work
+                    c, d, seed, budget, np.int64(f), horizon, start, me, weights, greedy, work
                 )
                 continue
             k.k_apply(c, s[faces + f])
             if c[k.PHASE_] != k.PHASE_PLACE:  # bankrupt, or the game is over
                 values[i] += weight * mean_value(
-                    c, d, seed, budget, -1, horizon, start, me, weights, greedy, work
+                    c, d, seed, budget, no_face, horizon, start, me, weights, greedy, work
                 )
                 continue
             best = -1e18
@@ -741,7 +747,9 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
                     for a in range(c.shape[0]):
                         e[a] = c[a]
                     k.k_apply(e, mine[q])
-                    pre[q] = mean_value(e, d, seed, 1, -1, 1, start, me, weights, greedy, work)
+                    pre[q] = mean_value(
+                        e, d, seed, one, no_face, one, start, me, weights, greedy, work
+                    )
                 keep_best(pre, placements, width, keep)
             for q in range(placements):
                 if keep[q] == 0:
@@ -749,7 +757,9 @@ def expert_values_with(s, budget, rng, values, weights, look, width):
                 for a in range(c.shape[0]):
                     e[a] = c[a]
                 k.k_apply(e, mine[q])
-                v = mean_value(e, d, seed, budget, -1, horizon, start, me, weights, greedy, work)
+                v = mean_value(
+                    e, d, seed, budget, no_face, horizon, start, me, weights, greedy, work
+                )
                 best = max(best, v)
             values[i] += weight * best
         values[i] /= nf
@@ -851,7 +861,7 @@ def well_rotation(s, budget, rng, memory):
     a draw) with budget 0, else the expert's at that budget."""
     if budget == 0:
         return greedy_rotation(s, rollout_greedy(), rng)
-    return expert_rotation(s, budget, 0, MODEL_LOOKAHEAD, rng, memory)
+    return expert_rotation(s, budget, np.int64(0), MODEL_LOOKAHEAD, rng, memory)
 
 
 @njit(cache=True, _nrt=True)
@@ -860,7 +870,7 @@ def well_placement(s, budget, rng, options, count, memory):
     legal_placements order): greedy's with budget 0, else the expert's."""
     if budget == 0:
         return greedy_placement(s, rollout_greedy(), rng, options, count)
-    return expert_placement(s, budget, 0, MODEL_LOOKAHEAD, rng, memory)
+    return expert_placement(s, budget, np.int64(0), MODEL_LOOKAHEAD, rng, memory)
 
 
 # ---------------------------------------------------------------- the twins' kernels
