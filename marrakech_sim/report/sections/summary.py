@@ -64,15 +64,15 @@ def headline_charts(chart_titles: dict[str, str]) -> list[tuple[str, str]]:
     chart was drawn. Where the bars are each seat's own 95% interval (all but a response
     curve, whose band is simultaneous), the caption says the sentences' family intervals
     are wider."""
-    for kind in HEADLINE_KINDS:
-        names = [n for n in chart_titles if n.startswith(kind)]
-        note = " (bars: each seat's own 95% interval; the sentences above give the family's, wider)"
-        if kind == "response_":  # in the order of their section: by number
-            names.sort(key=lambda n: int(n.rpartition("_")[2]))
-            note = ""
-        if names:
-            return [(n, chart_titles[n] + note) for n in names[:HEADLINE_MOST]]
-    return []
+    kind = next((k for k in HEADLINE_KINDS if any(n.startswith(k) for n in chart_titles)), None)
+    if kind is None:
+        return []
+    names = [n for n in chart_titles if n.startswith(kind)]
+    note = " (bars: each seat's own 95% interval; the sentences above give the family's, wider)"
+    if kind == "response_":  # in the order of their section: by number
+        names.sort(key=lambda n: int(n.rpartition("_")[2]))
+        note = ""
+    return [(n, chart_titles[n] + note) for n in names[:HEADLINE_MOST]]
 
 
 def stopped_early(run: RunInfo) -> str:
@@ -129,6 +129,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
     if seats.empty:
         return None
     rows = []
+    mixed = False  # a row of mixed games, with their means
     keys = ["players", "ruleset", "model"]
     for (players, ruleset, model), part in seats.groupby(keys, sort=False):
         top = part.loc[part["estimate"].abs().idxmax()]
@@ -148,6 +149,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
 
         model_words = str(model).replace("the study's mix of ", "mix: ")
         if model == findings.mixed_model(t, ruleset):
+            mixed = True
             means_of_mix = [
                 metric("turns", ""),
                 metric("bankrupt", "%", 100.0),
@@ -168,7 +170,7 @@ def at_a_glance(rt: ReportTables) -> Table | None:
         "winner leads for good from turn",
         "choices per turn (replayed games)",
     ]
-    if all(row[3:] == ["-"] * 5 for row in rows):  # self-play only (a sweep): no mixed games
+    if not mixed:  # self-play alone (a sweep): no means to show
         return ("At a glance (seat gap: the family's interval)", header[:3], [r[:3] for r in rows])
     title = "At a glance (seat gap: the family's interval; the rest 95%, of the mixed games)"
     return (title, header, rows)
