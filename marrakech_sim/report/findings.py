@@ -220,7 +220,10 @@ def _value(f: Finding) -> str:
 
 
 def _margin(f: Finding) -> str:
+    """'±1 pp', '±2 points', '±1 point', '±20 Elo'."""
     unit = f.unit.split(" ")[0]
+    if f.margin == 1 and unit.endswith("s"):
+        unit = unit[:-1]
     return f"±{f.margin:g} {unit}"
 
 
@@ -837,6 +840,18 @@ def summary_lines(findings: pd.DataFrame) -> list[str]:
     ]
 
 
+def verdict_groups(findings: pd.DataFrame) -> list[tuple[str, list[str]]]:
+    """`summary_lines` grouped by verdict, in the order of `verdicts.VERDICTS` (what
+    matters first), each group in the summary's order; a verdict no finding has is left
+    out."""
+    lines = pd.Series(summary_lines(findings), index=findings.index)
+    return [
+        (v, lines[findings["verdict"] == v].tolist())
+        for v in verdicts.VERDICTS
+        if (findings["verdict"] == v).any()
+    ]
+
+
 def verdict_counts(findings: pd.DataFrame) -> dict[str, int]:
     """How many findings have each verdict."""
     counts = findings["verdict"].value_counts()
@@ -868,4 +883,5 @@ __all__ = [
     "player_model",
     "summary_lines",
     "verdict_counts",
+    "verdict_groups",
 ]

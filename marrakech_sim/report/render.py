@@ -16,7 +16,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from marrakech_sim.report.sections.base import Chart, Part
+from marrakech_sim.report.sections.base import OPEN_ROWS, Chart, Part
 from marrakech_sim.report.sections.variants import UNITS, is_share
 
 HTML_TEMPLATE = """<!DOCTYPE html>
@@ -48,6 +48,9 @@ summary { font-weight: bold; cursor: pointer; }
 {% for p in s.paragraphs %}<p>{{ p }}</p>{% endfor %}
 {% if s.items %}<ul class="findings">{% for item in s.items %}
 <li>{{ item }}</li>{% endfor %}</ul>{% endif %}
+{% for heading, items, folded in s.groups %}<details{% if not folded %} open{% endif %}>
+<summary>{{ heading }}</summary><ul class="findings">{% for item in items %}
+<li>{{ item }}</li>{% endfor %}</ul></details>{% endfor %}
 {% for name, caption in s.charts %}<figure role="img" aria-label="{{ caption }}">
 {{ images[name] | safe }}
 <figcaption>{{ caption }}</figcaption></figure>{% endfor %}
@@ -63,12 +66,6 @@ summary { font-weight: bold; cursor: pointer; }
 {% endfor %}
 </body></html>
 """
-
-
-#: a table of more rows is folded in the HTML page (a click on its caption opens it), so
-#: that the findings and charts are not pushed pages down (not the first screen's at-a-glance
-#: table: Part.fold); every table is in its CSV too
-OPEN_ROWS = 12
 
 
 # what Markdown would read as markup in the report's text, each escaped with a backslash
@@ -120,6 +117,9 @@ def write_markdown(path: Path, title: str, subtitle: str, sections: list[Part]) 
             lines += [md_escape(p), ""]
         if s.items:
             lines += [f"- {md_escape(item)}" for item in s.items] + [""]
+        for heading, items, _ in s.groups:
+            lines += [f"**{md_escape(heading)}**", ""]
+            lines += [f"- {md_escape(item)}" for item in items] + [""]
         for name, caption in s.charts:
             lines += [f"![{md_escape(caption)}]({name}.png)", "", f"*{md_escape(caption)}*", ""]
         for caption, header, body in s.tables:

@@ -373,6 +373,30 @@ def test_every_finding_names_a_common_player_model_once(table: pd.DataFrame) -> 
     assert findings.summary_lines(mixed) == [str(s) for s in mixed["sentence"]]
 
 
+def test_every_finding_is_listed_once_under_its_verdict(table: pd.DataFrame) -> None:
+    """The list of every finding is grouped by verdict, what matters first, each group in
+    the summary's order; together the groups are the summary's lines, and each group's
+    length is its verdict's count in the family note."""
+    groups = findings.verdict_groups(table)
+    order = [v for v in verdicts.VERDICTS if v in set(table["verdict"])]
+    assert [v for v, _ in groups] == order and len(order) >= 3
+    lines = findings.summary_lines(table)
+    assert sorted(x for _, g in groups for x in g) == sorted(lines)
+    counts = findings.verdict_counts(table)
+    for verdict, group in groups:
+        assert len(group) == counts[verdict]
+        assert group == [x for x, v in zip(lines, table["verdict"], strict=True) if v == verdict]
+
+
+def test_a_margin_of_one_unit_is_singular(table: pd.DataFrame) -> None:
+    """'beyond ±1 turn', '±2 turns', never '±1 turns' (nor '±1 points')."""
+    row = table.loc[table["unit"] == "turns"].iloc[0].to_dict()
+    one = findings.Finding(**{**row, "margin": 1.0, "verdict": "matters"})
+    two = findings.Finding(**{**row, "margin": 2.0, "verdict": "matters"})
+    assert findings.tail(one) == "It matters: the interval lies beyond ±1 turn."
+    assert findings.tail(two) == "It matters: the interval lies beyond ±2 turns."
+
+
 def test_every_headline_carries_its_interval_and_verdict(table: pd.DataFrame) -> None:
     """The first screen's plain sentences give each estimate with the interval its verdict
     is read off, as the full sentences do, and the verdict."""

@@ -722,6 +722,23 @@ def test_power_sizes_each_claim_for_the_studys_margin_in_pp(built) -> None:
     assert (seats["target_effect"] == ReportOptions().matters_pp).all()
 
 
+def test_groups_of_findings_are_headed_and_a_long_one_folded(tmp_path: Path) -> None:
+    """A part's groups of list items come under their headings, in the HTML page (a
+    folded group closed, another open) and in the Markdown (every item, in order)."""
+    from marrakech_sim.report.render import write_html, write_markdown
+
+    part = base.Part("Every finding", numbered=False)
+    part.groups += [("It matters: 1 finding", ["a <b>"], False), ("Undecided", ["c", "d"], True)]
+    write_html(tmp_path / "g.html", "t", "s", [part], {})
+    html = (tmp_path / "g.html").read_text()
+    assert "<details open>\n<summary>It matters: 1 finding</summary>" in html
+    assert "<details>\n<summary>Undecided</summary>" in html
+    assert "<li>a &lt;b&gt;</li>" in html and html.index("<li>c</li>") < html.index("<li>d</li>")
+    write_markdown(tmp_path / "g.md", "t", "s", [part])
+    md = (tmp_path / "g.md").read_text()
+    assert "**It matters: 1 finding**\n\n- a \\<b>\n\n**Undecided**\n\n- c\n- d\n" in md
+
+
 def test_the_first_screens_table_is_never_folded(tmp_path: Path) -> None:
     """A table of more than OPEN_ROWS rows is folded under its caption, but not in a part
     with fold=False (the Summary's at-a-glance table, 13 rows in the skill study)."""

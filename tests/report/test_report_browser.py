@@ -8,6 +8,7 @@ package) these tests are skipped with the reason. The screenshot is kept in
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -162,7 +163,7 @@ def test_a_long_table_is_folded_and_opens_with_a_click(page_report) -> None:
     from marrakech_sim.report.render import OPEN_ROWS
 
     page, _, _, _ = page_report
-    folded = page.locator("details")
+    folded = page.locator("details:has(table)")
     assert folded.count() >= 1
     first = folded.first
     rows = first.locator("tbody tr")
@@ -175,3 +176,27 @@ def test_a_long_table_is_folded_and_opens_with_a_click(page_report) -> None:
     shown = page.locator("section > .scroll table")
     assert shown.count() >= 1
     assert all(shown.nth(i).locator("tbody tr").count() <= OPEN_ROWS for i in range(shown.count()))
+
+
+def test_a_folded_group_of_findings_opens_with_a_click(page_report, tmp_path: Path) -> None:
+    """Every finding is listed under its verdict: an open group is read as it is, a
+    folded one (a long group of what need not be read first) opens with a click on its
+    heading."""
+    from marrakech_sim.report.render import write_html
+    from marrakech_sim.report.sections.base import OPEN_ROWS, Part
+
+    page, _, _, _ = page_report
+    part = Part("Every finding", numbered=False)
+    long = [f"undecided finding {i}" for i in range(OPEN_ROWS + 1)]
+    part.groups += [("It matters: 1 finding", ["the finding that matters"], False)]
+    part.groups += [(f"Undecided: {len(long)} findings", long, True)]
+    path = tmp_path / "groups.html"
+    write_html(path, "t", "s", [part], {})
+    other = page.context.browser.new_page()
+    other.goto(path.as_uri(), wait_until="load")
+    assert other.get_by_text("the finding that matters").is_visible()
+    assert not other.get_by_text("undecided finding 0", exact=True).is_visible()
+    other.get_by_text(f"Undecided: {len(long)} findings").click()
+    assert other.get_by_text("undecided finding 0", exact=True).is_visible()
+    assert other.get_by_text(f"undecided finding {OPEN_ROWS}").is_visible()
+    other.close()

@@ -27,16 +27,26 @@ Chart = tuple[str, bytes, str]  # title, PNG bytes, inline SVG text
 Figures = dict[str, tuple[str, Any]]  # chart name -> (title, matplotlib Figure)
 Table = tuple[str, list[str], list[list[str]]]  # caption, header, rows of cells
 Column = tuple[str, Callable[[Any], str]]  # header, the cell of a table row
+ItemGroup = tuple[str, list[str], bool]  # heading, list items, folded in the HTML page
+
+
+#: a table of more rows is folded in the HTML page (a click on its caption opens it), so
+#: that the findings and charts are not pushed pages down (not the first screen's at-a-glance
+#: table: `Part.fold`); every table is in its CSV too. So is a longer group of findings
+#: that need not be read first (`ItemGroup`; every finding is in findings.csv)
+OPEN_ROWS = 12
 
 
 @dataclass
 class Part:
-    """One heading of the report, in this order: paragraphs, list items, charts (name,
-    caption), tables, and closing paragraphs."""
+    """One heading of the report, in this order: paragraphs, list items, groups of list
+    items under a heading of their own, charts (name, caption), tables, and closing
+    paragraphs."""
 
     title: str
     paragraphs: list[str] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
+    groups: list[ItemGroup] = field(default_factory=list)
     charts: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     numbered: bool = True  # numbered in the report (the summary and the appendix are not)
