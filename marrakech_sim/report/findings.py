@@ -175,11 +175,12 @@ def fmt_metric(x: float, unit: str, lo: float, hi: float) -> str:
     return pp(100 * x) if unit == "pp" else f"{signed(x, metric_decimals(lo, hi))} {unit}"
 
 
-def span_metric(lo: float, hi: float, unit: str) -> str:
-    """A variant metric's interval in its unit, as fmt_metric: '[+1.1, +2.3]'."""
+def span_metric(lo: float, hi: float, unit: str, margin: float = math.nan) -> str:
+    """A variant metric's interval in its unit, as fmt_metric: '[+1.1, +2.3]'; an end
+    gets more decimals where it would round onto 0 or the margin (`clear_decimals`)."""
     if unit == "pp":
-        return interval(100 * lo, 100 * hi)
-    decimals = metric_decimals(lo, hi)
+        return pp_interval(100 * lo, 100 * hi, margin)
+    decimals = clear_decimals(lo, hi, metric_decimals(lo, hi), margin)
     return interval(lo, hi, lambda v: signed(v, decimals))
 
 
@@ -196,14 +197,23 @@ def verdict_label(verdict: str, lo: float, hi: float) -> str:
     return "real, size undecided" if real_but_undecided(verdict, lo, hi) else verdict
 
 
+def clear_decimals(lo: float, hi: float, decimals: int, margin: float) -> int:
+    """`decimals`, or as many more (up to four) as an end of [lo, hi] needs not to round
+    onto 0 or the margin (either sign) when it is not that value: a verdict read off the
+    interval then reads off the printed one too ('excludes 0' beside [+0.04, +0.6], not
+    [0.0, +0.6])."""
+    ends = [abs(v) for v in (lo, hi) if math.isfinite(v)]
+    marks = [0.0, *([abs(margin)] if math.isfinite(margin) else [])]
+    while decimals < 4 and any(round(v, decimals) == m != v for v in ends for m in marks):
+        decimals += 1
+    return decimals
+
+
 def pp_interval(lo: float, hi: float, margin: float) -> str:
     """An interval in pp, to one decimal, or as many more (up to four) as an end needs not
-    to round onto the margin it is judged against ([+0.50, +1.02], not [+0.5, +1.0], for
-    a verdict read off +1.016)."""
-    ends = [abs(v) for v in (lo, hi) if math.isfinite(v) and abs(v) != margin]
-    digits = 1
-    while digits < 4 and any(round(v, digits) == margin for v in ends):
-        digits += 1
+    to round onto 0 or the margin it is judged against ([+0.50, +1.02], not [+0.5, +1.0],
+    for a verdict read off +1.016)."""
+    digits = clear_decimals(lo, hi, 1, margin)
     return interval(lo, hi, lambda v: signed(v, digits))
 
 
@@ -215,7 +225,7 @@ def _value(f: Finding) -> str:
         return f"{f.estimate:+.0f} Elo {interval(f.lo, f.hi, lambda v: f'{v:+.0f}')}"
     unit = f.unit.split(" ", 1)
     shown = fmt_metric(f.estimate, unit[0], f.lo, f.hi)
-    band = span_metric(f.lo, f.hi, unit[0])
+    band = span_metric(f.lo, f.hi, unit[0], f.margin)
     return f"{shown} {band}" + (f" {unit[1]}" if len(unit) > 1 else "")
 
 

@@ -328,6 +328,17 @@ def test_an_end_that_would_round_onto_the_margin_gets_a_second_decimal() -> None
     assert findings.pp_interval(-2.81, -0.9981, 1.0) == "[-2.810, -0.998]"
 
 
+def test_an_end_that_would_round_onto_zero_gets_more_decimals() -> None:
+    """An interval whose verdict says it excludes 0 never prints an end of 0.0 (pp) or
+    0.00 (a metric in its unit); an end that is 0 prints as 0."""
+    assert findings.pp_interval(0.04, 0.6, 1.0) == "[+0.04, +0.60]"
+    assert findings.pp_interval(-4.6, -0.003, 1.0) == "[-4.600, -0.003]"
+    assert findings.pp_interval(0.0, 0.6, 1.0) == "[0.0, +0.6]"
+    assert findings.span_metric(-0.84, -0.004, "points", 1.0) == "[-0.840, -0.004]"
+    assert findings.span_metric(0.0004, 0.006, "pp", 1.0) == "[+0.04, +0.60]"
+    assert findings.span_metric(-0.84, -0.21, "points") == "[-0.84, -0.21]"
+
+
 def test_the_first_screen_answers_the_questions_in_order() -> None:
     """The headlines follow the designer's questions, not the sizes alone: the two largest
     seat effects that matter (one per group), then the variant difference on a seat's
