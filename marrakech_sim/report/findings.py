@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
@@ -850,13 +850,13 @@ def summary_lines(findings: pd.DataFrame) -> list[str]:
     ]
 
 
-def verdict_groups(findings: pd.DataFrame) -> list[tuple[str, list[str]]]:
-    """`summary_lines` grouped by verdict, in the order of `verdicts.VERDICTS` (what
-    matters first), each group in the summary's order; a verdict no finding has is left
-    out."""
-    lines = pd.Series(summary_lines(findings), index=findings.index)
+def verdict_groups(findings: pd.DataFrame, lines: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The findings' `lines` (one per row, as `summary_lines` or their whole sentences)
+    grouped by verdict, in the order of `verdicts.VERDICTS` (what matters first), each
+    group in the table's order; a verdict no finding has is left out."""
+    said = pd.Series(list(lines), index=findings.index, dtype=object)
     return [
-        (v, lines[findings["verdict"] == v].tolist())
+        (v, said[findings["verdict"] == v].tolist())
         for v in verdicts.VERDICTS
         if (findings["verdict"] == v).any()
     ]

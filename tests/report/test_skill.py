@@ -230,6 +230,31 @@ def test_the_report_states_levels_steps_and_strengths(skill_run: tuple[Path, Pat
     assert "player 2's" not in md.split("## 1.")[0]  # 2 players: only player 1 is tested
 
 
+def test_the_skill_section_lists_its_findings_under_their_verdicts(
+    skill_run: tuple[Path, Path],
+) -> None:
+    """The skill section gives each of its findings (findings.csv's skill trends and steps)
+    once, whole (with its players), under its verdict's heading, what matters first."""
+    _, report = skill_run
+    md = (report / "report.md").read_text(encoding="utf-8")
+    section = re.split(r"^## \d+\. Balance per skill level$", md, flags=re.M)[1].split("\n## ")[0]
+    found = pd.read_csv(report / "findings.csv")
+    skill = found.loc[found["question"].isin(["skill trend", "skill step"])]
+    assert len(skill)
+    for sentence in skill["sentence"]:
+        assert section.count(f"- {sentence}\n") == 1
+    headings = re.findall(
+        r"^\*\*(It matters|Real but small|Negligible|Undecided): (\d+) findings?\*\*$",
+        section,
+        re.M,
+    )
+    counts = skill["verdict"].value_counts()
+    named = {"It matters": "matters", "Real but small": "real but small"}
+    assert {named.get(h, h.lower()): int(n) for h, n in headings} == counts.to_dict()
+    order = ["It matters", "Real but small", "Negligible", "Undecided"]
+    assert [h for h, _ in headings] == [h for h in order if h in {x for x, _ in headings}]
+
+
 def test_undeclared_self_play_strategies_are_player_models(tmp_path: Path) -> None:
     """Self-play without skill_levels: each strategy is a player model shown beside the
     others, with no steps and no trend; the sections on the study's mix have no game."""

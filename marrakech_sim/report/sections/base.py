@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from marrakech_sim import palette, plots
+from marrakech_sim.report.findings import verdict_groups
 from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.tables import ReportTables, Tables
 
@@ -35,6 +36,26 @@ ItemGroup = tuple[str, list[str], bool]  # heading, list items, folded in the HT
 #: table: `Part.fold`); every table is in its CSV too. So is a longer group of findings
 #: that need not be read first (`ItemGroup`; every finding is in findings.csv)
 OPEN_ROWS = 12
+
+
+#: the verdicts whose findings are listed open; a longer group of the others is folded in
+#: the HTML page (a click on its heading opens it), so that what matters is not pushed down
+OPEN_VERDICTS = ("matters", "real but small")
+
+
+def finding_groups(table: pd.DataFrame, lines: Sequence[str]) -> list[ItemGroup]:
+    """The findings' `lines` (one per row of `table`) under their verdicts' headings ("It
+    matters: 13 findings"), what matters first."""
+    heading = {"matters": "It matters", "real but small": "Real but small"}
+    return [
+        (
+            f"{heading.get(verdict, verdict.capitalize())}: {len(said):,} "
+            f"finding{'' if len(said) == 1 else 's'}",
+            said,
+            verdict not in OPEN_VERDICTS and len(said) > OPEN_ROWS,
+        )
+        for verdict, said in verdict_groups(table, lines)
+    ]
 
 
 @dataclass

@@ -42,7 +42,14 @@ from marrakech_sim.report.findings import (
 )
 from marrakech_sim.report.fmt import count, interval, pp, pval
 from marrakech_sim.report.pergame import PerGame
-from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part, charted
+from marrakech_sim.report.sections.base import (
+    BaseSection,
+    Context,
+    Figures,
+    Part,
+    charted,
+    finding_groups,
+)
 from marrakech_sim.report.sections.variants import MetricTotals, difference
 from marrakech_sim.report.tables import ReportTables, add_sums, is_self_play, or_empty, sums_frame
 from marrakech_sim.runfolder import Manifest
@@ -646,7 +653,7 @@ class SkillSection(BaseSection):
             )
         if len(findings):
             skill = findings.loc[findings["question"].isin(["skill trend", "skill step"])]
-            s.items += [str(x) for x in skill["sentence"]]
+            s.groups += finding_groups(skill, [str(x) for x in skill["sentence"]])
         for players, ruleset, _, _ in _chart_groups(seats):
             s.charts += charted(
                 chart_titles, f"skill_{players}_{ruleset}", f"models_{players}_{ruleset}"

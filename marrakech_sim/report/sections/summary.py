@@ -14,14 +14,7 @@ import pandas as pd
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, pp
 from marrakech_sim.report.load import RunInfo
-from marrakech_sim.report.sections.base import (
-    OPEN_ROWS,
-    BaseSection,
-    Context,
-    ItemGroup,
-    Part,
-    Table,
-)
+from marrakech_sim.report.sections.base import BaseSection, Context, Part, Table, finding_groups
 from marrakech_sim.report.tables import ReportTables, or_empty
 from marrakech_sim.run.config import ReportOptions
 
@@ -51,32 +44,12 @@ class SummarySection(BaseSection):
             model = findings.common_model(table)
             if model is not None:
                 every.paragraphs.append(f"Every finding below holds among {model}.")
-            every.groups += finding_groups(table)
+            every.groups += finding_groups(table, findings.summary_lines(table))
         else:
             summary.paragraphs.append(findings.player_model(rt))
         summary.paragraphs += [text for text in map(stopped_early, ctx.runs) if text]
         summary.closing.append(glossary(rt.facts.report_options))
         return [summary, *([every] if every.groups else [])]
-
-
-#: the verdicts whose findings are listed open; a longer group of the others is folded in
-#: the HTML page (a click on its heading opens it), so that what matters is not pushed down
-OPEN_VERDICTS = ("matters", "real but small")
-
-
-def finding_groups(table: pd.DataFrame) -> list[ItemGroup]:
-    """Every finding's sentence under its verdict's heading ("It matters: 13 findings"),
-    what matters first."""
-    heading = {"matters": "It matters", "real but small": "Real but small"}
-    return [
-        (
-            f"{heading.get(verdict, verdict.capitalize())}: {count(len(lines))} "
-            f"finding{'' if len(lines) == 1 else 's'}",
-            lines,
-            verdict not in OPEN_VERDICTS and len(lines) > OPEN_ROWS,
-        )
-        for verdict, lines in findings.verdict_groups(table)
-    ]
 
 
 #: the first screen's charts, of the first of these kinds that was drawn (each again in
