@@ -817,6 +817,9 @@ def family_note(findings: pd.DataFrame) -> str:
     level = float(findings["level"].iloc[0])
     counts = verdict_counts(findings)
     said = ", ".join(_counted(counts[v], v) for v in verdicts.VERDICTS)
+    real = sum(real_but_undecided(r.verdict, r.lo, r.hi) for r in findings.itertuples())
+    if real:
+        said += f" ({real} of them real, their size undecided: the interval excludes 0)"
     return (
         f"{m} tests, corrected together (Bonferroni: each interval is a {100 * level:.2f}% "
         f"interval, so that all {m} hold together with 95% confidence, and each verdict is "
@@ -850,16 +853,22 @@ def summary_lines(findings: pd.DataFrame) -> list[str]:
     ]
 
 
+#: the groups findings are listed in, what matters first: the verdicts, with the undecided
+#: findings whose interval excludes 0 (`real_but_undecided`) apart from the others
+GROUPS = ("matters", "real, size undecided", "real but small", "negligible", "undecided")
+
+
 def verdict_groups(findings: pd.DataFrame, lines: Sequence[str]) -> list[tuple[str, list[str]]]:
     """The findings' `lines` (one per row, as `summary_lines` or their whole sentences)
-    grouped by verdict, in the order of `verdicts.VERDICTS` (what matters first), each
-    group in the table's order; a verdict no finding has is left out."""
+    grouped by `verdict_label`, in the order of `GROUPS`, each group in the table's
+    order; a group no finding is in is left out."""
+    labels = pd.Series(
+        [verdict_label(r.verdict, r.lo, r.hi) for r in findings.itertuples()],
+        index=findings.index,
+        dtype=object,
+    )
     said = pd.Series(list(lines), index=findings.index, dtype=object)
-    return [
-        (v, said[findings["verdict"] == v].tolist())
-        for v in verdicts.VERDICTS
-        if (findings["verdict"] == v).any()
-    ]
+    return [(g, said[labels == g].tolist()) for g in GROUPS if (labels == g).any()]
 
 
 def verdict_counts(findings: pd.DataFrame) -> dict[str, int]:
@@ -881,6 +890,7 @@ def decides_sentence(r: Any) -> str:
 
 __all__ = [
     "COLUMNS",
+    "GROUPS",
     "MATTERS_PP",
     "Finding",
     "Test",

@@ -266,6 +266,8 @@ def test_the_family_note_counts_each_verdict_in_words() -> None:
     table = pd.DataFrame(
         {
             "verdict": ["matters", "matters", "negligible", "undecided", "undecided"],
+            "lo": [1.5, -3.0, -0.5, -2.0, -2.0],
+            "hi": [2.5, -1.5, 0.5, 2.0, 2.0],
             "family_size": 5,
             "level": 0.99,
         }
@@ -385,18 +387,23 @@ def test_every_finding_names_a_common_player_model_once(table: pd.DataFrame) -> 
 
 
 def test_every_finding_is_listed_once_under_its_verdict(table: pd.DataFrame) -> None:
-    """The list of every finding is grouped by verdict, what matters first, each group in
-    the summary's order; together the groups are the summary's lines, and each group's
-    length is its verdict's count in the family note."""
+    """The list of every finding is grouped by verdict, what matters first, the undecided
+    ones whose interval excludes 0 apart ('real, size undecided'), each group in the
+    summary's order; together the groups are the summary's lines."""
     lines = findings.summary_lines(table)
+    labels = [findings.verdict_label(r.verdict, r.lo, r.hi) for r in table.itertuples()]
     groups = findings.verdict_groups(table, lines)
-    order = [v for v in verdicts.VERDICTS if v in set(table["verdict"])]
-    assert [v for v, _ in groups] == order and len(order) >= 3
+    assert [g for g, _ in groups] == [g for g in findings.GROUPS if g in labels]
+    assert len(groups) >= 3
     assert sorted(x for _, g in groups for x in g) == sorted(lines)
-    counts = findings.verdict_counts(table)
-    for verdict, group in groups:
-        assert len(group) == counts[verdict]
-        assert group == [x for x, v in zip(lines, table["verdict"], strict=True) if v == verdict]
+    for label, group in groups:
+        assert group == [x for x, v in zip(lines, labels, strict=True) if v == label]
+    real = table.assign(verdict="undecided", lo=0.2, hi=3.0).iloc[:2]
+    plain = table.assign(verdict="undecided", lo=-0.2, hi=3.0).iloc[:1]
+    mixed = pd.concat([plain, real], ignore_index=True)
+    said = findings.verdict_groups(mixed, ["a", "b", "c"])
+    assert said == [("real, size undecided", ["b", "c"]), ("undecided", ["a"])]
+    assert "3 are undecided (2 of them real, their size undecided" in findings.family_note(mixed)
 
 
 def test_a_margin_of_one_unit_is_singular(table: pd.DataFrame) -> None:

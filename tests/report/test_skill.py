@@ -243,16 +243,13 @@ def test_the_skill_section_lists_its_findings_under_their_verdicts(
     assert len(skill)
     for sentence in skill["sentence"]:
         assert section.count(f"- {sentence}\n") == 1
-    headings = re.findall(
-        r"^\*\*(It matters|Real but small|Negligible|Undecided): (\d+) findings?\*\*$",
-        section,
-        re.M,
-    )
-    counts = skill["verdict"].value_counts()
-    named = {"It matters": "matters", "Real but small": "real but small"}
-    assert {named.get(h, h.lower()): int(n) for h, n in headings} == counts.to_dict()
-    order = ["It matters", "Real but small", "Negligible", "Undecided"]
-    assert [h for h, _ in headings] == [h for h in order if h in {x for x, _ in headings}]
+    heads = "It matters|Real, size undecided|Real but small|Negligible|Undecided"
+    headings = re.findall(rf"^\*\*({heads}): (\d+) findings?\*\*$", section, re.M)
+    labels = [findings.verdict_label(r.verdict, r.lo, r.hi) for r in skill.itertuples()]
+    counts = pd.Series(labels).value_counts().to_dict()
+    assert {"matters" if h == "It matters" else h.lower(): int(n) for h, n in headings} == counts
+    order = [h for h, _ in headings]
+    assert order == sorted(order, key=heads.split("|").index)
 
 
 def test_undeclared_self_play_strategies_are_player_models(tmp_path: Path) -> None:

@@ -38,23 +38,23 @@ ItemGroup = tuple[str, list[str], bool]  # heading, list items, folded in the HT
 OPEN_ROWS = 12
 
 
-#: the verdicts whose findings are listed open; a longer group of the others is folded in
-#: the HTML page (a click on its heading opens it), so that what matters is not pushed down
-OPEN_VERDICTS = ("matters", "real but small")
+#: the groups of findings (`findings.GROUPS`) listed open; a longer group of the others is
+#: folded in the HTML page (a click on its heading opens it), so that what matters is not
+#: pushed down
+OPEN_GROUPS = ("matters", "real, size undecided", "real but small")
 
 
 def finding_groups(table: pd.DataFrame, lines: Sequence[str]) -> list[ItemGroup]:
     """The findings' `lines` (one per row of `table`) under their verdicts' headings ("It
     matters: 13 findings"), what matters first."""
-    heading = {"matters": "It matters", "real but small": "Real but small"}
     return [
         (
-            f"{heading.get(verdict, verdict.capitalize())}: {len(said):,} "
+            f"{'It matters' if group == 'matters' else group.capitalize()}: {len(said):,} "
             f"finding{'' if len(said) == 1 else 's'}",
             said,
-            verdict not in OPEN_VERDICTS and len(said) > OPEN_ROWS,
+            group not in OPEN_GROUPS and len(said) > OPEN_ROWS,
         )
-        for verdict, said in verdict_groups(table, lines)
+        for group, said in verdict_groups(table, lines)
     ]
 
 
