@@ -743,10 +743,10 @@ def _headline_rank(question: str) -> int:
 
 def headlines(findings: pd.DataFrame, most: int = 4) -> list[str]:
     """The first screen, in plain words, in the order of the study's questions: the
-    largest seat effects that matter (one per rule set and player count, at most two), the
-    variant difference that matters most (a seat's share before a primary metric, before
-    the others), the strategy order where it matters; at most ``most`` in all. With fewer
-    than three, each player count's largest other seat effect is added."""
+    largest seat effects that matter (one per rule set, player count and player model, at
+    most two), the variant difference that matters most (a seat's share before a primary
+    metric, before the others), the strategy order where it matters; at most ``most`` in
+    all. With fewer than three, each player count's largest other seat effect is added."""
     if findings.empty:
         return []
     ranked = findings.assign(
