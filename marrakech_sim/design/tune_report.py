@@ -45,10 +45,10 @@ def _confirmed_comment(item: Tuned, margin: float, untuned: list[int]) -> str:
     """What the confirmation showed of a tuned rule set, as a TOML comment above it."""
     same = list(item.search.purses) == untuned
     if item.confirmed.all_fair:
-        text = f"confirmed fair within +-{margin:g} pp at every seat for {item.level} players"
+        text = f"confirmed fair within ±{margin:g} pp at every seat for {item.level} players"
     else:
         text = (
-            f"NOT shown fair within +-{margin:g} pp for {item.level} players (largest seat "
+            f"NOT shown fair within ±{margin:g} pp for {item.level} players (largest seat "
             f"effect {item.confirmed.effects.worst_pp:.2f} pp)"
         )
     if same:
@@ -80,11 +80,11 @@ def verdict_sentence(replay: Replay, margin: float, search: Search, level: float
     """Fair within +-margin at every seat, or which seats are not shown fair and what the
     fit says whole dirhams leave (with its range over the root's interval at `level`)."""
     if replay.all_fair:
-        return f"fair within +-{margin:g} pp at every seat"
+        return f"fair within ±{margin:g} pp at every seat"
     unfair = [v for v in replay.verdicts if not v.fair]
     seats = ", ".join(f"seat {v.seat} {_pp(v.effect_pp)} pp" for v in unfair)
     text = (
-        f"not shown fair within +-{margin:g} pp ({seats}); the fitted model puts the best "
+        f"not shown fair within ±{margin:g} pp ({seats}); the fitted model puts the best "
         f"integer purses at about {search.residual_pp:.2f} pp from fair"
     )
     if search.residual_range_pp is None:
@@ -107,7 +107,7 @@ def in_short(result: TuneResult) -> list[str]:
     ]
     out = ["## In short", ""]
     out.append(
-        f"- Confirmed fair within +-{margin:g} pp at every seat: "
+        f"- Confirmed fair within ±{margin:g} pp at every seat: "
         + ("; ".join(fair) if fair else "none")
         + "."
     )
@@ -146,10 +146,10 @@ def tune_markdown(result: TuneResult) -> str:
         "",
         f"Each seat's effect is its win share minus the fair share 1/k, in percentage points, "
         "with intervals clustered on blocks. A seat is *fair* when two one-sided tests show its "
-        f"effect within +-{cfg.margin_pp:g} pp at level alpha/k (alpha = {plan.alpha:g}, "
+        f"effect within ±{cfg.margin_pp:g} pp at level alpha/k (alpha = {plan.alpha:g}, "
         "Bonferroni over the k seats: the chance of calling any seat outside the margin fair "
         "is at most alpha), that is, exactly when its interval at level 1 - 2 alpha/k lies "
-        f"inside +-{cfg.margin_pp:g} pp: the confirmation tables print that interval ({levels})."
+        f"inside ±{cfg.margin_pp:g} pp: the confirmation tables print that interval ({levels})."
         + mirror
         + f" The search path's intervals are at {_percent(plan.level)}. The confirmation plays "
         f"seeds disjoint from every seed of the search. {result.games:,} games in all.",
@@ -266,7 +266,9 @@ def result_dict(result: TuneResult) -> dict[str, Any]:
 def write_tune_report(result: TuneResult) -> Path:
     """Write tune.md, tuned.toml and tune.json into the tune's folder; the report's path."""
     out = result.out_dir
-    (out / TOML_FILE).write_text(tuned_toml(result))
-    (out / RESULT_FILE).write_text(json.dumps(result_dict(result), indent=1, default=str))
-    (out / REPORT_FILE).write_text(tune_markdown(result))
+    (out / TOML_FILE).write_text(tuned_toml(result), encoding="utf-8")
+    (out / RESULT_FILE).write_text(
+        json.dumps(result_dict(result), indent=1, default=str), encoding="utf-8"
+    )
+    (out / REPORT_FILE).write_text(tune_markdown(result), encoding="utf-8")
     return out / REPORT_FILE

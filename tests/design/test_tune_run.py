@@ -68,7 +68,7 @@ def test_the_confirmation_plays_seeds_no_search_step_played(tiny: TuneResult) ->
 def test_the_report_and_the_toml_of_a_real_tune(tiny: TuneResult) -> None:
     """tuned.toml holds one rule set per (rule set, level) that a study config accepts,
     with its tuned purses; tune.md lists each search's path and the replay table."""
-    toml = tomllib.loads((tiny.out_dir / TOML_FILE).read_text())
+    toml = tomllib.loads((tiny.out_dir / TOML_FILE).read_text(encoding="utf-8"))
     names = {f"two_{lv}_tuned" for lv in ("greedy", "random")}
     assert set(toml["rulesets"]) == names
     study = study_from_dict(
@@ -78,7 +78,7 @@ def test_the_report_and_the_toml_of_a_real_tune(tiny: TuneResult) -> None:
         rules = study.rules(f"two_{item.level}_tuned")
         assert rules.seat_dirhams == item.search.purses
         assert item.search.purses[0] == 30
-    text = (tiny.out_dir / "tune.md").read_text()
+    text = (tiny.out_dir / "tune.md").read_text(encoding="utf-8")
     assert "Each level's tuned rule played at the other levels" in text
     assert text.count("Search path") == 2
     for item in tiny.tuned:
@@ -186,7 +186,7 @@ def test_a_real_tunes_verdicts_are_their_printed_intervals_inside_the_margin(
         for replay in item.replays:
             for v in replay.verdicts:
                 assert v.fair == (-margin < v.lo_pp and v.hi_pp < margin)
-    text = (tiny.out_dir / "tune.md").read_text()
+    text = (tiny.out_dir / "tune.md").read_text(encoding="utf-8")
     assert text.count("| 95% interval (the verdict's) |") == len(tiny.tuned)
     assert "correction over 2 is conservative" in text
 
@@ -203,7 +203,7 @@ def test_a_confirmed_tune_refuses_another_margin(tiny: TuneResult, tmp_path: Pat
 
     out = tmp_path / "out"
     shutil.copytree(tiny.out_dir, out)
-    report = (out / "tune.md").read_text()
+    report = (out / "tune.md").read_text(encoding="utf-8")
     (tmp_path / "tiny.toml").write_text(CONFIG)
     args = ["tune", str(tmp_path / "tiny.toml"), "--out", str(out), "--workers", "0"]
     done = CliRunner().invoke(main, [*args, "--margin", "1.6"])
@@ -213,7 +213,7 @@ def test_a_confirmed_tune_refuses_another_margin(tiny: TuneResult, tmp_path: Pat
         "equivalence verdict needs its margin fixed before its games are seen; run it at 1, "
         "or tune at 1.6 into a new --out folder with another seed"
     ) in done.output
-    assert (out / "tune.md").read_text() == report
+    assert (out / "tune.md").read_text(encoding="utf-8") == report
     wider = load_tune_config(tmp_path / "tiny.toml")
     wider = dataclasses.replace(wider, margin_pp=1.6)
     with pytest.raises(
@@ -236,7 +236,7 @@ def test_the_kept_confirmation_games_reproduce_its_effects(tiny: TuneResult) -> 
     import pandas as pd
     import statsmodels.api as sm
 
-    text = (tiny.out_dir / "tune.md").read_text()
+    text = (tiny.out_dir / "tune.md").read_text(encoding="utf-8")
     assert not list((tiny.out_dir / "steps").rglob("*.run"))
     for item in tiny.tuned:
         assert item.confirm_run == f"confirm/{item.level}/two/{item.confirm_seed}.run"
@@ -281,10 +281,10 @@ def test_each_rule_set_to_paste_says_what_its_confirmation_showed(tiny: TuneResu
         comment = lines[lines.index(f"[rulesets.{tuned_name(item)}]") - 1]
         assert comment.startswith("# ") and f"tuned for {item.level} players only" in comment
         if item.confirmed.all_fair:
-            assert "confirmed fair within +-" in comment and "NOT" not in comment
+            assert "confirmed fair within ±" in comment and "NOT" not in comment
         else:
             worst = f"{item.confirmed.effects.worst_pp:.2f} pp"
-            assert "NOT shown fair within +-" in comment and worst in comment
+            assert "NOT shown fair within ±" in comment and worst in comment
 
 
 def test_the_report_opens_with_what_the_tune_found(tiny: TuneResult) -> None:
@@ -295,7 +295,7 @@ def test_the_report_opens_with_what_the_tune_found(tiny: TuneResult) -> None:
     text = tune_markdown(tiny)
     short = text[text.index("## In short") : text.index("## Compensation per level")]
     confirmed = short.splitlines()[2]
-    assert confirmed.startswith("- Confirmed fair within +-")
+    assert confirmed.startswith("- Confirmed fair within ±")
     for item in tiny.tuned:
         name = f"{item.ruleset} at {item.level} {list(item.search.purses)}"
         if item.confirmed.all_fair:
