@@ -312,6 +312,34 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
         )
 
 
+def test_levels_never_measured_are_one_sentence_not_rows(tmp_path: Path) -> None:
+    """Declared levels with no games between them have no strength: the report says so in
+    one sentence naming the player count and rule set, with no table row per level (the
+    CSV keeps them), and its findings compare neighbouring levels step by step."""
+    run = play_run(
+        tmp_path / "run",
+        {
+            "seed": 9,
+            "games_per_lineup": 60,
+            "rulesets": {"standard": {}},
+            "strategies": {"random": {}, "greedy": {}},
+            "schedule": {"kind": "self_play"},
+            "skill_levels": ["random", "greedy"],
+        },
+    )
+    build_report([run], tmp_path / "report", rating_games=500, moves_games=20)
+    strength = pd.read_csv(tmp_path / "report" / "skill_strength.csv")
+    assert (strength["status"] == "not measured").all() and len(strength) == 2
+    md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    section = re.split(r"^## \d+\. Balance per skill level$", md, flags=re.M)[1].split("\n## ")[0]
+    assert "No level's strength is measured in standard, 4 players:" in section
+    assert "Each skill level's strength" not in section
+    assert "not measured (no games against the other levels)" not in md
+    found = pd.read_csv(tmp_path / "report" / "findings.csv")
+    steps = found.loc[found["question"] == "skill step", "sentence"]
+    assert len(steps) and all("from random to greedy players" in x for x in steps)
+
+
 def test_a_self_play_rate_is_no_estimate(tmp_path: Path) -> None:
     """A strategy in every seat wins exactly its fair share: its games give no win rate
     with an interval (the win-rate tables leave self-play out), and no power claim."""

@@ -635,6 +635,23 @@ class SkillSection(BaseSection):
             )
         strength = t.skill_strength
         if len(strength):
+            # a group (player count, rule set) with no level measured: one sentence, not a
+            # row per level (skill_strength.csv keeps them)
+            keys = ["players", "ruleset"]
+            none = strength.groupby(keys)["status"].transform(lambda x: (x == "not measured").all())
+            unmeasured = strength.loc[none.astype(bool)].drop_duplicates(keys)
+            if len(unmeasured):
+                where = "; ".join(
+                    group_title(r.ruleset, int(r.players)) for r in unmeasured.itertuples()
+                )
+                s.paragraphs.append(
+                    f"No level's strength is measured in {where}: the study has no games "
+                    "between the levels there, so their seat effects are compared step by "
+                    "step between neighbouring levels, with no line on strength "
+                    "(skill_strength.csv lists those levels)."
+                )
+            strength = strength.loc[~none.astype(bool)]
+        if len(strength):
             s.tables.append(
                 (
                     "Each skill level's strength (Elo, 95% interval)",
@@ -645,7 +662,7 @@ class SkillSection(BaseSection):
                             str(r.ruleset),
                             str(r.level),
                             _strength_words(r),
-                            "yes" if r.separated else ("no" if r.level_index else ""),
+                            _separated_words(r),
                         ]
                         for r in strength.itertuples()
                     ],
@@ -763,6 +780,14 @@ class DecidesSection(BaseSection):
         s.paragraphs += [decides_sentence(r) for r in decides.itertuples()]
         s.charts += charted(chart_titles, "decides")
         return [s]
+
+
+def _separated_words(r: Any) -> str:
+    """Whether a level's strength interval is apart from the one below's: '' for the
+    weakest level and for a level whose strength is not measured (nothing to compare)."""
+    if not r.level_index or r.status == "not measured":
+        return ""
+    return "yes" if r.separated else "no"
 
 
 def _strength_words(r: Any) -> str:
