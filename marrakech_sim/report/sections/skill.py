@@ -638,8 +638,12 @@ class SkillSection(BaseSection):
             # a group (player count, rule set) with no level measured: one sentence, not a
             # row per level (skill_strength.csv keeps them)
             keys = ["players", "ruleset"]
-            none = strength.groupby(keys)["status"].transform(lambda x: (x == "not measured").all())
-            unmeasured = strength.loc[none.astype(bool)].drop_duplicates(keys)
+            unknown = (
+                (strength["status"] == "not measured")
+                .groupby([strength[k] for k in keys])
+                .transform("all")
+            )
+            unmeasured = strength.loc[unknown].drop_duplicates(keys)
             if len(unmeasured):
                 where = "; ".join(
                     group_title(r.ruleset, int(r.players)) for r in unmeasured.itertuples()
@@ -650,7 +654,7 @@ class SkillSection(BaseSection):
                     "step between neighbouring levels, with no line on strength "
                     "(skill_strength.csv lists those levels)."
                 )
-            strength = strength.loc[~none.astype(bool)]
+            strength = strength.loc[~unknown]
         if len(strength):
             s.tables.append(
                 (
