@@ -127,12 +127,12 @@ def plan(
         "a study of evenly matched players (about 2.5x in the default study)"
     )
     click.echo(
-        f"seat advantage: seat 0 winning {100 * (s['fair_share'] + effect):.4g}% instead of "
+        f"seat advantage: player 1 winning {100 * (s['fair_share'] + effect):.4g}% instead of "
         f"{100 * s['fair_share']:.4g}% needs {int(s['n_games']):,} games "
         f"({int(s['n_blocks']):,} blocks)"
     )
     click.echo(
-        f"variant difference: seat 0's share differing by {100 * effect:g} pp between two "
+        f"variant difference: player 1's share differing by {100 * effect:g} pp between two "
         f"variants needs {int(v['n_games_per_variant']):,} games per variant "
         f"({int(v['n_games_total']):,} in all)"
     )

@@ -218,7 +218,7 @@ def live_lines(rows: list[LiveRow], stopping: dict[str, Any] | None) -> list[str
         groups.setdefault((row.ruleset, row.model), []).append(row)
     for (ruleset, model), seats in groups.items():
         shares = "  ".join(
-            f"seat {r.seat} {_share(r.share).strip()} {_interval(r.lo, r.hi).strip()}"
+            f"player {r.seat + 1} {_share(r.share).strip()} {_interval(r.lo, r.hi).strip()}"
             for r in seats
         )
         lines.append(f"live: {ruleset} / {model} ({seats[0].games:,} games): {shares}")
@@ -242,7 +242,7 @@ def live_table(rows: list[LiveRow], stopping: dict[str, Any] | None) -> Any:
     table.add_column("player model")
     table.add_column("games", justify="right")
     for seat in range(seats):
-        table.add_column(f"seat {seat}", justify="right")
+        table.add_column(f"player {seat + 1}", justify="right")
     groups: dict[tuple[str, str], list[LiveRow]] = {}
     for row in rows:
         groups.setdefault((row.ruleset, row.model), []).append(row)
@@ -250,7 +250,7 @@ def live_table(rows: list[LiveRow], stopping: dict[str, Any] | None) -> Any:
         cells = [_compact(r) for r in group]
         cells += [""] * (seats - len(cells))
         table.add_row(ruleset, model, f"{group[0].games:,}", *cells)
-    table.caption = "win share per seat, [95% block-aware interval]"
+    table.caption = "win share per player (player 1 moves first), [95% block-aware interval]"
     text = stopping_text(stopping)
     return Group(table, Text(text)) if text else table
 

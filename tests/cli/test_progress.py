@@ -146,7 +146,8 @@ def test_live_lines_off_a_terminal_name_each_group_and_the_rule(
     live = [line for line in err if line.startswith("live: ")]
     assert any(line.startswith("live: two / greedy + random (") for line in live)
     last = next(line for line in reversed(live) if line.startswith("live: end / greedy + random"))
-    assert all(f"seat {s} " in last for s in range(2)) and "[" in last
+    assert all(f"player {s} " in last for s in (1, 2)) and "[" in last
+    assert not any("seat " in line for line in live)  # players counted from 1, as the report
     rule = [line for line in live if "SPRT on strategy_win_share: LLR " in line]
     assert rule and "(bounds -2.94, +2.94)" in rule[-1]
     assert err.index(live[0]) > 0 and err[err.index(live[0]) - 1].startswith("progress: ")
@@ -162,7 +163,8 @@ def test_live_table_on_a_terminal(
     play_run(tmp_path / "run", _study(), workers=0, progress=progress)
     progress.close()
     err = capsys.readouterr().err
-    assert "games/s" in err and "seat 2" in err and "block-aware interval" in err
+    assert "games/s" in err and "player 3" in err and "block-aware interval" in err
+    assert "seat 0" not in err and "player 1 moves first" in err
     assert "random x2" in err and "random x3" in err
     assert re.search(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]", err)
     progress = _Progress(terminal=True)

@@ -458,6 +458,8 @@ def test_cli_plan_matches_stats(players: int, effect: float) -> None:
     assert f"needs {int(seat['n_games'].iloc[0]):,} games" in res.output
     assert f"needs {int(variant['n_games_per_variant'].iloc[0]):,} games per variant" in res.output
     assert f"({int(variant['n_games_total'].iloc[0]):,} in all)" in res.output
+    # players are counted from 1, as in the report (seat 0 is the CSV tables' index)
+    assert "seat advantage: player 1 winning" in res.output and "seat 0" not in res.output
 
 
 def test_commands_have_help() -> None:
