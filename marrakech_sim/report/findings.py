@@ -862,13 +862,12 @@ def verdict_groups(findings: pd.DataFrame, lines: Sequence[str]) -> list[tuple[s
     """The findings' `lines` (one per row, as `summary_lines` or their whole sentences)
     grouped by `verdict_label`, in the order of `GROUPS`, each group in the table's
     order; a group no finding is in is left out."""
-    labels = pd.Series(
-        [verdict_label(r.verdict, r.lo, r.hi) for r in findings.itertuples()],
-        index=findings.index,
-        dtype=object,
-    )
-    said = pd.Series(list(lines), index=findings.index, dtype=object)
-    return [(g, said[labels == g].tolist()) for g in GROUPS if (labels == g).any()]
+    labels = [verdict_label(r.verdict, r.lo, r.hi) for r in findings.itertuples()]
+    return [
+        (g, [line for line, label in zip(lines, labels, strict=True) if label == g])
+        for g in GROUPS
+        if g in labels
+    ]
 
 
 def verdict_counts(findings: pd.DataFrame) -> dict[str, int]:

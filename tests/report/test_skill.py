@@ -276,12 +276,13 @@ def test_undeclared_self_play_strategies_are_player_models(tmp_path: Path) -> No
     assert "Balance per player model" in md and "no trend runs through them" in md
 
 
-def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
-    """Two declared levels under a base and a variant: the variant's findings are per
-    level and seat (the two rule sets' level means, recomputed from stats.game_metrics
-    for the per-game metrics), and none pools the levels."""
+@pytest.fixture(scope="module")
+def levels_alone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two declared levels in self-play under a base and a variant, with no games between
+    the levels (so no level's strength is measured): the run and its report folder."""
+    base = tmp_path_factory.mktemp("levels_alone")
     run = play_run(
-        tmp_path / "run",
+        base / "run",
         {
             "seed": 5,
             "games_per_lineup": 240,
@@ -291,8 +292,16 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
             "skill_levels": ["random", "greedy"],
         },
     )
-    build_report([run], tmp_path / "report", rating_games=500, moves_games=50)
-    found = pd.read_csv(tmp_path / "report" / "findings.csv")
+    build_report([run], base / "report", rating_games=500, moves_games=50)
+    return run, base / "report"
+
+
+def test_a_variant_is_judged_per_level_not_pooled(levels_alone: tuple[Path, Path]) -> None:
+    """Two declared levels under a base and a variant: the variant's findings are per
+    level and seat (the two rule sets' level means, recomputed from stats.game_metrics
+    for the per-game metrics), and none pools the levels."""
+    run, report = levels_alone
+    found = pd.read_csv(report / "findings.csv")
     per_level = found.loc[found["question"] == "variant: seat_0_share"]
     assert sorted(per_level["model"]) == [
         "greedy players in every seat",
@@ -304,7 +313,7 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
     metrics = stats.game_metrics(games, seats)
     level_of = seats.groupby("game_id")["strategy"].first()
     metrics["level"] = level_of.reindex(metrics.index).to_numpy()  # indexed by game_id
-    got = pd.read_csv(tmp_path / "report" / "skill_metric_variants.csv")
+    got = pd.read_csv(report / "skill_metric_variants.csv")
     for r in got.itertuples():
         mean = metrics.groupby(["ruleset", "level"])[r.metric].mean()
         assert r.difference_value == pytest.approx(
@@ -312,30 +321,22 @@ def test_a_variant_is_judged_per_level_not_pooled(tmp_path: Path) -> None:
         )
 
 
-def test_levels_never_measured_are_one_sentence_not_rows(tmp_path: Path) -> None:
+def test_levels_never_measured_are_one_sentence_not_rows(
+    levels_alone: tuple[Path, Path],
+) -> None:
     """Declared levels with no games between them have no strength: the report says so in
-    one sentence naming the player count and rule set, with no table row per level (the
+    one sentence naming each player count and rule set, with no table row per level (the
     CSV keeps them), and its findings compare neighbouring levels step by step."""
-    run = play_run(
-        tmp_path / "run",
-        {
-            "seed": 9,
-            "games_per_lineup": 60,
-            "rulesets": {"standard": {}},
-            "strategies": {"random": {}, "greedy": {}},
-            "schedule": {"kind": "self_play"},
-            "skill_levels": ["random", "greedy"],
-        },
-    )
-    build_report([run], tmp_path / "report", rating_games=500, moves_games=20)
-    strength = pd.read_csv(tmp_path / "report" / "skill_strength.csv")
-    assert (strength["status"] == "not measured").all() and len(strength) == 2
-    md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    _, report = levels_alone
+    strength = pd.read_csv(report / "skill_strength.csv")
+    assert (strength["status"] == "not measured").all() and len(strength) == 4
+    md = (report / "report.md").read_text(encoding="utf-8")
     section = re.split(r"^## \d+\. Balance per skill level$", md, flags=re.M)[1].split("\n## ")[0]
-    assert "No level's strength is measured in standard, 4 players:" in section
+    said = re.search(r"No level's strength is measured in (.*?): the study has no games", section)
+    assert said and sorted(said.group(1).split("; ")) == ["late, 4 players", "standard, 4 players"]
     assert "Each skill level's strength" not in section
     assert "not measured (no games against the other levels)" not in md
-    found = pd.read_csv(tmp_path / "report" / "findings.csv")
+    found = pd.read_csv(report / "findings.csv")
     steps = found.loc[found["question"] == "skill step", "sentence"]
     assert len(steps) and all("from random to greedy players" in x for x in steps)
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from marrakech_sim import palette, plots
-from marrakech_sim.report.findings import verdict_groups
+from marrakech_sim.report.findings import GROUPS, verdict_groups
 from marrakech_sim.report.load import RunInfo
 from marrakech_sim.report.tables import ReportTables, Tables
 
@@ -38,10 +38,11 @@ ItemGroup = tuple[str, list[str], bool]  # heading, list items, folded in the HT
 OPEN_ROWS = 12
 
 
-#: the groups of findings (`findings.GROUPS`) listed open; a longer group of the others is
-#: folded in the HTML page (a click on its heading opens it), so that what matters is not
-#: pushed down
-OPEN_GROUPS = ("matters", "real, size undecided", "real but small")
+#: the groups of findings listed open, the first three of `findings.GROUPS` (matters, real
+#: but size undecided, real but small); a longer group of the others (negligible,
+#: undecided) is folded in the HTML page (a click on its heading opens it), so that what
+#: matters is not pushed down
+OPEN_GROUPS = GROUPS[:3]
 
 
 def finding_groups(table: pd.DataFrame, lines: Sequence[str]) -> list[ItemGroup]:
