@@ -5,10 +5,12 @@
 Builds benchmarks/c_loop/marrakech_random.c with the system's C compiler (`cc -O2`), then
 takes turns, round by round: the C loop plays `--games` random 4-player games; the runner
 (`marrakech_sim.run.bench.bench`, one worker process, the compiled loop) plays as many
-with move records written to Parquet, and as many without. Each figure is games per CPU
-second (the CPU time of the process and of its workers), which another job on the machine
-slows much less than wall-clock time; the best round of each is kept. Prints each rate,
-the runner's ratios to C (targets: 0.5 with records, 0.8 without) and the load average.
+with move records written to Parquet, every column of the moves table (the default,
+format version 1) and only the columns a replay needs (`move_columns = "replay"`, format
+version 2), and as many without. Each figure is games per CPU second (the CPU time of the
+process and of its workers), which another job on the machine slows much less than
+wall-clock time; the best round of each is kept. Prints each rate, the runner's ratios to
+C (targets: 0.5 with records, 0.8 without) and the load average.
 
 It then checks that the two play the same game: the C loop's mean length, share of games
 with a bankruptcy and seat win shares against those of the runner's games (the runner
@@ -35,7 +37,14 @@ from marrakech_sim.run.bench import bench, bench_study
 from marrakech_sim.run.runner import run_study
 
 SOURCE = Path(__file__).resolve().parent / "c_loop" / "marrakech_random.c"
-TARGETS = {"records": 0.5, "no_records": 0.8}
+TARGETS = {"records": 0.5, "records_replay": 0.5, "no_records": 0.8}
+#: bench's arguments of each figure: records, move_columns
+MODES = {"records": (True, "all"), "records_replay": (True, "replay"), "no_records": (False, "all")}
+WORDS = {
+    "records": "runner, records: all",
+    "records_replay": "runner, records: replay",
+    "no_records": "runner, no records",
+}
 
 
 def build(folder: Path) -> Path:
@@ -110,13 +119,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(Path(tmp))
-        best = {"c": 0.0, "records": 0.0, "no_records": 0.0}
+        best = {"c": 0.0, **dict.fromkeys(MODES, 0.0)}
         c_check: dict[str, Any] = {}
         for r in range(args.rounds):
             c = c_loop(exe, args.games, seed=r + 1)
             best["c"] = max(best["c"], c["games_per_cpu_s"])
-            for key, records in (("records", True), ("no_records", False)):
-                got = bench(Rules(), games=args.games, workers=1, records=records)
+            for key, (records, columns) in MODES.items():
+                got = bench(
+                    Rules(), games=args.games, workers=1, records=records, move_columns=columns
+                )
                 best[key] = max(best[key], got["games_per_cpu_s"] or 0.0)
         c_check = c_loop(exe, args.check_games, seed=99)
     ratios = {key: best[key] / best["c"] for key in TARGETS}
@@ -136,7 +147,7 @@ def main() -> None:
     load = out["load_average"][0]
     print(f"load average {load:.1f}; best of {args.rounds} rounds of {args.games:,} games")
     print(f"  C reference loop          {best['c']:>10,.0f} games per CPU second")
-    for key, words in (("records", "runner, move records"), ("no_records", "runner, no records")):
+    for key, words in WORDS.items():
         print(
             f"  {words:<25} {best[key]:>10,.0f} games per CPU second  "
             f"{ratios[key]:.2f} of C (target {TARGETS[key]})"

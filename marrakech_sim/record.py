@@ -187,7 +187,9 @@ def turn_actions(row: Sequence[int], rules: Rules) -> tuple[Action, ...]:
     if not rules.orient_at_end:
         out.append(Rotation(int(row[loop.M_ROTATION])))
     out.append(Roll(int(row[loop.M_ROLL])))
-    if not row[loop.M_BANKRUPT] and row[loop.M_X1] != loop.NULL:
+    # a bankrupt turn places nothing (its placement is null; a moves table of only the
+    # replay columns has no bankrupt column: NULL here)
+    if row[loop.M_BANKRUPT] != 1 and row[loop.M_X1] != loop.NULL:
         first = (int(row[loop.M_X1]), int(row[loop.M_Y1]))
         out.append((first, (int(row[loop.M_X2]), int(row[loop.M_Y2]))))
     if rules.orient_at_end and row[loop.M_END_ROTATION] != loop.NULL:
@@ -602,8 +604,13 @@ def _as_recorded(rules: Rules, rows: np.ndarray, replayed: np.ndarray) -> bool:
     same action cells, and none of the cells it always reads is null."""
     if len(rows) == 0:
         return True
+    replayed = replayed[: len(rows)]
     columns = list(_ACTION_CELLS)
-    if not np.array_equal(rows[:, columns], replayed[: len(rows), columns]):
+    if not np.array_equal(rows[:, columns], replayed[:, columns]):
+        return False
+    # bankrupt is an outcome: compared where the table has it
+    stored = rows[:, loop.M_BANKRUPT] != loop.NULL
+    if not np.array_equal(rows[stored, loop.M_BANKRUPT], replayed[stored, loop.M_BANKRUPT]):
         return False
     always = [loop.M_ROLL]
     if rules.colours_per_player > 1:
@@ -618,7 +625,6 @@ _ACTION_CELLS = (
     loop.M_COLOUR,
     loop.M_ROTATION,
     loop.M_ROLL,
-    loop.M_BANKRUPT,
     loop.M_X1,
     loop.M_Y1,
     loop.M_X2,
@@ -691,9 +697,9 @@ def records_from_run(
         seats = runfolder.open_dataset(run_dir, "seats").to_table(
             columns=["game_id", "seat", "strategy"], filter=flt
         )
-        moves = runfolder.open_dataset(run_dir, "moves").to_table(
-            columns=["game_id", "turn", *_ACTION_COLUMNS], filter=flt
-        )
+        moves_ds = runfolder.open_dataset(run_dir, "moves")
+        stored = [c for c in _ACTION_COLUMNS if c in moves_ds.schema.names]
+        moves = moves_ds.to_table(columns=["game_id", "turn", *stored], filter=flt)
         names: dict[int, list[tuple[int, str]]] = {}
         for row in seats.to_pylist():
             names.setdefault(row["game_id"], []).append((row["seat"], row["strategy"]))
@@ -823,10 +829,17 @@ def notable_games(run_dir: str | Path) -> list[NotableGame]:
             )
     # a run that keeps the moves of a sample of its games (keep_moves < 1): the notable
     # games are those of the sample, since a record (and a picture) needs the moves
-    sampled = not runfolder.every_move(runfolder.read_manifest(run_dir))
+    manifest = runfolder.read_manifest(run_dir)
+    sampled = not runfolder.every_move(manifest)
+    rulesets = runfolder.run_rulesets(manifest) if runfolder.replay_only(manifest) else None
     best: dict[str, tuple[tuple[Any, ...], NotableGame]] = {}
     with duckdb.connect() as con:
         for games, moves in _notable_batches(con, Path(run_dir)):
+            if rulesets is not None:  # the run stores the actions: the batch's outcomes replayed
+                actions = con.sql(f"SELECT * FROM {moves}").arrow().read_all()
+                those = con.sql(f"SELECT game_id, ruleset FROM {games}").arrow().read_all()
+                con.register("notable_moves", runfolder.with_outcomes(actions, those, rulesets))
+                moves = "notable_moves"
             if sampled:
                 games = f"(SELECT * FROM {games} WHERE game_id IN (SELECT game_id FROM {moves}))"
             for key, game in _batch_notables(con, games, moves):

@@ -90,8 +90,9 @@ class Ruleset:
     name: str = ""  # the study's name for it (keys a Buffers' arrays)
 
     @classmethod
-    def of(cls, rules: Rules, name: str = "") -> Ruleset:
-        columns = int(t.new_moves(rules).shape[1])
+    def of(cls, rules: Rules, name: str = "", replay_only: bool = False) -> Ruleset:
+        """`replay_only`: move rows of the columns a replay needs (play.turns)."""
+        columns = t.MOVE_COLUMNS if replay_only else t.move_columns(rules.players)
         return cls(rules, k.initial_state(rules), t.max_turns(rules), columns, name)
 
 
@@ -418,7 +419,7 @@ def _keep(
         errors[i] = rec.error
     # an error game's last row may be unfinished (no roll): LOG_FORMAT rows are turns
     done = int(np.count_nonzero(rec.moves[: rec.turns, t.M_ROLL] != t.NULL))
-    moves[:, :done] = rec.moves[:done].T
+    moves[:, :done] = rec.moves[:done, : moves.shape[0]].T  # a replay's rows: their columns
     end = ERROR if rec.error is not None else int(EndReason.from_label(rec.end_reason))
     games[i] = (done, end, int(rec.tie_broken))
     seats[i] = rec.seats

@@ -209,6 +209,8 @@ def _batch(init, seeds, codes, params, moves, games, seats, sizes, scratch, sear
         block = by_turn[row : row + max_turns]
         if records:
             for c in range(moves.shape[0]):
+                if moves.shape[0] == t.MOVE_COLUMNS and t.is_outcome(c):
+                    continue  # a replay's rows: the row writer leaves these alone
                 column = moves[c, row : row + max_turns]  # contiguous: a vector fill
                 for i in range(column.shape[0]):  # (numba's column[:] = NULL is slower)
                     column[i] = t.NULL

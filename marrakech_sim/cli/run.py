@@ -20,6 +20,7 @@ from marrakech_sim.cli.common import (
     rule_options,
     rules_from_cli,
 )
+from marrakech_sim.run.config import MOVE_COLUMN_CHOICES
 
 if TYPE_CHECKING:
     from marrakech_sim.live import LiveRow, LiveTotals
@@ -481,6 +482,13 @@ def verify_command(run_dir: str) -> None:
     default=None,
     help="Only with (or without) move records to Parquet (default: both).",
 )
+@click.option(
+    "--move-columns",
+    type=click.Choice(list(MOVE_COLUMN_CHOICES)),
+    default="all",
+    show_default=True,
+    help="The moves table's columns with records: all, or only those a replay needs.",
+)
 @click.option("--chunk-games", type=click.IntRange(1), default=4096, show_default=True)
 @click.option("--start-method", type=click.Choice(START_METHODS))
 @click.option("--breakdown", "show_breakdown", is_flag=True, help="Also time each step.")
@@ -491,6 +499,7 @@ def bench_command(
     games: int,
     workers: int,
     records: bool | None,
+    move_columns: str,
     chunk_games: int,
     start_method: str | None,
     show_breakdown: bool,
@@ -518,6 +527,7 @@ def bench_command(
             records=mode,
             chunk_games=chunk_games,
             start_method=start_method,
+            move_columns=move_columns,
         )
         for mode in modes
     ]
@@ -531,7 +541,8 @@ def bench_command(
     for r in results:
         click.echo(
             f"{r['games']:,} games, {r['workers']} worker(s), records "
-            f"{'on' if r['records'] else 'off'}: {r['games_per_s']:,.0f} games/s "
+            f"{'on (' + r['move_columns'] + ' columns)' if r['records'] else 'off'}: "
+            f"{r['games_per_s']:,.0f} games/s "
             f"({r['games_per_s_per_worker']:,.0f} per worker) in {r['seconds']:.2f} s"
         )
     if extra is not None:

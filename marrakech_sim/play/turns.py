@@ -13,6 +13,10 @@ per turn; NULL marks a missing value (LOG_FORMAT.md's nulls). The columns are
                                            after the turn (RULES.md section 7 counting)
 
 `dirhams_after_col` and `visible_after_col` give these indices.
+
+Rows of only MOVE_COLUMNS columns are a replay's rows (a study's `move_columns =
+"replay"`): the row writer fills the columns a replay needs and leaves the outcome
+columns, M_ASSAM_X .. M_BANKRUPT, to NULL's caller (they are not written to the file).
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ M_X2 = 12
 M_Y2 = 13
 M_END_ROTATION = 14
 MOVE_COLUMNS = 15
+# M_ASSAM_X .. M_BANKRUPT, with the per-seat columns after MOVE_COLUMNS: what the rules
+# made of a turn's actions (LOG_FORMAT.md), which a replay rebuilds
+FIRST_OUTCOME = M_ASSAM_X
+LAST_OUTCOME = M_BANKRUPT
 
 # per-seat summary columns (LOG_FORMAT.md `seats`), from `k_summary`
 S_DIRHAMS = 0
@@ -86,6 +94,12 @@ def max_turns_of(s):
 def new_moves(rules: Rules) -> np.ndarray:
     """An empty moves buffer for one game."""
     return np.full((max_turns(rules), move_columns(rules.players)), NULL, dtype=np.int32)
+
+
+@njit(cache=True, inline="always")
+def is_outcome(column):
+    """Whether move column `column` (< MOVE_COLUMNS) is an outcome, not an action."""
+    return FIRST_OUTCOME <= column <= LAST_OUTCOME
 
 
 @njit(cache=True, inline="always")
@@ -191,6 +205,8 @@ def _write_row(s, phase, turn, seat, action, moves):
         if s[k.C_] == 1:
             moves[turn, M_COLOUR] = seat
         moves[turn, M_ROLL] = action
+        if moves.shape[1] == MOVE_COLUMNS:
+            return  # a replay's rows: no outcome columns
         moves[turn, M_ASSAM_X] = s[k.X_]
         moves[turn, M_ASSAM_Y] = s[k.Y_]
         moves[turn, M_FACING] = s[k.FACING_]
@@ -209,7 +225,8 @@ def _write_row(s, phase, turn, seat, action, moves):
         moves[turn, M_Y1] = y1
         moves[turn, M_X2] = x2
         moves[turn, M_Y2] = y2
-        _write_visible(s, moves, turn)
+        if moves.shape[1] > MOVE_COLUMNS:
+            _write_visible(s, moves, turn)
 
 
 @njit(cache=True, _nrt=False)
@@ -275,6 +292,22 @@ def replay_moves(s, rows, out, streams):
                 out[turn, M_ROLL] = chance
     if s[k.PHASE_] != k.PHASE_OVER:
         status |= REPLAY_NOT_OVER
+    return status
+
+
+@njit(cache=True)
+def replay_games(init, first, counts, rows, out):
+    """`replay_moves` of each game g, rows[first[g] : first[g] + counts[g]] from position
+    `init`, into the same rows of `out` (no chance check); its status bits per game."""
+    status = np.zeros(first.shape[0], np.int64)
+    no_streams = np.zeros(0, np.uint64)
+    s = init.copy()
+    for g in range(first.shape[0]):
+        for i in range(init.shape[0]):
+            s[i] = init[i]
+        a = first[g]
+        b = a + counts[g]
+        status[g] = replay_moves(s, rows[a:b], out[a:b], no_streams)
     return status
 
 

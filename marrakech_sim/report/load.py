@@ -14,7 +14,10 @@ Views on the connection (nothing is loaded; every query reads the columns it nee
 * ``seats``: the seats table plus ``run``; ``game_id`` made unique.
 * ``seats_<run>``: one run's seats as stored (its own game ids), for per-run scans.
 * ``moves``: ``run``, ``game_id`` (made unique), ``turn``, ``dirhams_after``,
-  ``visible_after`` (only when every run has a moves table).
+  ``visible_after`` (only when every run has a moves table). A run that stores only the
+  replay columns (``move_columns = "replay"``) is in it through the table
+  ``replayed_moves``: the games `replay_sample` replayed, and no others.
+* ``moved_games``: ``game_id`` (made unique) of each game that has rows in a moves table.
 * ``bseats`` (a view): seats of the games that count for balance statistics (not ended by an
   error) joined with their game's ``block``, ``ruleset``, ``players``, ``match_id``,
   ``tie_broken`` and number of winners (``n_winners``).
@@ -204,7 +207,8 @@ def connect(
         con.execute(f"SET temp_directory = '{temp_directory}'")
     if threads:
         con.execute(f"SET threads = {int(threads)}")
-    games, seats, moves = [], [], []
+    games, seats, moves, moved = [], [], [], []
+    replayed = [run for run in runs if run.parts["moves"] and runfolder.replay_only(run.manifest)]
     for run in runs:
         off = run.index * RUN_SHIFT
 
@@ -229,18 +233,32 @@ def connect(
             f"read_parquet({_files(run.parts['seats'])})"
         )
         if run.parts["moves"]:
+            stored = f"read_parquet({_files(run.parts['moves'])})"
+            moved.append(f"SELECT DISTINCT {unique('game_id')} FROM {stored}")
+            if run in replayed:
+                continue
             moves.append(
                 f"SELECT {run.index} AS run, {unique('game_id')}, "
-                "CAST(turn AS INTEGER) AS turn, dirhams_after, visible_after "
-                f"FROM read_parquet({_files(run.parts['moves'])})"
+                f"CAST(turn AS INTEGER) AS turn, dirhams_after, visible_after FROM {stored}"
             )
     # A view, not a table: 10 million games would hold about 1 GB in memory, and the report
     # scans them only a few times (report.tables keeps block-level totals, report.pergame
     # the per-game arrays).
     con.execute("CREATE VIEW games AS " + " UNION ALL ".join(games))
     con.execute("CREATE VIEW seats AS " + " UNION ALL ".join(seats))
-    if len(moves) == len(runs):
+    if replayed:
+        con.execute(
+            "CREATE TABLE replayed_moves (run INTEGER, game_id BIGINT, turn INTEGER, "
+            "dirhams_after SMALLINT[], visible_after SMALLINT[])"
+        )
+        con.execute("CREATE TABLE replay_runs (run INTEGER, path VARCHAR)")
+        con.executemany(
+            "INSERT INTO replay_runs VALUES (?, ?)", [(r.index, str(r.path)) for r in replayed]
+        )
+        moves.append("SELECT * FROM replayed_moves")
+    if len(moved) == len(runs):
         con.execute("CREATE VIEW moves AS " + " UNION ALL ".join(moves))
+        con.execute("CREATE VIEW moved_games AS " + " UNION ALL ".join(moved))
     # bseats is a view: the report reduces the seats per game once (report.pergame); only
     # fallbacks for unusual blocks aggregate it directly.
     con.execute(
@@ -263,6 +281,36 @@ def has_moves(con: duckdb.DuckDBPyConnection) -> bool:
         "SELECT count(*) FROM duckdb_views() WHERE view_name = 'moves' AND NOT internal"
     ).fetchone()
     return bool(rows and rows[0])
+
+
+def replay_sample(con: duckdb.DuckDBPyConnection, sample: str) -> None:
+    """Put the moves of the games in table `sample` (``game_id`` made unique) into the
+    ``moves`` view where their run stores only the replay columns: their outcome columns
+    replayed (`runfolder.read_moves`) into ``replayed_moves``, each game once. The report
+    reads per-turn metrics of samples, so only those games are replayed."""
+    if not con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'replay_runs'"
+    ).fetchall()[0][0]:
+        return
+    for run, path in con.execute("SELECT run, path FROM replay_runs ORDER BY run").fetchall():
+        off = run * RUN_SHIFT
+        ids = con.execute(
+            f"""SELECT game_id - {off} AS g FROM {sample}
+                WHERE game_id >= {off} AND game_id < {off + RUN_SHIFT} AND game_id NOT IN
+                      (SELECT game_id FROM replayed_moves WHERE run = {run})"""
+        ).fetchnumpy()["g"]
+        if not len(ids):
+            continue
+        table = runfolder.read_moves(path, ids.tolist())
+        con.register("replayed_now", table.select(list(_REPLAYED)))
+        con.execute(
+            f"INSERT INTO replayed_moves SELECT {run}, game_id + {off}, turn, "
+            "dirhams_after, visible_after FROM replayed_now"
+        )
+        con.unregister("replayed_now")
+
+
+_REPLAYED = ("game_id", "turn", "dirhams_after", "visible_after")
 
 
 def digest(paths: list[Path], root: Path) -> str:

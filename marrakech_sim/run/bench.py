@@ -24,8 +24,15 @@ from marrakech_sim.run.pool import WORKER, ChunkPool, default_start_method, work
 from marrakech_sim.run.runner import run_study
 
 
-def bench_study(rules: Rules, lineup: Sequence[str], games: int, chunk_games: int = 4096) -> Study:
-    """A study of `games` games of one line-up (strategy refs), seats as given."""
+def bench_study(
+    rules: Rules,
+    lineup: Sequence[str],
+    games: int,
+    chunk_games: int = 4096,
+    move_columns: str = "all",
+) -> Study:
+    """A study of `games` games of one line-up (strategy refs), seats as given, writing the
+    moves table's `move_columns` (run.config.MOVE_COLUMN_CHOICES)."""
     names = {ref: "".join(c if c.isalnum() or c in "_-." else "_" for c in ref) for ref in lineup}
     strategies = {names[ref]: {"ref": ref} for ref in dict.fromkeys(lineup)}
     return study_from_dict(
@@ -38,6 +45,7 @@ def bench_study(rules: Rules, lineup: Sequence[str], games: int, chunk_games: in
             "rulesets": {"bench": rules.to_dict()},
             "strategies": strategies,
             "schedule": {"kind": "lineups", "lineups": [[names[ref] for ref in lineup]]},
+            "move_columns": move_columns,
         }
     )
 
@@ -51,8 +59,10 @@ def bench(
     records: bool = True,
     chunk_games: int = 4096,
     start_method: str | None = None,
+    move_columns: str = "all",
 ) -> dict[str, Any]:
-    """Games per second of a run (workers processes; 0 = in this process).
+    """Games per second of a run (workers processes; 0 = in this process), its moves
+    table of `move_columns` (all, or those a replay needs) when it writes `records`.
 
     Returns a dict with games, workers, records, seconds, games_per_s,
     games_per_s_per_worker, cpu_seconds, games_per_cpu_s, main_cpu_seconds,
@@ -65,7 +75,7 @@ def bench(
     """
     rules = rules or Rules()
     lineup = list(lineup or ["random"] * rules.players)
-    study = bench_study(rules, lineup, games, chunk_games)
+    study = bench_study(rules, lineup, games, chunk_games, move_columns)
     prep = Prepared(study)
     prep.warm_up()
     if prep.match_compiled.all():  # compile / load the record path once, outside the timing
@@ -98,6 +108,7 @@ def bench(
         "games": played,
         "workers": workers,
         "records": records,
+        "move_columns": move_columns,
         "seconds": round(seconds, 4),
         "games_per_s": round(played / seconds, 1),
         "games_per_s_per_worker": round(played / seconds / max(workers, 1), 1),

@@ -98,6 +98,7 @@ _TOP_KEYS = (
     "decision_seconds",
     "worker_memory_mb",
     "keep_moves",
+    "move_columns",
     "rulesets",
     "strategies",
     "schedule",
@@ -106,6 +107,12 @@ _TOP_KEYS = (
     "report",
     "sweep",
 )
+#: the moves tables a study may write (`move_columns`), with what each holds
+MOVE_COLUMN_CHOICES = {
+    "all": "every column of the moves table (the default)",
+    "replay": "only the columns a replay needs, the outcomes rebuilt by replaying when read "
+    "(format version 2, a smaller table written faster)",
+}
 _REPORT_KEYS = ("matters_pp", "margins")
 #: the per-game metrics whose practical margin a study may set (`[report] margins`), in
 #: their own units, and the default of each; shares (win shares, the bankruptcy rate, ...)
@@ -233,6 +240,9 @@ class Study:
     worker_memory_mb: int | None = None
     # the share of each match's blocks whose moves are kept, its first rounds (run.plan)
     keep_moves: float = 1.0
+    # which columns the moves table has (MOVE_COLUMN_CHOICES): every one, or only those a
+    # replay needs, a run of runfolder.REPLAY_FORMAT_VERSION
+    move_columns: str = "all"
     # the rule option the rule sets sweep (run.sweep); its rule sets are in `rulesets`
     sweep: Sweep | None = None
 
@@ -300,6 +310,7 @@ class Study:
             **({"skill_levels": list(self.skill_levels)} if self.skill_levels else {}),
             **({"report": self.report.to_dict()} if self.report else {}),
             **({"keep_moves": self.keep_moves} if self.keep_moves != 1 else {}),
+            **({"move_columns": self.move_columns} if self.move_columns != "all" else {}),
             **({"sweep": self.sweep.to_dict()} if self.sweep else {}),
         }
 
@@ -382,6 +393,10 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
     if memory is not None:
         memory = _int("worker_memory_mb", memory, MIN_WORKER_MEMORY_MB, MAX_WORKER_MEMORY_MB)
     keep_moves = _share("keep_moves", data.get("keep_moves", 1.0))
+    move_columns = data.get("move_columns", "all")
+    if move_columns not in MOVE_COLUMN_CHOICES:
+        allowed = "; ".join(f"{k!r}: {v}" for k, v in MOVE_COLUMN_CHOICES.items())
+        raise ConfigError(f"move_columns = {move_columns!r}: expected one of {allowed}")
     study = Study(
         name=name,
         seed=seed,
@@ -399,6 +414,7 @@ def study_from_dict(data: Mapping[str, Any], default_name: str = "study") -> Stu
         report=report,
         worker_memory_mb=memory,
         keep_moves=keep_moves,
+        move_columns=move_columns,
         sweep=sweep,
     )
     # a line-up that does not fit a rule set's player count is named here, and a study

@@ -8,6 +8,7 @@ check     checking: every part whole, the tables agreeing, the run finished
 digest    integrity by content: each part's digest and the run's definition in run.json
 lock      one writer per run folder (an advisory lock held for the run)
 manifest  run.json as a typed, frozen value (`Manifest`)
+outcomes  a replay-only moves table's outcome columns, rebuilt by replaying its actions
 columns   compiled helpers: move rows to columns, Parquet's level encodings
 """
 
@@ -48,6 +49,7 @@ from marrakech_sim.runfolder.folder import (
 )
 from marrakech_sim.runfolder.lock import LOCK_FILE, describe_os_error, holds_a_run, locked
 from marrakech_sim.runfolder.manifest import Manifest
+from marrakech_sim.runfolder.outcomes import read_moves, replay_only, run_rulesets, with_outcomes
 from marrakech_sim.runfolder.parts import (
     Column,
     Part,
@@ -68,10 +70,13 @@ from marrakech_sim.runfolder.schema import (
     END_ERROR_CODE,
     END_REASONS,
     FORMAT_VERSION,
+    FORMAT_VERSIONS,
     GAMES_SCHEMA,
     LOG_FILE,
     MANIFEST,
     MOVE_ROW_NAMES,
+    REPLAY_FORMAT_VERSION,
+    REPLAY_MOVE_COLUMNS,
     SCHEMAS,
     SEATS_SCHEMA,
     TABLES,
@@ -84,11 +89,14 @@ __all__ = [
     "END_REASONS",
     "FINISHED",
     "FORMAT_VERSION",
+    "FORMAT_VERSIONS",
     "GAMES_SCHEMA",
     "LOCK_FILE",
     "LOG_FILE",
     "MANIFEST",
     "MOVE_ROW_NAMES",
+    "REPLAY_FORMAT_VERSION",
+    "REPLAY_MOVE_COLUMNS",
     "SCHEMAS",
     "SEATS_SCHEMA",
     "TABLES",
@@ -126,13 +134,17 @@ __all__ = [
     "part_key",
     "part_name",
     "read_manifest",
+    "read_moves",
     "read_table",
     "records_moves",
     "remove_chunks",
     "remove_temporaries",
+    "replay_only",
+    "run_rulesets",
     "seats_part",
     "utc_now",
     "warm_up_writer",
+    "with_outcomes",
     "write_digested_part",
     "write_manifest",
     "write_part",

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from marrakech_sim.play.turns import FIRST_OUTCOME, LAST_OUTCOME
+
 # a bit-packed run's header is one byte: (groups << 1) | 1 with at most 63 groups of 8
 _MAX_LITERAL_GROUPS = 63
 _LITERAL_RUN = 8 * _MAX_LITERAL_GROUPS  # values in the longest bit-packed run
@@ -42,7 +44,10 @@ def columns_into(moves, turns, first, players, head, lists, game, turn, start):
             turns_of[r] = r
         i += n
     rows = i - start
+    replay_only = moves.shape[0] == head.shape[0]  # no per-seat rows: no outcome column
     for c in range(head.shape[0]):
+        if replay_only and FIRST_OUTCOME <= c <= LAST_OUTCOME:
+            continue
         source = moves[c, :rows]
         to = head[c, start:i]
         for r in range(rows):

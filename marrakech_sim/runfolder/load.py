@@ -13,6 +13,10 @@ takes about 30 s to read that way; with pyarrow-backed dtypes the integers stay 
 time. For runs too large for memory, ``engine="duckdb"`` gives lazy DuckDB relations
 (aggregate out of core, then ``.df()``) and ``engine="arrow"`` pyarrow datasets.
 
+A run that stores only the moves columns a replay needs (format version 2, a study's
+``move_columns = "replay"``) gives the pandas engine every column of ``moves``, the
+outcomes replayed (``runfolder.read_moves``); the lazy engines give the columns stored.
+
 Several runs (``load_runs``) are stacked with a ``run_id`` column first; game ids repeat
 across runs, so join on (``run_id``, ``game_id``).
 """
@@ -29,10 +33,12 @@ import pyarrow as pa
 
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.runfolder.manifest import Manifest
+from marrakech_sim.runfolder.outcomes import read_moves, replay_only
 from marrakech_sim.runfolder.read import open_dataset, read_manifest
-from marrakech_sim.runfolder.schema import TABLES
+from marrakech_sim.runfolder.schema import REPLAY_MOVE_COLUMNS, TABLES
 
 ENGINES = ("pandas", "duckdb", "arrow")
+STORED = frozenset(REPLAY_MOVE_COLUMNS)  # the moves columns every run stores
 SORT_KEYS = {"games": ["game_id"], "seats": ["game_id", "seat"], "moves": ["game_id", "turn"]}
 
 
@@ -128,15 +134,21 @@ class Run:
 
     def _pandas(self, name: str, columns: Sequence[str] | None) -> pd.DataFrame:
         frames = []
-        for run_id, path in zip(self.run_ids, self.paths, strict=True):
-            data: pa.Table = open_dataset(path, name).to_table(
-                columns=list(columns) if columns else None
-            )
+        for manifest, path in zip(self.manifests, self.paths, strict=True):
+            wanted = list(columns) if columns else None
+            data: pa.Table
+            stored = wanted is not None and set(wanted) <= STORED
+            if name == "moves" and replay_only(manifest) and not stored:
+                data = read_moves(path)  # the outcome columns replayed
+                data = data.select(wanted) if wanted else data
+            else:
+                data = open_dataset(path, name).to_table(columns=wanted)
             keys = [k for k in SORT_KEYS[name] if k in data.column_names]
             if keys and not is_sorted(data, keys):  # parts are written in order: usually sorted
                 data = data.sort_by([(k, "ascending") for k in keys])
             frame = data.to_pandas(types_mapper=pd.ArrowDtype)
             if len(self.paths) > 1:
+                run_id = manifest.run_id
                 frame.insert(0, "run_id", pd.Series([run_id] * len(frame), dtype="string[pyarrow]"))
             frames.append(frame)
         return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -228,16 +228,25 @@ def moves_part(
 ) -> Part:
     """The moves table from the move rows by column (`arena.MoveRows`).
 
-    head: (MOVE_COLUMNS, rows) int16 with turns.NULL for nulls; lists: (1 or 2, rows *
-    players) int16, each row's dirhams_after, then visible_after when the rows carry it.
+    head: (MOVE_COLUMNS, rows) int16 with turns.NULL for nulls; lists: (0 to 2, rows *
+    players) int16, each row's dirhams_after, then visible_after when the rows carry
+    them. The columns are the schema's (a replay's schema has no outcome columns).
     """
-    cols: dict[str, Column] = {"game_id": Column(game_id), "turn": Column(turn)}
-    for name, column in INT_MOVE_COLUMNS:
-        cols[name] = _maybe_null(head[column], head[column] == t.NULL)
-    cols["colour"] = Column(head[t.M_COLOUR], labels=tuple(COLOUR_LETTERS))
-    cols["facing"] = Column(head[t.M_FACING], labels=tuple(FACINGS))
-    cols["bankrupt"] = Column(head[t.M_BANKRUPT] == 1)
-    cols["dirhams_after"] = _fixed_lists(lists[0], players)
-    if "visible_after" in schema.names:
-        cols["visible_after"] = _fixed_lists(lists[1], players)
-    return Part(schema, tuple(cols[name] for name in schema.names))
+    ints = dict(INT_MOVE_COLUMNS)
+    others: dict[str, Callable[[], Column]] = {
+        "game_id": lambda: Column(game_id),
+        "turn": lambda: Column(turn),
+        "colour": lambda: Column(head[t.M_COLOUR], labels=tuple(COLOUR_LETTERS)),
+        "facing": lambda: Column(head[t.M_FACING], labels=tuple(FACINGS)),
+        "bankrupt": lambda: Column(head[t.M_BANKRUPT] == 1),
+        "dirhams_after": lambda: _fixed_lists(lists[0], players),
+        "visible_after": lambda: _fixed_lists(lists[1], players),
+    }
+
+    def column(name: str) -> Column:
+        if name in ints:
+            values = head[ints[name]]
+            return _maybe_null(values, values == t.NULL)
+        return others[name]()
+
+    return Part(schema, tuple(column(name) for name in schema.names))

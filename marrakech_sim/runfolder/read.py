@@ -21,7 +21,7 @@ from marrakech_sim.runfolder.folder import chunk_of, is_part_name
 from marrakech_sim.runfolder.lock import is_locked
 from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.schema import (
-    FORMAT_VERSION,
+    FORMAT_VERSIONS,
     INT_MOVE_COLUMNS,
     MANIFEST,
     SCHEMAS,
@@ -45,9 +45,10 @@ def read_manifest(run_dir: str | Path) -> Manifest:
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise RunFolderError(f"cannot read {str(path)!r}: {exc}") from exc
     version = data.get("format_version") if isinstance(data, dict) else None
-    if version != FORMAT_VERSION:
+    if version not in FORMAT_VERSIONS:
         raise RunFolderError(
-            f"{str(path)!r}: format_version = {version!r}; this program reads {FORMAT_VERSION}"
+            f"{str(path)!r}: format_version = {version!r}; this program reads "
+            + " and ".join(map(str, FORMAT_VERSIONS))
         )
     manifest = Manifest.from_dict(data, str(path))
     if manifest.status == "running" and not is_locked(run_dir):

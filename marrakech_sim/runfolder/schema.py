@@ -9,6 +9,13 @@ from marrakech_sim.rules.state import EndReason
 
 FORMAT_VERSION = 1
 
+#: the format of a run whose moves table holds only REPLAY_MOVE_COLUMNS (a study's
+#: `move_columns = "replay"`): version 1 without the outcome columns
+REPLAY_FORMAT_VERSION = 2
+
+#: the versions this program reads
+FORMAT_VERSIONS = (FORMAT_VERSION, REPLAY_FORMAT_VERSION)
+
 
 MANIFEST = "run.json"
 
@@ -121,10 +128,30 @@ MOVE_ROW_NAMES = tuple(
 )
 
 
-def moves_schema(visible_after: bool) -> pa.Schema:
-    """The moves schema; `visible_after` (an added column) when the rows carry it."""
+#: the moves columns a replay needs: who played, the draw, the rotations, the roll and
+#: the placement (REPLAY_FORMAT_VERSION's moves table)
+REPLAY_MOVE_COLUMNS = (
+    "game_id",
+    "turn",
+    "seat",
+    "colour",
+    "rotation",
+    "roll",
+    "x1",
+    "y1",
+    "x2",
+    "y2",
+    "end_rotation",
+)
+
+
+def moves_schema(visible_after: bool, replay_only: bool = False) -> pa.Schema:
+    """The moves schema; `visible_after` (an added column) when the rows carry it, and
+    REPLAY_MOVE_COLUMNS alone when `replay_only`."""
     fields = list(_MOVE_FIELDS)
-    if visible_after:
+    if replay_only:
+        fields = [f for f in fields if f.name in REPLAY_MOVE_COLUMNS]
+    elif visible_after:
         fields.append(_field("visible_after", pa.list_(pa.int16())))
     return pa.schema(fields)
 

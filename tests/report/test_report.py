@@ -76,7 +76,7 @@ def frames(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     games = con.execute("SELECT * FROM games ORDER BY game_id").df()
     seats = con.execute("SELECT * FROM seats ORDER BY game_id, seat").df()
     con.execute("CREATE TEMP TABLE everything AS SELECT game_id, block FROM games")
-    turn_scores = con.execute(turn_scores_sql("everything")).df()
+    turn_scores = con.execute(turn_scores_sql(con, "everything")).df()
     con.close()
     return games, seats, turn_scores
 

@@ -86,9 +86,9 @@ def sample_games(
     the sample then takes the blocks whose moves were kept.
     """
     where = without_self_play(con)
-    if kept_only:  # the moves view then holds the kept games only: it is small
+    if kept_only:  # the games with moves: the kept only, a small share
         where = (f"{where} AND" if where else "WHERE") + (
-            " g.game_id IN (SELECT DISTINCT game_id FROM moves)"
+            " g.game_id IN (SELECT game_id FROM moved_games)"
         )
     return con.execute(
         f"""WITH g AS (

@@ -278,7 +278,7 @@ def _decided_blocks(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             FROM games g JOIN ranked k USING (game_id)
             WHERE k.i * k.per_block <= {DECIDED_GAMES_PER_POINT} OR k.i = 1"""
     )
-    turn_scores = con.execute(turn_scores_sql("response_sample")).df()
+    turn_scores = con.execute(turn_scores_sql(con, "response_sample")).df()
     games, seats = sample_frames(con, "response_sample")
     if games.empty or turn_scores.empty:
         return pd.DataFrame()

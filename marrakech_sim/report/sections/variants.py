@@ -16,7 +16,7 @@ import pyarrow as pa
 from marrakech_sim import plots, stats
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pp, pval
-from marrakech_sim.report.load import has_moves, rule_differences
+from marrakech_sim.report.load import has_moves, replay_sample, rule_differences
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
@@ -43,8 +43,11 @@ from marrakech_sim.stats.intervals import add_mean_interval
 from marrakech_sim.stats.variants import comparison_metrics, seat_metric
 
 
-def turn_scores_sql(sample: str) -> str:
-    """Per (game, turn, seat) score = dirhams + visible squares after the turn (NULL once out)."""
+def turn_scores_sql(con: duckdb.DuckDBPyConnection, sample: str) -> str:
+    """Per (game, turn, seat) score = dirhams + visible squares after the turn (NULL once
+    out), of the games in table `sample` (a run that stores only the replay columns has
+    those games replayed first: `load.replay_sample`)."""
+    replay_sample(con, sample)
     return f"""
         WITH m AS (SELECT game_id, turn,
                           unnest(range(len(dirhams_after))) AS seat,
@@ -187,16 +190,16 @@ def variant_tables(
     out.facts.moves_games = 0
     if has_moves(con):
         n = make_sample(con, "moves_sample", moves_games, out.facts.n_games)
-        if moves_kept_share:  # the moves view holds the kept games only: it is small
+        if moves_kept_share:  # the games with moves: the kept only, a small share
             con.execute(
                 "DELETE FROM moves_sample WHERE turns > 0 AND game_id NOT IN "
-                "(SELECT DISTINCT game_id FROM moves)"
+                "(SELECT game_id FROM moved_games)"
             )
             got = con.execute("SELECT count(*) FROM moves_sample").fetchone()
             n = int(got[0]) if got else 0
         games, seats = sample_frames(con, "moves_sample")
         con.execute(
-            f"CREATE OR REPLACE TEMP TABLE turn_scores AS {turn_scores_sql('moves_sample')}"
+            f"CREATE OR REPLACE TEMP TABLE turn_scores AS {turn_scores_sql(con, 'moves_sample')}"
         )
         turn_scores = con.execute("SELECT * FROM turn_scores").df()
         if len(turn_scores):
