@@ -295,19 +295,47 @@ def replay_moves(s, rows, out, streams):
     return status
 
 
+REPLAY_UNFINISHED = 4  # (replay_outcomes) a row after the end or after a refused action
+
+
 @njit(cache=True)
-def replay_games(init, first, counts, rows, out):
-    """`replay_moves` of each game g, rows[first[g] : first[g] + counts[g]] from position
-    `init`, into the same rows of `out` (no chance check); its status bits per game."""
+def replay_outcomes(inits, sizes, code, first, counts, rows, offsets, outcomes, per_seat, width):
+    """Replay each game g, its action rows rows[first[g] : first[g] + counts[g]] (the M_*
+    columns) from its rule set's start, inits[code[g], :sizes[code[g]]], with the one
+    replay loop (`replay_moves`, no chance check), and write what the rules made of each
+    row: its outcome columns, M_ASSAM_X .. M_BANKRUPT, into outcomes[row]; every seat's
+    dirhams and visible squares after it into per_seat[0] and per_seat[1] from
+    offsets[row] on. width: the widest move row of the rule sets (`move_columns`).
+    Returns each game's REPLAY_* status bits.
+
+    A game's rows go through a small buffer, so memory holds the outcomes, not every
+    column of every row.
+    """
     status = np.zeros(first.shape[0], np.int64)
     no_streams = np.zeros(0, np.uint64)
-    s = init.copy()
+    most = 0
     for g in range(first.shape[0]):
-        for i in range(init.shape[0]):
-            s[i] = init[i]
+        most = max(most, counts[g])
+    buffer = np.empty((most + 1, width), np.int32)
+    for g in range(first.shape[0]):
+        s = inits[code[g], : sizes[code[g]]].copy()
         a = first[g]
-        b = a + counts[g]
-        status[g] = replay_moves(s, rows[a:b], out[a:b], no_streams)
+        n = counts[g]
+        out = buffer[:n]
+        for r in range(n):
+            out[r, M_SEAT] = NULL
+        status[g] = replay_moves(s, rows[a : a + n], out, no_streams)
+        p = s[k.P_]
+        for r in range(n):
+            if out[r, M_SEAT] == NULL:
+                status[g] |= REPLAY_UNFINISHED
+                break
+            for j in range(FIRST_OUTCOME, LAST_OUTCOME + 1):
+                outcomes[a + r, j - FIRST_OUTCOME] = out[r, j]
+            at = offsets[a + r]
+            for q in range(p):
+                per_seat[0, at + q] = out[r, MOVE_COLUMNS + q]
+                per_seat[1, at + q] = out[r, MOVE_COLUMNS + p + q]
     return status
 
 

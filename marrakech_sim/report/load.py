@@ -288,9 +288,7 @@ def replay_sample(con: duckdb.DuckDBPyConnection, sample: str) -> None:
     ``moves`` view where their run stores only the replay columns: their outcome columns
     replayed (`runfolder.read_moves`) into ``replayed_moves``, each game once. The report
     reads per-turn metrics of samples, so only those games are replayed."""
-    if not con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'replay_runs'"
-    ).fetchall()[0][0]:
+    if not replays(con):
         return
     for run, path in con.execute("SELECT run, path FROM replay_runs ORDER BY run").fetchall():
         off = run * RUN_SHIFT
@@ -311,6 +309,15 @@ def replay_sample(con: duckdb.DuckDBPyConnection, sample: str) -> None:
 
 
 _REPLAYED = ("game_id", "turn", "dirhams_after", "visible_after")
+
+
+def replays(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether some run of the connection stores only the moves' replay columns (its
+    per-turn columns are replayed where they are read: `replay_sample`)."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'replay_runs'"
+    ).fetchone()
+    return bool(found and found[0])
 
 
 def digest(paths: list[Path], root: Path) -> str:

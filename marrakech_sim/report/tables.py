@@ -145,6 +145,7 @@ class Facts:
     ruleset_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     moves_games: int = 0  # games of the per-turn sample (0: no moves)
     moves_sampled: bool | None = None  # the per-turn sample is not every game (None: no moves)
+    moves_replayed: bool = False  # some run stores only the replay columns: its sample replayed
     rating_games: int = 0  # games of the rating sample
     rating_sampled: bool = False
     rating_left_out: int | None = None  # games of strategies no fit could rate

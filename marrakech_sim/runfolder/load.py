@@ -27,34 +27,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.runfolder.manifest import Manifest
 from marrakech_sim.runfolder.outcomes import read_moves, replay_only
-from marrakech_sim.runfolder.read import open_dataset, read_manifest
+from marrakech_sim.runfolder.read import is_sorted, open_dataset, read_manifest
 from marrakech_sim.runfolder.schema import REPLAY_MOVE_COLUMNS, TABLES
 
 ENGINES = ("pandas", "duckdb", "arrow")
 STORED = frozenset(REPLAY_MOVE_COLUMNS)  # the moves columns every run stores
 SORT_KEYS = {"games": ["game_id"], "seats": ["game_id", "seat"], "moves": ["game_id", "turn"]}
-
-
-def is_sorted(data: pa.Table, keys: list[str]) -> bool:
-    """Whether the rows are in strictly increasing order of ``keys`` (checked in numpy)."""
-    if data.num_rows < 2:
-        return True
-    cols = [data[k].to_numpy() for k in keys]
-    if any(data[k].null_count for k in keys):
-        return False
-    later = np.zeros(data.num_rows - 1, bool)  # row i+1 after row i on an earlier key
-    equal = np.ones(data.num_rows - 1, bool)
-    for col in cols:
-        later |= equal & (col[1:] > col[:-1])
-        equal &= col[1:] == col[:-1]
-    return bool(later.all())
 
 
 class Run:

@@ -4,8 +4,9 @@ A run of REPLAY_FORMAT_VERSION (a study's ``move_columns = "replay"``) writes on
 moves columns a replay needs: who played, the draw, the rotations, the roll and the
 placement. What the rules made of them (where Assam stopped, the payment, a bankruptcy,
 every seat's dirhams and visible squares after the turn) is rebuilt here by the one
-replay loop, `play.turns.replay_games`, the loop `marrakech verify` checks the record
-with, so the rebuilt rows are those the game loop wrote in a run of version 1.
+replay loop, `play.turns.replay_moves` (through `replay_outcomes`), which `marrakech
+verify` checks records with, so the rebuilt rows are those the game loop wrote in a run
+of version 1.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import pyarrow.dataset as ds
 
 from marrakech_sim.errors import RunFolderError
 from marrakech_sim.play import turns as t
-from marrakech_sim.rules.options import Rules
+from marrakech_sim.rules.options import FACINGS, Rules
 from marrakech_sim.rules.state import initial_packed
 from marrakech_sim.runfolder.manifest import Manifest
-from marrakech_sim.runfolder.parts import moves_part
-from marrakech_sim.runfolder.read import move_rows, open_dataset, read_manifest
-from marrakech_sim.runfolder.schema import REPLAY_FORMAT_VERSION, moves_schema
+from marrakech_sim.runfolder.parts import Column, Part
+from marrakech_sim.runfolder.read import is_sorted, move_rows, open_dataset, read_manifest
+from marrakech_sim.runfolder.schema import INT_MOVE_COLUMNS, REPLAY_FORMAT_VERSION, moves_schema
 
 _ORDER = [("game_id", "ascending"), ("turn", "ascending")]
 
@@ -56,68 +57,82 @@ def read_moves(run_dir: str | Path, game_ids: Iterable[int] | None = None) -> pa
 def with_outcomes(moves: pa.Table, games: pa.Table, rulesets: Mapping[str, Rules]) -> pa.Table:
     """`moves`, the rows of whole games with at least the replay columns, with every
     column of the moves table (`moves_schema`), sorted by game and turn. The outcome
-    columns are those a replay of the actions gives.
+    columns are those a replay of the actions gives; the others are `moves`' own.
 
     games: ``game_id`` and ``ruleset`` of those games (the games table's); rulesets: the
     rule sets by name. RunFolderError names a game whose actions do not replay (an action
     the rules refuse, or a turn missing), or whose rule set is unknown.
     """
     schema = moves_schema(visible_after=True)
-    moves = moves.sort_by(_ORDER)
+    if not is_sorted(moves, ["game_id", "turn"]):  # parts are written in order: seldom
+        moves = moves.sort_by(_ORDER)
     game = moves.column("game_id").to_numpy()
     if not len(game):
         return schema.empty_table()
     ids = games.column("game_id").to_numpy()
     order = np.argsort(ids, kind="stable")
     ids = ids[order]
-    names = np.asarray(games.column("ruleset").to_pylist(), object)[order]
+    names, game_code = np.unique(
+        np.asarray(games.column("ruleset").to_pylist(), object)[order], return_inverse=True
+    )
     at = np.minimum(np.searchsorted(ids, game), len(ids) - 1)
     unknown = ids[at] != game if len(ids) else np.ones(len(game), bool)
     if unknown.any():
         raise RunFolderError(f"moves of game {game[unknown][0]}, which the games table has not")
-    row_ruleset = names[at]
-    tables = []
-    for name in sorted(set(row_ruleset)):
-        rules = rulesets.get(name)
-        if rules is None:
-            raise RunFolderError(
-                f"game {game[row_ruleset == name][0]}: unknown rule set {name!r}; the run's "
-                f"rule sets are {', '.join(sorted(rulesets))}"
-            )
-        taken = moves.take(pa.array(np.flatnonzero(row_ruleset == name)))
-        tables.append(_replayed(taken, rules, schema))
-    return pa.concat_tables(tables).sort_by(_ORDER)
-
-
-def _replayed(moves: pa.Table, rules: Rules, schema: pa.Schema) -> pa.Table:
-    """The games of one rule set (sorted rows) with their outcome columns replayed."""
-    p = rules.players
-    rows = move_rows(moves, p, t.move_columns(p))
-    if rows is None:
-        raise RunFolderError(f"a dirhams_after or visible_after list has not {p} entries")
-    game = moves.column("game_id").to_numpy()
+    row_code = game_code[at]
+    found = [(int(code), str(names[code])) for code in np.unique(row_code)]
+    missing = [name for _, name in found if name not in rulesets]
+    if missing:
+        first = game[row_code == int(np.flatnonzero(names == missing[0])[0])][0]
+        raise RunFolderError(
+            f"game {first}: unknown rule set {missing[0]!r}; the run's rule sets are "
+            f"{', '.join(sorted(rulesets)) or 'none'}"
+        )
+    seats = np.array([rulesets[n].players if n in rulesets else 0 for n in names], np.int64)
+    offsets = np.zeros(len(game) + 1, np.int64)  # of each row's per-seat items
+    np.cumsum(seats[row_code], out=offsets[1:])
+    actions = move_rows(moves, 0, t.MOVE_COLUMNS)  # (no list column read)
+    assert actions is not None
+    starts = [
+        initial_packed(rulesets[n]) if n in rulesets else np.zeros(0, np.int32) for n in names
+    ]
+    sizes = np.array([len(x) for x in starts], np.int64)
+    inits = np.zeros((len(starts), sizes.max()), np.int32)
+    for i, x in enumerate(starts):
+        inits[i, : len(x)] = x
     first = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
     counts = np.diff(np.r_[first, len(game)])
-    out = np.full_like(rows, t.NULL)
-    status = t.replay_games(initial_packed(rules), first, counts, rows, out)
-    unreplayed = np.flatnonzero(out[:, t.M_SEAT] == t.NULL)  # rows after a refused action
-    illegal = np.flatnonzero(status & t.REPLAY_ILLEGAL)
-    if len(illegal) or len(unreplayed):
-        bad = game[first[illegal[0]]] if len(illegal) else game[unreplayed[0]]
+    outcomes = np.empty((len(game), t.LAST_OUTCOME + 1 - t.FIRST_OUTCOME), np.int32)
+    per_seat = np.empty((2, offsets[-1]), np.int16)  # dirhams, then visible squares
+    status = t.replay_outcomes(
+        inits,
+        sizes,
+        row_code[first],
+        first,
+        counts,
+        actions,
+        offsets,
+        outcomes,
+        per_seat,
+        t.move_columns(int(seats.max())),
+    )
+    bad = np.flatnonzero(status & (t.REPLAY_ILLEGAL | t.REPLAY_UNFINISHED))
+    if len(bad):
         raise RunFolderError(
-            f"game {bad}: its recorded actions do not replay (an action the rules refuse, "
-            "or a turn missing); `marrakech verify` names the turn"
+            f"game {game[first[bad[0]]]}: its recorded actions do not replay (an action the "
+            "rules refuse, or a turn missing); `marrakech verify` names the turn"
         )
-    outcomes = list(range(t.FIRST_OUTCOME, t.LAST_OUTCOME + 1))
-    rows[:, outcomes] = out[:, outcomes]  # the actions as recorded, the outcomes replayed
-    rows[:, t.MOVE_COLUMNS :] = out[:, t.MOVE_COLUMNS :]
-    per_seat = rows[:, t.MOVE_COLUMNS :].reshape(len(rows), 2, p)  # dirhams, then visible
-    part = moves_part(
-        game_id=game,
-        head=np.ascontiguousarray(rows[:, : t.MOVE_COLUMNS].T).astype(np.int16),
-        lists=per_seat.transpose(1, 0, 2).reshape(2, -1).astype(np.int16),
-        turn=moves.column("turn").to_numpy(),
-        players=p,
+    column = {name: i - t.FIRST_OUTCOME for name, i in INT_MOVE_COLUMNS}
+    built = {
+        **{name: Column(outcomes[:, column[name]]) for name in ("assam_x", "assam_y", "payment")},
+        "paid_to": Column(outcomes[:, column["paid_to"]], outcomes[:, column["paid_to"]] != t.NULL),
+        "facing": Column(outcomes[:, t.M_FACING - t.FIRST_OUTCOME], labels=tuple(FACINGS)),
+        "bankrupt": Column(outcomes[:, t.M_BANKRUPT - t.FIRST_OUTCOME] == 1),
+        "dirhams_after": Column(per_seat[0], offsets=offsets),
+        "visible_after": Column(per_seat[1], offsets=offsets),
+    }
+    added = Part(pa.schema([schema.field(n) for n in built]), tuple(built.values())).to_arrow()
+    return pa.table(
+        [added.column(f.name) if f.name in built else moves.column(f.name) for f in schema],
         schema=schema,
     )
-    return part.to_arrow()

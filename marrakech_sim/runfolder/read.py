@@ -80,6 +80,21 @@ def read_table(
     return data.to_pandas()
 
 
+def is_sorted(data: pa.Table, keys: list[str]) -> bool:
+    """Whether the rows are in strictly increasing order of ``keys`` (checked in numpy)."""
+    if data.num_rows < 2:
+        return True
+    cols = [data[k].to_numpy() for k in keys]
+    if any(data[k].null_count for k in keys):
+        return False
+    later = np.zeros(data.num_rows - 1, bool)  # row i+1 after row i on an earlier key
+    equal = np.ones(data.num_rows - 1, bool)
+    for col in cols:
+        later |= equal & (col[1:] > col[:-1])
+        equal &= col[1:] == col[:-1]
+    return bool(later.all())
+
+
 def iter_parts(run_dir: str | Path, table: str) -> Iterator[tuple[int, Path]]:
     """(chunk, path) of each part of a table, in chunk order."""
     folder = Path(run_dir) / table

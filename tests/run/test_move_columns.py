@@ -167,6 +167,9 @@ def test_the_report_is_that_of_the_full_run(tmp_path: Path) -> None:
         a = (reports["all"] / name).read_text()
         assert (reports["replay"] / name).read_text() == a, name
     assert "decided_turn" in (reports["replay"] / "variant_summary.csv").read_text()
+    said = "their scores after each turn replayed from the actions"
+    assert said in (reports["replay"] / "report.md").read_text()
+    assert said not in (reports["all"] / "report.md").read_text()
 
 
 @pytest.mark.parametrize("value", ["some", 1, True, None])

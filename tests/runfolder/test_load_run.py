@@ -93,7 +93,7 @@ def test_sortedness_check() -> None:
     """Rows already in key order are recognised (no sort needed); any inversion is not."""
     import pyarrow as pa
 
-    from marrakech_sim.runfolder.load import is_sorted
+    from marrakech_sim.runfolder.read import is_sorted
 
     table = pa.table({"game_id": [0, 0, 1, 2, 2], "turn": [0, 1, 0, 0, 1]})
     assert is_sorted(table, ["game_id", "turn"])

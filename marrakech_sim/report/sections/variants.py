@@ -16,7 +16,7 @@ import pyarrow as pa
 from marrakech_sim import plots, stats
 from marrakech_sim.report import findings
 from marrakech_sim.report.fmt import count, interval, num, p_is, pct, pp, pval
-from marrakech_sim.report.load import has_moves, replay_sample, rule_differences
+from marrakech_sim.report.load import has_moves, replay_sample, replays, rule_differences
 from marrakech_sim.report.pergame import PerGame
 from marrakech_sim.report.sections import base
 from marrakech_sim.report.sections.base import BaseSection, Context, Figures, Part
@@ -205,6 +205,7 @@ def variant_tables(
         if len(turn_scores):
             out.facts.moves_games = n
             out.facts.moves_sampled = n < out.facts.n_games
+            out.facts.moves_replayed = replays(con)
             out.tables.score_over_turns = score_over_turns(con, level)
             lead = stats.lead_metrics(turn_scores, games, seats).reset_index()
             info = games[["game_id", "block", "ruleset", "players"]]
@@ -612,7 +613,13 @@ class VariantSection(BaseSection):
         moves = (
             " Lead changes, comebacks and the turn decided come from the moves of "
             f"{count(f.moves_games)} games"
-            + (" (a sample of whole blocks)." if f.moves_sampled else ".")
+            + (" (a sample of whole blocks)" if f.moves_sampled else "")
+            + (
+                ", their scores after each turn replayed from the actions (a run that stores "
+                "only the moves' replay columns)."
+                if f.moves_replayed
+                else "."
+            )
             if f.moves_games
             else " No moves table: no lead changes, comebacks or turn decided."
         )
