@@ -200,3 +200,17 @@ def test_load_run_gives_every_column_of_a_replay_only_run(runs: dict[str, Path])
     )
     with marrakech_sim.load_run(runs["replay"], engine="duckdb") as lazy:
         assert tuple(lazy.moves.columns) == runfolder.REPLAY_MOVE_COLUMNS
+
+
+def test_bench_measures_either_moves_table() -> None:
+    """`marrakech bench --move-columns replay` plays with the replay columns written and
+    says so; a value not allowed is named with the allowed ones."""
+    args = ["bench", "--games", "300", "--players", "2", "--records", "--workers", "0"]
+    result = CliRunner().invoke(main, [*args, "--move-columns", "replay", "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert got["move_columns"] == "replay" and got["records"] and got["games"] >= 300
+    result = CliRunner().invoke(main, [*args, "--move-columns", "replay"])
+    assert "records on (replay columns)" in result.output
+    result = CliRunner().invoke(main, [*args, "--move-columns", "some"])
+    assert result.exit_code == 2 and "'some' is not one of 'all', 'replay'" in result.output
