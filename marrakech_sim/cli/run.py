@@ -20,7 +20,7 @@ from marrakech_sim.cli.common import (
     rule_options,
     rules_from_cli,
 )
-from marrakech_sim.run.config import MOVE_COLUMN_CHOICES
+from marrakech_sim.run.config import MOVE_COLUMN_CHOICES, MoveColumns
 
 if TYPE_CHECKING:
     from marrakech_sim.live import LiveRow, LiveTotals
@@ -499,7 +499,7 @@ def bench_command(
     games: int,
     workers: int,
     records: bool | None,
-    move_columns: str,
+    move_columns: MoveColumns,  # (click.Choice of them)
     chunk_games: int,
     start_method: str | None,
     show_breakdown: bool,

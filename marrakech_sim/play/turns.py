@@ -16,7 +16,7 @@ per turn; NULL marks a missing value (LOG_FORMAT.md's nulls). The columns are
 
 Rows of only MOVE_COLUMNS columns are a replay's rows (a study's `move_columns =
 "replay"`): the row writer fills the columns a replay needs and leaves the outcome
-columns, M_ASSAM_X .. M_BANKRUPT, to NULL's caller (they are not written to the file).
+columns M_ASSAM_X .. M_BANKRUPT alone (they are not written to the file).
 """
 
 from __future__ import annotations

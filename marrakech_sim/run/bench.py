@@ -19,7 +19,7 @@ from typing import Any
 from marrakech_sim import runfolder
 from marrakech_sim.rules.options import Rules
 from marrakech_sim.run.chunk import Prepared, group_parts, play_chunk, play_group
-from marrakech_sim.run.config import Study, study_from_dict
+from marrakech_sim.run.config import MoveColumns, Study, study_from_dict
 from marrakech_sim.run.pool import WORKER, ChunkPool, default_start_method, worker_play_only
 from marrakech_sim.run.runner import run_study
 
@@ -29,7 +29,7 @@ def bench_study(
     lineup: Sequence[str],
     games: int,
     chunk_games: int = 4096,
-    move_columns: str = "all",
+    move_columns: MoveColumns = "all",
 ) -> Study:
     """A study of `games` games of one line-up (strategy refs), seats as given, writing the
     moves table's `move_columns` (run.config.MOVE_COLUMN_CHOICES)."""
@@ -59,7 +59,7 @@ def bench(
     records: bool = True,
     chunk_games: int = 4096,
     start_method: str | None = None,
-    move_columns: str = "all",
+    move_columns: MoveColumns = "all",
 ) -> dict[str, Any]:
     """Games per second of a run (workers processes; 0 = in this process), its moves
     table of `move_columns` (all, or those a replay needs) when it writes `records`.

@@ -100,9 +100,8 @@ class Prepared:
     def __init__(self, study: Study) -> None:
         self.study = study
         self.plan = Plan(study)
-        replay_only = study.move_columns == "replay"
         self.rulesets = [
-            Ruleset.of(rules, name, replay_only=replay_only) for name, rules in study.rulesets
+            Ruleset.of(rules, name, replay_only=study.replay_only) for name, rules in study.rulesets
         ]
         self.ruleset_index = {r.name: i for i, r in enumerate(self.rulesets)}
         self.names = study.strategy_names
@@ -124,7 +123,7 @@ class Prepared:
             r.name: runfolder.has_visible_after(r.columns, r.rules.players) for r in self.rulesets
         }
         self.visible_after = all(self.moves_visible.values())
-        self.moves_schema = runfolder.moves_schema(self.visible_after, replay_only)
+        self.moves_schema = runfolder.moves_schema(self.visible_after, study.replay_only)
         #: seconds per decision of a Python-loop strategy (study.decision_seconds)
         self.decision_seconds: float = study.decision_seconds
         #: warm_up's measure of the searching twins: (match, seconds per game at

@@ -50,7 +50,7 @@ import math
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from marrakech_sim.errors import ConfigError, StrategyNotFound
 from marrakech_sim.files import read_text
@@ -108,7 +108,8 @@ _TOP_KEYS = (
     "sweep",
 )
 #: the moves tables a study may write (`move_columns`), with what each holds
-MOVE_COLUMN_CHOICES = {
+MoveColumns = Literal["all", "replay"]
+MOVE_COLUMN_CHOICES: dict[MoveColumns, str] = {
     "all": "every column of the moves table (the default)",
     "replay": "only the columns a replay needs, the outcomes rebuilt by replaying when read "
     "(format version 2, a smaller table written faster)",
@@ -242,9 +243,14 @@ class Study:
     keep_moves: float = 1.0
     # which columns the moves table has (MOVE_COLUMN_CHOICES): every one, or only those a
     # replay needs, a run of runfolder.REPLAY_FORMAT_VERSION
-    move_columns: str = "all"
+    move_columns: MoveColumns = "all"
     # the rule option the rule sets sweep (run.sweep); its rule sets are in `rulesets`
     sweep: Sweep | None = None
+
+    @property
+    def replay_only(self) -> bool:
+        """Whether the moves table holds only the columns a replay needs."""
+        return self.move_columns == "replay"
 
     @property
     def ruleset_names(self) -> tuple[str, ...]:

@@ -86,9 +86,10 @@ def _manifest(study: Study, prep: Prepared, run_id: str, writer: str) -> Manifes
     from marrakech_sim import __version__
 
     plan = prep.plan
-    replay_only = study.move_columns == "replay"
     manifest = Manifest(
-        format_version=runfolder.REPLAY_FORMAT_VERSION if replay_only else runfolder.FORMAT_VERSION,
+        format_version=(
+            runfolder.REPLAY_FORMAT_VERSION if study.replay_only else runfolder.FORMAT_VERSION
+        ),
         run_id=run_id,
         created=runfolder.utc_now(),
         program_version=__version__,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -25,20 +25,9 @@ from marrakech_sim.record import notable_games, records_from_run
 from marrakech_sim.report.build import build_report
 from marrakech_sim.run.config import study_from_dict
 from marrakech_sim.run.verify import verify_run
-from marrakech_sim.strategies.basic import RandomStrategy
 
-HERE = Path(__file__).resolve()
-
-
-class Raiser(RandomStrategy):
-    """Random through the Python loop; now and then raises, ending its game as a fault."""
-
-    COMPILED: ClassVar[str | None] = None
-
-    def choose_placement(self, view: Any, options: Any) -> Any:
-        if view.rng.below(200) == 0:
-            raise ValueError("boom")
-        return super().choose_placement(view, options)
+#: random through the Python loop, now and then raising: some games end as faults
+RAISER = f"{Path(__file__).with_name('test_runner.py')}:Raiser"
 
 
 CONFIG: dict[str, Any] = {
@@ -51,7 +40,7 @@ CONFIG: dict[str, Any] = {
         "three_end": {"players": 3, "orient_at_end": True},
         "two": {"players": 2},
     },
-    "strategies": {"random": {}, "greedy": {}, "raiser": {"ref": f"{HERE}:Raiser"}},
+    "strategies": {"random": {}, "greedy": {}, "raiser": {"ref": RAISER}},
     "schedule": {"kind": "round_robin", "repeat": True},
 }
 
