@@ -96,7 +96,8 @@ class Run:
 
     @property
     def moves(self) -> Any:
-        """One row per turn (large: consider ``engine="duckdb"``)."""
+        """One row per turn (large: consider ``engine="duckdb"``); with the pandas engine
+        every column, a replay-only run's outcome columns replayed."""
         return self.table("moves")
 
     def table(self, name: str, columns: Sequence[str] | None = None) -> Any:
