@@ -37,14 +37,13 @@ from marrakech_sim.run.bench import bench, bench_study
 from marrakech_sim.run.runner import run_study
 
 SOURCE = Path(__file__).resolve().parent / "c_loop" / "marrakech_random.c"
-TARGETS = {"records": 0.5, "records_replay": 0.5, "no_records": 0.8}
-#: bench's arguments of each figure: records, move_columns
-MODES = {"records": (True, "all"), "records_replay": (True, "replay"), "no_records": (False, "all")}
-WORDS = {
-    "records": "runner, records: all",
-    "records_replay": "runner, records: replay",
-    "no_records": "runner, no records",
+#: each runner figure: bench's records and move_columns, its words, its target (of C)
+MODES = {
+    "records": (True, "all", "runner, records: all", 0.5),
+    "records_replay": (True, "replay", "runner, records: replay", 0.5),
+    "no_records": (False, "all", "runner, no records", 0.8),
 }
+TARGETS = {key: mode[3] for key, mode in MODES.items()}
 
 
 def build(folder: Path) -> Path:
@@ -124,7 +123,7 @@ def main() -> None:
         for r in range(args.rounds):
             c = c_loop(exe, args.games, seed=r + 1)
             best["c"] = max(best["c"], c["games_per_cpu_s"])
-            for key, (records, columns) in MODES.items():
+            for key, (records, columns, _, _) in MODES.items():
                 got = bench(
                     Rules(), games=args.games, workers=1, records=records, move_columns=columns
                 )
@@ -147,7 +146,7 @@ def main() -> None:
     load = out["load_average"][0]
     print(f"load average {load:.1f}; best of {args.rounds} rounds of {args.games:,} games")
     print(f"  C reference loop          {best['c']:>10,.0f} games per CPU second")
-    for key, words in WORDS.items():
+    for key, (_, _, words, _) in MODES.items():
         print(
             f"  {words:<25} {best[key]:>10,.0f} games per CPU second  "
             f"{ratios[key]:.2f} of C (target {TARGETS[key]})"

@@ -673,7 +673,7 @@ def records_from_run(
 
     manifest = runfolder.read_manifest(run_dir)
     config = manifest.config
-    rulesets = {name: Rules.from_dict(opts) for name, opts in config.get("rulesets", {}).items()}
+    rulesets = runfolder.run_rulesets(manifest)
     event = str(config.get("name") or "?")
     date = manifest.created[:10] or None
     ids = list(game_ids) if game_ids is not None else None
@@ -689,16 +689,16 @@ def records_from_run(
         missing = [g for g in ids if g not in found]
         if missing:
             raise RecordError(f"run {str(run_dir)!r} has no game {missing[0]}")
+    seats_ds = runfolder.open_dataset(run_dir, "seats")
+    moves_ds = runfolder.open_dataset(run_dir, "moves")
+    # (a table of only the replay columns has no bankrupt column)
+    stored = [c for c in _ACTION_COLUMNS if c in moves_ds.schema.names]
     step = 4096  # games read at a time: memory stays flat on a large run
     for at in range(0, len(games), step):
         batch = games[at : at + step]
         batch_ids = [g["game_id"] for g in batch]
         flt = ds.field("game_id").isin(batch_ids)
-        seats = runfolder.open_dataset(run_dir, "seats").to_table(
-            columns=["game_id", "seat", "strategy"], filter=flt
-        )
-        moves_ds = runfolder.open_dataset(run_dir, "moves")
-        stored = [c for c in _ACTION_COLUMNS if c in moves_ds.schema.names]
+        seats = seats_ds.to_table(columns=["game_id", "seat", "strategy"], filter=flt)
         moves = moves_ds.to_table(columns=["game_id", "turn", *stored], filter=flt)
         names: dict[int, list[tuple[int, str]]] = {}
         for row in seats.to_pylist():

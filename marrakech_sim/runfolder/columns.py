@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from marrakech_sim.play.turns import FIRST_OUTCOME, LAST_OUTCOME
+from marrakech_sim.play.turns import is_outcome
 
 # a bit-packed run's header is one byte: (groups << 1) | 1 with at most 63 groups of 8
 _MAX_LITERAL_GROUPS = 63
@@ -46,7 +46,7 @@ def columns_into(moves, turns, first, players, head, lists, game, turn, start):
     rows = i - start
     replay_only = moves.shape[0] == head.shape[0]  # no per-seat rows: no outcome column
     for c in range(head.shape[0]):
-        if replay_only and FIRST_OUTCOME <= c <= LAST_OUTCOME:
+        if replay_only and is_outcome(c):
             continue
         source = moves[c, :rows]
         to = head[c, start:i]

@@ -49,9 +49,14 @@ def read_moves(run_dir: str | Path, game_ids: Iterable[int] | None = None) -> pa
     where = ds.field("game_id").isin(list(game_ids)) if game_ids is not None else None
     moves = open_dataset(run_dir, "moves").to_table(filter=where)
     if not replay_only(manifest):
-        return moves.sort_by(_ORDER)
+        return _in_order(moves)
     games = open_dataset(run_dir, "games").to_table(columns=["game_id", "ruleset"], filter=where)
     return with_outcomes(moves, games, run_rulesets(manifest))
+
+
+def _in_order(moves: pa.Table) -> pa.Table:
+    """The rows by game and turn (parts are written in that order: seldom sorted here)."""
+    return moves if is_sorted(moves, ["game_id", "turn"]) else moves.sort_by(_ORDER)
 
 
 def with_outcomes(moves: pa.Table, games: pa.Table, rulesets: Mapping[str, Rules]) -> pa.Table:
@@ -64,8 +69,7 @@ def with_outcomes(moves: pa.Table, games: pa.Table, rulesets: Mapping[str, Rules
     the rules refuse, or a turn missing), or whose rule set is unknown.
     """
     schema = moves_schema(visible_after=True)
-    if not is_sorted(moves, ["game_id", "turn"]):  # parts are written in order: seldom
-        moves = moves.sort_by(_ORDER)
+    moves = _in_order(moves)
     game = moves.column("game_id").to_numpy()
     if not len(game):
         return schema.empty_table()
@@ -80,14 +84,12 @@ def with_outcomes(moves: pa.Table, games: pa.Table, rulesets: Mapping[str, Rules
     if unknown.any():
         raise RunFolderError(f"moves of game {game[unknown][0]}, which the games table has not")
     row_code = game_code[at]
-    found = [(int(code), str(names[code])) for code in np.unique(row_code)]
-    missing = [name for _, name in found if name not in rulesets]
-    if missing:
-        first = game[row_code == int(np.flatnonzero(names == missing[0])[0])][0]
-        raise RunFolderError(
-            f"game {first}: unknown rule set {missing[0]!r}; the run's rule sets are "
-            f"{', '.join(sorted(rulesets)) or 'none'}"
-        )
+    for code in np.unique(row_code):
+        if names[code] not in rulesets:
+            raise RunFolderError(
+                f"game {game[row_code == code][0]}: unknown rule set {names[code]!r}; the "
+                f"run's rule sets are {', '.join(sorted(rulesets)) or 'none'}"
+            )
     seats = np.array([rulesets[n].players if n in rulesets else 0 for n in names], np.int64)
     offsets = np.zeros(len(game) + 1, np.int64)  # of each row's per-seat items
     np.cumsum(seats[row_code], out=offsets[1:])
